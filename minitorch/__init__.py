@@ -1,0 +1,40 @@
+"""minitorch: a PyTorch-like deep-learning library in Python + Numba, built in stages.
+
+A0 operators and modules · A1 scalar autodiff · A2 tensors · A3 fast backends ·
+A4 convolution · A5 recurrent networks · A6 attention.
+"""
+
+from . import operators
+from .autodiff import Context, backpropagate, central_difference, topological_sort
+from .module import Module, Parameter
+from .scalar import Scalar, ScalarFunction, derivative_check
+from .tensor_data import IndexingError, ShapeError, TensorData, shape_broadcast
+from .tensor_ops import SimpleOps, TensorBackend, TensorOps
+from .tensor import Tensor
+from .tensor_functions import (
+    Function,
+    arange,
+    from_numpy,
+    grad_enabled,
+    manual_seed,
+    no_grad,
+    ones,
+    rand,
+    randn,
+    tensor,
+    zeros,
+)
+from .backends import (
+    CudaBackend,
+    FastBackend,
+    SimpleBackend,
+    get_default_backend,
+    set_default_backend,
+)
+from . import optim, datasets, nn
+
+float32 = __import__("numpy").float32
+float64 = __import__("numpy").float64
+int64 = __import__("numpy").int64
+
+__version__ = "0.1.0"

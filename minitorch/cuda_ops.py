@@ -1,0 +1,428 @@
+"""Stage A3 (CUDA): the tensor kernels on a GPU, with Numba CUDA.
+
+The kernels compute exactly what the kernels of `tensor_ops` compute (same signatures, any
+strides, broadcasting), but one GPU *thread* computes one small piece of the output, and the
+threads run in parallel.
+
+A CUDA launch ``kernel[blocks, threads](args…)`` starts a *grid* of ``blocks`` thread
+blocks of ``threads`` threads each. Inside the kernel a thread finds out who it is from
+``cuda.blockIdx``, ``cuda.blockDim`` and ``cuda.threadIdx``. Threads of one block can share
+fast on-chip memory (``cuda.shared.array``) and wait for each other (``cuda.syncthreads()``);
+threads of different blocks cannot. Each kernel below says in its docstring how it splits
+the work between blocks and threads:
+
+* map / zip: one thread per output element (a 1-D grid of 1-D blocks);
+* reduce: one block per output element; its threads fold the reduced dimension together
+  (a strided loop, then a tree in shared memory);
+* matmul: one TILE × TILE block per TILE × TILE tile of one output matrix, computed from
+  tiles of a and b staged in shared memory.
+
+How data moves (simple and correct, not the fastest): tensors keep their storage in host
+(CPU) memory as NumPy arrays. Every operation copies its inputs, the output and the small
+shape/stride arrays to the GPU, launches one kernel and copies the output back. Each copy
+costs a PCIe transfer (~10 µs latency plus size / ~20 GB/s), so for small tensors the
+copies, not the arithmetic, dominate; a production library keeps tensors on the device.
+
+Compilation is lazy: importing this module compiles nothing. A kernel is compiled the first
+time it runs, for each (scalar function, dtype) pair, and kept in `_KERNELS` for the rest of
+the process. Float32 and float64 get separate kernels because shared arrays are typed.
+
+Tests run without a GPU under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1`` set before
+Numba is imported): it runs every GPU thread as a Python thread, slowly but with bounds
+checks, which makes it a good debugger for kernels.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Callable
+
+import numba
+import numpy as np
+from numba import cuda
+
+from .tensor_data import MAX_DIMS, broadcast_index, index_to_position, to_index
+from .tensor_ops import TensorOps
+
+if TYPE_CHECKING:
+    from .tensor_data import Shape, Storage, Strides
+
+#: True when kernels run in Numba's CUDA simulator instead of on a GPU.
+SIMULATOR: bool = bool(numba.config.ENABLE_CUDASIM)
+
+#: Threads per block for map / zip (at most) and reduce (at most). A multiple of the warp
+#: size (32 threads that the GPU runs in lockstep) and a power of two (for the reduce tree).
+THREADS_PER_BLOCK = 256
+
+#: Side of the square tiles of the shared-memory matmul: blocks of TILE × TILE threads.
+TILE = 16
+
+#: CUDA limit on gridDim.y and gridDim.z (matmul puts row tiles on y and batches on z).
+MAX_GRID_YZ = 65535
+
+# Index helpers of tensor_data, compiled for the GPU on first use (each thread calls them).
+_to_index = cuda.jit(device=True)(to_index)
+_broadcast_index = cuda.jit(device=True)(broadcast_index)
+_index_to_position = cuda.jit(device=True)(index_to_position)
+
+#: Compiled kernels, keyed by (kind, scalar function, dtype): each compiles once per process.
+_KERNELS: dict[tuple[str, Any, np.dtype], Any] = {}
+_DEVICE_FNS: dict[Callable[..., float], Any] = {}
+
+
+def device_function(fn: Callable[..., float]) -> Any:
+    """The scalar function `fn` (e.g. `operators.add`) compiled for the GPU, cached."""
+    if fn not in _DEVICE_FNS:
+        _DEVICE_FNS[fn] = cuda.jit(device=True)(fn)
+    return _DEVICE_FNS[fn]
+
+
+def _cached(kind: str, fn: Any, dtype: np.dtype, build: Callable[[], Any]) -> Any:
+    key = (kind, fn, np.dtype(dtype))
+    if key not in _KERNELS:
+        _KERNELS[key] = build()
+    return _KERNELS[key]
+
+
+# ## Task 3.3: CUDA map / zip / reduce
+
+
+def _map_kernel(fn: Callable[[float], float]) -> Any:
+    """Build the CUDA map kernel for the scalar function `fn`."""
+    fn_gpu = device_function(fn)
+
+    def _map(
+        out: Storage, out_shape: Shape, out_strides: Strides,
+        in_storage: Storage, in_shape: Shape, in_strides: Strides,
+    ) -> None:
+        """out[i] = fn(in[broadcast(i)]): one thread per output element.
+
+        Grid: a 1-D grid of 1-D blocks; thread ``t`` of block ``b`` handles the output
+        ordinal ``b · blockDim.x + t``. The launch rounds the thread count up to whole
+        blocks, so threads whose ordinal is ≥ the output size must do nothing.
+        Index arrays live in per-thread local memory (`cuda.local.array`, MAX_DIMS long),
+        cut to the tensor's number of dimensions.
+        """
+        # BEGIN SOLUTION 3.3
+        out_index = cuda.local.array(MAX_DIMS, numba.int64)[: len(out_shape)]
+        in_index = cuda.local.array(MAX_DIMS, numba.int64)[: len(in_shape)]
+        ordinal = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        size = 1
+        for d in range(len(out_shape)):
+            size *= out_shape[d]
+        if ordinal < size:
+            _to_index(ordinal, out_shape, out_index)
+            _broadcast_index(out_index, out_shape, in_shape, in_index)
+            value = in_storage[_index_to_position(in_index, in_strides)]
+            out[_index_to_position(out_index, out_strides)] = fn_gpu(value)
+        # END SOLUTION 3.3
+
+    return cuda.jit(_map)
+
+
+def _zip_kernel(fn: Callable[[float, float], float]) -> Any:
+    """Build the CUDA zip kernel for the scalar function `fn`."""
+    fn_gpu = device_function(fn)
+
+    def _zip(
+        out: Storage, out_shape: Shape, out_strides: Strides,
+        a_storage: Storage, a_shape: Shape, a_strides: Strides,
+        b_storage: Storage, b_shape: Shape, b_strides: Strides,
+    ) -> None:
+        """out[i] = fn(a[broadcast(i)], b[broadcast(i)]): one thread per output element.
+
+        Same decomposition as map: a 1-D grid of 1-D blocks, output ordinal
+        ``blockIdx.x · blockDim.x + threadIdx.x``, threads past the end do nothing.
+        """
+        # BEGIN SOLUTION 3.3
+        out_index = cuda.local.array(MAX_DIMS, numba.int64)[: len(out_shape)]
+        a_index = cuda.local.array(MAX_DIMS, numba.int64)[: len(a_shape)]
+        b_index = cuda.local.array(MAX_DIMS, numba.int64)[: len(b_shape)]
+        ordinal = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        size = 1
+        for d in range(len(out_shape)):
+            size *= out_shape[d]
+        if ordinal < size:
+            _to_index(ordinal, out_shape, out_index)
+            _broadcast_index(out_index, out_shape, a_shape, a_index)
+            _broadcast_index(out_index, out_shape, b_shape, b_index)
+            a_value = a_storage[_index_to_position(a_index, a_strides)]
+            b_value = b_storage[_index_to_position(b_index, b_strides)]
+            out[_index_to_position(out_index, out_strides)] = fn_gpu(a_value, b_value)
+        # END SOLUTION 3.3
+
+    return cuda.jit(_zip)
+
+
+def _reduce_kernel(fn: Callable[[float, float], float], dtype: np.dtype) -> Any:
+    """Build the CUDA reduce kernel for `fn` with a shared-memory cache of `dtype`."""
+    fn_gpu = device_function(fn)
+    cache_type = numba.from_dtype(np.dtype(dtype))
+    cache_size = THREADS_PER_BLOCK
+
+    def _reduce(
+        out: Storage, out_shape: Shape, out_strides: Strides,
+        a_storage: Storage, a_shape: Shape, a_strides: Strides,
+        reduce_dim: int,
+    ) -> None:
+        """out[o] = fn(out[o], fold of a[o with reduce_dim = 0 … n−1]): one block per o.
+
+        Grid: one block per output element (output ordinal = ``blockIdx.x``); ``blockDim.x``
+        threads, a power of two ≤ THREADS_PER_BLOCK. `fn` must be associative (add, mul, max).
+
+        1. Strided loop: thread t folds a[…, t], a[…, t + blockDim.x], a[…, t + 2·blockDim.x]
+           … into a private accumulator and stores it in the shared array ``cache[t]``
+           (threads with t ≥ n hold nothing).
+        2. Tree: for s = blockDim.x/2, …, 2, 1, thread t < s folds cache[t + s] into cache[t]
+           when that entry holds a value; ``cuda.syncthreads()`` between steps, so a step
+           reads only finished results of the step before. After log₂(blockDim.x) steps
+           cache[0] holds the fold of the whole row.
+        3. Thread 0 folds cache[0] into out[o], which arrived holding the start value.
+
+        Every thread reaches every `syncthreads` (no early return): a barrier that only
+        part of a block reaches is undefined behaviour on a GPU.
+        """
+        # BEGIN SOLUTION 3.3
+        cache = cuda.shared.array(cache_size, cache_type)
+        out_index = cuda.local.array(MAX_DIMS, numba.int64)[: len(out_shape)]
+        t = cuda.threadIdx.x
+        threads = cuda.blockDim.x
+        _to_index(cuda.blockIdx.x, out_shape, out_index)
+        n = a_shape[reduce_dim]
+        step = a_strides[reduce_dim]
+        start = _index_to_position(out_index, a_strides)  # out_index[reduce_dim] is 0
+        if t < n:
+            acc = a_storage[start + t * step]
+            for r in range(t + threads, n, threads):
+                acc = fn_gpu(acc, a_storage[start + r * step])
+            cache[t] = acc
+        cuda.syncthreads()
+        valid = min(n, threads)  # cache[0 … valid−1] hold values
+        s = threads // 2
+        while s > 0:
+            if t < s and t + s < valid:
+                cache[t] = fn_gpu(cache[t], cache[t + s])
+            valid = min(valid, s)
+            cuda.syncthreads()
+            s //= 2
+        if t == 0:
+            out_pos = _index_to_position(out_index, out_strides)
+            out[out_pos] = fn_gpu(out[out_pos], cache[0])
+        # END SOLUTION 3.3
+
+    return cuda.jit(_reduce)
+
+
+# ## Task 3.4: CUDA matrix multiplication with shared-memory tiles
+
+
+def _matmul_kernel(dtype: np.dtype) -> Any:
+    """Build the tiled CUDA matmul kernel whose shared tiles and accumulator are `dtype`."""
+    tile_type = numba.from_dtype(np.dtype(dtype))
+    zero = np.dtype(dtype).type(0)
+    T = TILE
+
+    def _matmul(
+        out: Storage, out_shape: Shape, out_strides: Strides,
+        a_storage: Storage, a_shape: Shape, a_strides: Strides,
+        b_storage: Storage, b_shape: Shape, b_strides: Strides,
+    ) -> None:
+        """out[n, i, j] = Σ_k a[n, i, k] · b[n, k, j], one TILE × TILE output tile per block.
+
+        Shapes: a [B or 1, I, K], b [B or 1, K, J], out [B, I, J]; a batch size of 1
+        broadcasts (batch stride 0). Grid: (⌈J/TILE⌉, ⌈I/TILE⌉, B) blocks of TILE × TILE
+        threads; block (x, y, n) computes out[n, y·TILE : (y+1)·TILE, x·TILE : (x+1)·TILE]
+        and thread (tx, ty) in it the entry i = y·TILE + ty, j = x·TILE + tx.
+
+        The k axis is walked one tile at a time. For each k-tile, every thread copies ONE
+        entry of a (a[n, i, k0 + tx]) and ONE entry of b (b[n, k0 + ty, j]) from global
+        memory into the shared tiles — zero where the index falls outside the matrices, so
+        sizes need not be multiples of TILE. ``syncthreads`` (the tiles are complete), each
+        thread adds the TILE products of its row of the a-tile and column of the b-tile,
+        ``syncthreads`` (nobody still reads the tiles when they are overwritten). So each
+        input entry is read from global memory once per block that needs it instead of once
+        per product, and each output entry is written once. Threads outside the output
+        still load and reach every barrier; they only skip the final write.
+        """
+        # BEGIN SOLUTION 3.4
+        a_tile = cuda.shared.array((T, T), tile_type)
+        b_tile = cuda.shared.array((T, T), tile_type)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        n = cuda.blockIdx.z
+        i = cuda.blockIdx.y * T + ty
+        j = cuda.blockIdx.x * T + tx
+        rows, inner, cols = a_shape[1], a_shape[2], b_shape[2]
+        a_base = (n * a_strides[0] if a_shape[0] > 1 else 0) + i * a_strides[1]
+        b_base = (n * b_strides[0] if b_shape[0] > 1 else 0) + j * b_strides[2]
+        acc = zero
+        for k0 in range(0, inner, T):
+            if i < rows and k0 + tx < inner:
+                a_tile[ty, tx] = a_storage[a_base + (k0 + tx) * a_strides[2]]
+            else:
+                a_tile[ty, tx] = zero
+            if k0 + ty < inner and j < cols:
+                b_tile[ty, tx] = b_storage[b_base + (k0 + ty) * b_strides[1]]
+            else:
+                b_tile[ty, tx] = zero
+            cuda.syncthreads()
+            for k in range(T):
+                acc += a_tile[ty, k] * b_tile[k, tx]
+            cuda.syncthreads()
+        if i < rows and j < cols:
+            out[n * out_strides[0] + i * out_strides[1] + j * out_strides[2]] = acc
+        # END SOLUTION 3.4
+
+    return cuda.jit(_matmul)
+
+
+# ---------------------------------------------------------------------------------------
+# Host side: copy to the device, launch, copy back
+
+
+def _dev(array: np.ndarray) -> Any:
+    """A copy of a host array in GPU memory."""
+    return cuda.to_device(np.ascontiguousarray(array))
+
+
+def _to_device_layout(shape: Shape, strides: Strides) -> tuple[Any, Any]:
+    """Shape and strides on the device; a 0-d tensor travels as shape (1,) (same element)."""
+    if len(shape) == 0:
+        shape, strides = np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    return _dev(shape), _dev(strides)
+
+
+def _size(shape: Shape) -> int:
+    return int(np.prod(shape)) if len(shape) else 1
+
+
+class _DeviceOut:
+    """The output storage on the device, copied back into the host array on `finish()`."""
+
+    def __init__(self, out: Storage):
+        self.host = out
+        self.staging = np.ascontiguousarray(out)
+        self.device = _dev(self.staging)
+
+    def finish(self) -> None:
+        self.device.copy_to_host(self.staging)
+        if self.staging is not self.host:
+            self.host[...] = self.staging
+
+
+def _elementwise_threads(size: int) -> tuple[int, int]:
+    """(blocks, threads) for one thread per element: whole warps, at most THREADS_PER_BLOCK."""
+    threads = min(THREADS_PER_BLOCK, 32 * math.ceil(size / 32))
+    return math.ceil(size / threads), threads
+
+
+def _next_power_of_two(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+class CudaOps(TensorOps):
+    """Tensor operations on an NVIDIA GPU (or Numba's CUDA simulator).
+
+    The kernel factories return *host launchers* with the kernel signatures of
+    `tensor_ops` (NumPy storages in, `out` filled in place): each launcher picks (and on
+    first use compiles) the CUDA kernel for the output dtype, copies the arrays to the
+    device, launches, and copies `out` back. So the `map` / `zip` / `reduce` /
+    `matrix_multiply` that `TensorOps` builds from them work unchanged, and the tensors they
+    return keep host NumPy storage.
+    """
+
+    cuda = True
+
+    @staticmethod
+    def map_kernel(fn: Callable[[float], float]) -> Callable[..., None]:
+        def launch(
+            out: Storage, out_shape: Shape, out_strides: Strides,
+            in_storage: Storage, in_shape: Shape, in_strides: Strides,
+        ) -> None:
+            size = _size(out_shape)
+            if size == 0:
+                return
+            kernel = _cached("map", fn, out.dtype, lambda: _map_kernel(fn))
+            blocks, threads = _elementwise_threads(size)
+            d_out = _DeviceOut(out)
+            kernel[blocks, threads](
+                d_out.device, *_to_device_layout(out_shape, out_strides),
+                _dev(in_storage), *_to_device_layout(in_shape, in_strides),
+            )
+            d_out.finish()
+
+        return launch
+
+    @staticmethod
+    def zip_kernel(fn: Callable[[float, float], float]) -> Callable[..., None]:
+        def launch(
+            out: Storage, out_shape: Shape, out_strides: Strides,
+            a_storage: Storage, a_shape: Shape, a_strides: Strides,
+            b_storage: Storage, b_shape: Shape, b_strides: Strides,
+        ) -> None:
+            size = _size(out_shape)
+            if size == 0:
+                return
+            kernel = _cached("zip", fn, out.dtype, lambda: _zip_kernel(fn))
+            blocks, threads = _elementwise_threads(size)
+            d_out = _DeviceOut(out)
+            kernel[blocks, threads](
+                d_out.device, *_to_device_layout(out_shape, out_strides),
+                _dev(a_storage), *_to_device_layout(a_shape, a_strides),
+                _dev(b_storage), *_to_device_layout(b_shape, b_strides),
+            )
+            d_out.finish()
+
+        return launch
+
+    @staticmethod
+    def reduce_kernel(fn: Callable[[float, float], float]) -> Callable[..., None]:
+        def launch(
+            out: Storage, out_shape: Shape, out_strides: Strides,
+            a_storage: Storage, a_shape: Shape, a_strides: Strides,
+            reduce_dim: int,
+        ) -> None:
+            size = _size(out_shape)
+            n = int(a_shape[reduce_dim])
+            if size == 0 or n == 0:
+                return  # nothing to fold: out keeps its start value
+            kernel = _cached("reduce", fn, out.dtype, lambda: _reduce_kernel(fn, out.dtype))
+            threads = min(THREADS_PER_BLOCK, _next_power_of_two(n))
+            d_out = _DeviceOut(out)
+            kernel[size, threads](
+                d_out.device, *_to_device_layout(out_shape, out_strides),
+                _dev(a_storage), *_to_device_layout(a_shape, a_strides),
+                int(reduce_dim),
+            )
+            d_out.finish()
+
+        return launch
+
+    @staticmethod
+    def matmul_kernel() -> Callable[..., None]:
+        return _launch_matmul
+
+
+def _launch_matmul(
+    out: Storage, out_shape: Shape, out_strides: Strides,
+    a_storage: Storage, a_shape: Shape, a_strides: Strides,
+    b_storage: Storage, b_shape: Shape, b_strides: Strides,
+) -> None:
+    """Host launcher of the tiled matmul: grid (⌈J/TILE⌉, ⌈I/TILE⌉, B) of TILE×TILE blocks."""
+    batch, rows, cols = (int(s) for s in out_shape)
+    if batch * rows * cols == 0:
+        return
+    grid = (math.ceil(cols / TILE), math.ceil(rows / TILE), batch)
+    if grid[1] > MAX_GRID_YZ or grid[2] > MAX_GRID_YZ:
+        raise ValueError(
+            f"CUDA matmul: output {tuple(out_shape)} needs a grid of {grid} blocks, "
+            f"but CUDA allows at most {MAX_GRID_YZ} along y (row tiles) and z (batch)"
+        )
+    kernel = _cached("matmul", None, out.dtype, lambda: _matmul_kernel(out.dtype))
+    d_out = _DeviceOut(out)
+    kernel[grid, (TILE, TILE)](
+        d_out.device, _dev(out_shape), _dev(out_strides),
+        _dev(a_storage), _dev(a_shape), _dev(a_strides),
+        _dev(b_storage), _dev(b_shape), _dev(b_strides),
+    )
+    d_out.finish()

@@ -1,0 +1,359 @@
+"""Stage A0: modules, the tree that holds a model's parameters.
+
+A model is a tree of `Module`s. Assigning a `Parameter` or a `Module` to an attribute
+registers it (PyTorch style), so the tree can be walked without listing anything twice:
+
+    class Net(Module):
+        def __init__(self):
+            super().__init__()
+            self.layer1 = Linear(2, 3)        # registered in self._modules
+            self.scale = Parameter(1.0)        # registered in self._parameters
+
+    net.named_parameters()  →  [("scale", …), ("layer1.weight", …), ("layer1.bias", …)]
+
+Parameters are named by the path of attribute names from the root, joined by dots.
+`state_dict()` / `load_state_dict()` save and restore them as NumPy arrays under those
+names (the keys a PyTorch `state_dict` of the same architecture uses).
+
+This module does not import the tensor code (A0 comes before tensors): tensors are recognised
+by what they can do (`.numpy()`, `.shape`), Scalars by `.data`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping, NamedTuple, Optional
+
+import numpy as np
+
+
+class Parameter:
+    """A value a module learns: a Tensor, a Scalar or a plain float, kept in `.value`.
+
+    The wrapper stays in place while training replaces what it holds (`update`), so an
+    optimizer that keeps a list of parameters always sees the current values.
+    """
+
+    def __init__(self, value: Any = None, name: Optional[str] = None) -> None:
+        self.value = value
+        self.name = name
+        _mark_requires_grad(value)
+
+    def update(self, value: Any) -> None:
+        """Replace the held value; a Tensor or Scalar is marked as needing a gradient."""
+        self.value = value
+        _mark_requires_grad(value)
+
+    def __repr__(self) -> str:
+        return f"Parameter({self.value!r})"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+def _mark_requires_grad(value: Any) -> None:
+    """Tensors and Scalars learn: ask them to record gradients (floats cannot)."""
+    if hasattr(value, "requires_grad_"):
+        value.requires_grad_(True)
+
+
+class IncompatibleKeys(NamedTuple):
+    """What `load_state_dict(strict=False)` could not match (PyTorch returns the same)."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+class Module:
+    """Base class of every model and layer.
+
+    Attributes:
+        training: True in training mode (dropout active), False in evaluation mode.
+        _parameters: this module's own parameters, by attribute name.
+        _modules: this module's direct sub-modules, by attribute name.
+    """
+
+    training: bool
+    _parameters: dict[str, Parameter]
+    _modules: dict[str, "Module"]
+
+    def __init__(self) -> None:
+        # Written through __dict__: our __setattr__ relies on these existing.
+        self.__dict__["_parameters"] = {}
+        self.__dict__["_modules"] = {}
+        self.__dict__["training"] = True
+
+    # ---- registration by attribute assignment -------------------------------------------
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        params = self.__dict__.get("_parameters")
+        modules = self.__dict__.get("_modules")
+        if isinstance(value, (Parameter, Module)) and (params is None or modules is None):
+            kind = "parameter" if isinstance(value, Parameter) else "sub-module"
+            raise AttributeError(
+                f"cannot assign {kind} {key!r} before Module.__init__() was called: "
+                f"call super().__init__() first in {type(self).__name__}.__init__"
+            )
+        # A name holds one thing: drop whatever it held before.
+        if params is not None:
+            params.pop(key, None)
+        if modules is not None:
+            modules.pop(key, None)
+        self.__dict__.pop(key, None)
+        if isinstance(value, Parameter):
+            if value.name is None:
+                value.name = key
+            params[key] = value
+        elif isinstance(value, Module):
+            modules[key] = value
+        else:
+            object.__setattr__(self, key, value)
+
+    def __getattr__(self, key: str) -> Any:
+        # Only called when normal lookup fails, i.e. for registered parameters and modules.
+        params = self.__dict__.get("_parameters", {})
+        if key in params:
+            return params[key]
+        modules = self.__dict__.get("_modules", {})
+        if key in modules:
+            return modules[key]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {key!r}")
+
+    def __delattr__(self, key: str) -> None:
+        if key in self.__dict__.get("_parameters", {}):
+            del self._parameters[key]
+        elif key in self.__dict__.get("_modules", {}):
+            del self._modules[key]
+        else:
+            object.__delattr__(self, key)
+
+    def add_parameter(self, name: str, value: Any) -> Parameter:
+        """Wrap `value` in a Parameter named `name`, register it and return it."""
+        param = Parameter(value, name)
+        setattr(self, name, param)
+        return param
+
+    def register_parameter(self, name: str, param: Parameter) -> None:
+        """Register an existing Parameter under `name` (as `torch.nn.Module` does)."""
+        if not isinstance(param, Parameter):
+            raise TypeError(f"register_parameter({name!r}, …): expected a Parameter, got {type(param).__name__}")
+        setattr(self, name, param)
+
+    def add_module(self, name: str, module: "Module") -> None:
+        """Register `module` as a child named `name` (for names built at run time)."""
+        if not isinstance(module, Module):
+            raise TypeError(f"add_module({name!r}, …): expected a Module, got {type(module).__name__}")
+        setattr(self, name, module)
+
+    # ---- walking the tree ---------------------------------------------------------------
+
+    def named_children(self) -> list[tuple[str, "Module"]]:
+        """The direct sub-modules with their attribute names, in registration order."""
+        return list(self._modules.items())
+
+    def children(self) -> list["Module"]:
+        """The direct sub-modules, in registration order."""
+        return list(self._modules.values())
+
+    def named_modules(self, prefix: str = "", remove_duplicate: bool = True) -> list[tuple[str, "Module"]]:
+        """This module and every module below it, each with its dotted path, parents first.
+
+        The root gets `prefix` (by default ""), a child `c` of the root gets "c", its child
+        `d` gets "c.d", and so on (depth first, in registration order). A module reachable by
+        two paths is listed once unless `remove_duplicate=False`.
+
+        Example: for Net(layer1=Linear, block=Block(fc=Linear)) the result is
+        [("", net), ("layer1", …), ("block", …), ("block.fc", …)].
+        """
+        # BEGIN SOLUTION 0.3
+        out: list[tuple[str, Module]] = []
+        seen: set[int] = set()
+
+        def visit(module: Module, path: str) -> None:
+            if remove_duplicate:
+                if id(module) in seen:
+                    return
+                seen.add(id(module))
+            out.append((path, module))
+            for name, child in module._modules.items():
+                visit(child, f"{path}.{name}" if path else name)
+
+        visit(self, prefix)
+        return out
+        # END SOLUTION 0.3
+
+    def modules(self) -> list["Module"]:
+        """This module and every module below it (see `named_modules`)."""
+        return [m for _, m in self.named_modules()]
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> list[tuple[str, Parameter]]:
+        """Every parameter with its dotted name: own parameters first, then each sub-module's.
+
+        A parameter `weight` of the child `layer1` is named "layer1.weight". With
+        `recurse=False` only this module's own parameters are listed. A Parameter object
+        registered in two places (tied weights) is listed once unless
+        `remove_duplicate=False`.
+        """
+        # BEGIN SOLUTION 0.3
+        if recurse:
+            modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+        else:
+            modules = [(prefix, self)]
+        out: list[tuple[str, Parameter]] = []
+        seen: set[int] = set()
+        for path, module in modules:
+            for name, param in module._parameters.items():
+                if remove_duplicate:
+                    if id(param) in seen:
+                        continue
+                    seen.add(id(param))
+                out.append((f"{path}.{name}" if path else name, param))
+        return out
+        # END SOLUTION 0.3
+
+    def parameters(self, recurse: bool = True) -> list[Parameter]:
+        """Every parameter of this module and its sub-modules (see `named_parameters`)."""
+        # BEGIN SOLUTION 0.3
+        return [p for _, p in self.named_parameters(recurse=recurse)]
+        # END SOLUTION 0.3
+
+    # ---- modes --------------------------------------------------------------------------
+
+    def train(self, mode: bool = True) -> "Module":
+        """Set `training = mode` on this module and every module below it; return self."""
+        # BEGIN SOLUTION 0.3
+        for module in self.modules():
+            module.training = mode
+        return self
+        # END SOLUTION 0.3
+
+    def eval(self) -> "Module":
+        """Evaluation mode: `train(False)`."""
+        return self.train(False)
+
+    # ---- calling ------------------------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # ---- printing -----------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """Layer settings shown inside the parentheses of the repr (override in layers)."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
+        children = [f"({name}): {_indent(repr(child), 2)}" for name, child in self._modules.items()]
+        name = type(self).__name__
+        if not children and len(lines) <= 1:
+            return f"{name}({extra})"
+        body = "\n  ".join(lines + children)
+        return f"{name}(\n  {body}\n)"
+
+    # ---- saving and loading -------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """A copy of every parameter, by dotted name: NumPy arrays for tensors, floats otherwise.
+
+        Tied parameters appear under each of their names, as in PyTorch.
+        """
+        return {name: _export(p.value) for name, p in self.named_parameters(remove_duplicate=False)}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> IncompatibleKeys:
+        """Copy values from `state_dict` (dotted name → array or number) into the parameters.
+
+        With `strict=True` (the default) the keys must match `state_dict()` exactly; a
+        missing or unexpected key raises a RuntimeError naming it. A value whose shape
+        differs from the parameter's raises a RuntimeError naming the key and both shapes,
+        whatever `strict` says (as in PyTorch). Nothing is changed unless every check passes. Returns the missing and
+        unexpected keys (empty lists when strict).
+        """
+        params = dict(self.named_parameters(remove_duplicate=False))
+        missing = [k for k in params if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in params]
+        if strict and (missing or unexpected):
+            problems = []
+            if missing:
+                problems.append("missing key(s) " + ", ".join(repr(k) for k in missing))
+            if unexpected:
+                problems.append("unexpected key(s) " + ", ".join(repr(k) for k in unexpected))
+            raise RuntimeError(
+                f"Error loading state_dict into {type(self).__name__}: " + "; ".join(problems)
+                + f" (expected keys: {', '.join(params)})"
+            )
+        arrays: dict[str, np.ndarray] = {}
+        mismatches = []
+        for key, param in params.items():
+            if key not in state_dict:
+                continue
+            arr = _to_numpy(state_dict[key])
+            shape = _shape_of(param.value)
+            if tuple(arr.shape) != shape:
+                mismatches.append(
+                    f"{key!r}: the state_dict holds shape {tuple(arr.shape)}, the parameter has shape {shape}"
+                )
+            arrays[key] = arr
+        if mismatches:
+            raise RuntimeError(
+                f"Error loading state_dict into {type(self).__name__}: shape mismatch for "
+                + "; ".join(mismatches)
+            )
+        for key, arr in arrays.items():
+            _load_into(params[key], arr)
+        return IncompatibleKeys(missing, unexpected)
+
+
+def _indent(text: str, spaces: int) -> str:
+    """Indent every line of `text` but the first."""
+    return text.replace("\n", "\n" + " " * spaces)
+
+
+def _is_tensor(value: Any) -> bool:
+    return hasattr(value, "numpy") and hasattr(value, "shape")
+
+
+def _to_numpy(value: Any) -> np.ndarray:
+    """An array from whatever a state_dict may hold: arrays, numbers, minitorch/torch tensors."""
+    if hasattr(value, "detach"):
+        value = value.detach()
+    if hasattr(value, "numpy"):
+        value = value.numpy()
+    elif hasattr(value, "data") and not isinstance(value, np.ndarray):  # a Scalar
+        value = value.data
+    return np.asarray(value)
+
+
+def _shape_of(value: Any) -> tuple[int, ...]:
+    if _is_tensor(value) or isinstance(value, np.ndarray):
+        return tuple(value.shape)
+    return ()
+
+
+def _export(value: Any) -> Any:
+    """What state_dict stores for a parameter value: an array copy, or a float."""
+    if _is_tensor(value) or isinstance(value, np.ndarray):
+        return np.array(_to_numpy(value), copy=True)
+    return float(_to_numpy(value))
+
+
+def _load_into(param: Parameter, arr: np.ndarray) -> None:
+    """Put the values of `arr` in `param`, keeping the kind (tensor, array, Scalar, float),
+    dtype and backend of what it holds."""
+    value = param.value
+    if isinstance(value, np.ndarray):
+        value[...] = arr
+    elif _is_tensor(value):
+        from .tensor_functions import from_numpy  # tensors exist from stage A2 on
+
+        new = from_numpy(np.ascontiguousarray(arr, dtype=value.dtype), backend=value.backend)
+        param.update(new)
+    elif hasattr(value, "requires_grad_"):  # a Scalar: a fresh leaf with the loaded value
+        param.update(type(value)(float(arr)))
+    else:
+        param.update(float(arr))

@@ -1,0 +1,508 @@
+"""Stage A2: `Tensor`, an n-dimensional array with reverse-mode autodiff.
+
+A tensor is a `TensorData` (storage, shape, strides), a backend that computes on it, and
+— when it takes part in a gradient computation — a `History`: the function that made it,
+that function's saved context and its inputs. The methods follow PyTorch's names, argument
+order and defaults, so PyTorch serves as the test oracle.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Optional, Sequence, Union
+
+import numpy as np
+
+from . import tensor_functions as F
+from .autodiff import Context, backpropagate
+from .tensor_data import ShapeError, TensorData, normalize_shape
+
+if TYPE_CHECKING:
+    from .tensor_ops import TensorBackend
+
+TensorLike = Union[float, int, "Tensor"]
+
+_ids = itertools.count()
+
+
+@dataclass
+class History:
+    """How a tensor was made: the Function, its context and its inputs.
+
+    A leaf that requires a gradient has a History with `last_fn` None; a tensor that needs
+    no gradient has no History at all.
+    """
+
+    last_fn: Optional[type[F.Function]] = None
+    ctx: Optional[Context] = None
+    inputs: Sequence[Any] = field(default_factory=tuple)
+
+
+class MaxResult(NamedTuple):
+    """What `Tensor.max(dim)` returns, as in PyTorch."""
+
+    values: "Tensor"
+    indices: "Tensor"
+
+
+class Tensor:
+    """An n-dimensional array of numbers with autograd."""
+
+    history: Optional[History]
+    grad: Optional["Tensor"]
+    _tensor: TensorData
+
+    def __init__(
+        self,
+        v: TensorData,
+        history: Optional[History] = None,
+        name: Optional[str] = None,
+        backend: Optional["TensorBackend"] = None,
+    ):
+        if backend is None:
+            from .backends import get_default_backend
+
+            backend = get_default_backend()
+        self._tensor = v
+        self.history = history
+        self.backend = backend
+        self.grad = None
+        self.unique_id = next(_ids)
+        self.name = name if name is not None else str(self.unique_id)
+
+    @staticmethod
+    def make(
+        storage: np.ndarray,
+        shape: Sequence[int],
+        strides: Optional[Sequence[int]] = None,
+        backend: Optional["TensorBackend"] = None,
+    ) -> "Tensor":
+        """A tensor over an existing 1-D storage array (no copy)."""
+        return Tensor(TensorData(storage, tuple(shape), strides), backend=backend)
+
+    # ---- properties ------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._tensor.shape
+
+    @property
+    def dims(self) -> int:
+        return self._tensor.dims
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._tensor.dtype
+
+    def dim(self) -> int:
+        return self._tensor.dims
+
+    def size(self, dim: Optional[int] = None) -> Union[int, tuple[int, ...]]:
+        """The shape, or the size of one dimension (as `torch.Tensor.size`)."""
+        if dim is None:
+            return self.shape
+        return self.shape[self._dim(dim)]
+
+    def numel(self) -> int:
+        return self._tensor.size
+
+    def tuple(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(storage, shape, strides): the arrays a kernel works on."""
+        return self._tensor.tuple()
+
+    def _dim(self, dim: int) -> int:
+        """A dimension index, negative counting from the end; checked."""
+        n = max(self.dims, 1)
+        if not -n <= dim < n:
+            raise IndexError(f"dimension {dim} is out of range for a tensor of shape {self.shape}")
+        return dim % n
+
+    # ---- autograd ---------------------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        return self.history is not None
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Make this tensor a leaf that accumulates a gradient in `.grad` (in place)."""
+        if requires_grad and not np.issubdtype(self.dtype, np.floating):
+            raise TypeError(f"only floating-point tensors can require gradients, not {self.dtype}")
+        self.history = History() if requires_grad else None
+        return self
+
+    def detach(self) -> "Tensor":
+        """The same data, cut from the graph (shares storage, needs no gradient)."""
+        return Tensor(self._tensor, backend=self.backend)
+
+    def is_leaf(self) -> bool:
+        return self.history is not None and self.history.last_fn is None
+
+    def is_constant(self) -> bool:
+        return self.history is None
+
+    @property
+    def parents(self) -> Iterable["Tensor"]:
+        assert self.history is not None
+        return [x for x in self.history.inputs if isinstance(x, Tensor)]
+
+    def accumulate_derivative(self, x: "Tensor") -> None:
+        """Add x to `.grad` (leaves only)."""
+        if x.shape != self.shape:
+            raise ShapeError(f"gradient of shape {x.shape} for a tensor of shape {self.shape}")
+        x = x.detach()
+        self.grad = x if self.grad is None else self.grad + x
+
+    def chain_rule(self, d_output: "Tensor") -> Iterable[tuple["Tensor", "Tensor"]]:
+        """Call the last function's backward; pair each tensor input with its gradient."""
+        h = self.history
+        assert h is not None and h.last_fn is not None and h.ctx is not None
+        grads = h.last_fn.backward(h.ctx, d_output)
+        if not isinstance(grads, tuple):
+            grads = (grads,)
+        if len(grads) != len(h.inputs):
+            raise RuntimeError(
+                f"{h.last_fn.__name__}.backward returned {len(grads)} gradients for "
+                f"{len(h.inputs)} inputs"
+            )
+        out = []
+        for inp, g in zip(h.inputs, grads):
+            if not isinstance(inp, Tensor) or inp.is_constant():
+                continue
+            if g is None:
+                continue
+            out.append((inp, reduce_to_shape(g, inp.shape, h.last_fn.__name__)))
+        return out
+
+    def backward(self, grad: Optional["Tensor"] = None) -> None:
+        """Backpropagate from this tensor, accumulating into the leaves' `.grad`.
+
+        `grad` is ∂L/∂self; it may be omitted only when self holds a single value (then 1).
+        """
+        if not self.requires_grad:
+            raise RuntimeError(
+                "backward(): this tensor does not require grad and has no grad_fn — "
+                "call .requires_grad_() on the leaves before computing it"
+            )
+        if grad is None:
+            if self.numel() != 1:
+                raise RuntimeError(
+                    f"backward(): grad can be implicitly created only for scalar outputs, but this "
+                    f"tensor has shape {self.shape}; call .sum() first or pass backward(grad) with "
+                    f"a tensor of shape {self.shape}"
+                )
+            grad = F._make(np.ones(self.shape), self.dtype, backend=self.backend)
+        elif not isinstance(grad, Tensor) or grad.shape != self.shape:
+            got = grad.shape if isinstance(grad, Tensor) else type(grad).__name__
+            raise ShapeError(f"backward(grad): grad must be a tensor of shape {self.shape}, got {got}")
+        with F.no_grad():
+            backpropagate(self, grad.detach())
+
+    def zero_grad_(self) -> None:
+        self.grad = None
+
+    # ---- conversion -------------------------------------------------------------------
+
+    def numpy(self) -> np.ndarray:
+        """A NumPy copy of the values."""
+        return self._tensor.to_numpy()
+
+    def item(self) -> float:
+        if self.numel() != 1:
+            raise ValueError(f"item(): the tensor has {self.numel()} elements (shape {self.shape}), not 1")
+        return self.numpy().reshape(-1)[0].item()
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def __repr__(self) -> str:
+        grad = ", requires_grad=True" if self.requires_grad else ""
+        dtype = "" if self.dtype == np.float64 else f", dtype={self.dtype}"
+        return f"tensor({self._tensor.to_string()}{dtype}{grad})"
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __len__(self) -> int:
+        if self.dims == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"the truth value of a tensor with {self.numel()} elements is ambiguous; "
+                "use .all() or .item()"
+            )
+        return bool(self.item())
+
+    __hash__ = object.__hash__  # tensors are hashed by identity (== is element-wise)
+
+    # ---- arithmetic -------------------------------------------------------------------
+
+    def _ensure(self, b: TensorLike) -> "Tensor":
+        """Turn a Python number into a 1-element tensor of self's dtype and backend."""
+        if isinstance(b, Tensor):
+            return b
+        if isinstance(b, (int, float, np.number)):
+            return Tensor.make(np.array([b], dtype=self.dtype), (1,), backend=self.backend)
+        raise TypeError(f"unsupported operand type {type(b).__name__} for a tensor operation")
+
+    def __add__(self, b: TensorLike) -> "Tensor":
+        return F.Add.apply(self, self._ensure(b))
+
+    def __radd__(self, b: TensorLike) -> "Tensor":
+        return F.Add.apply(self._ensure(b), self)
+
+    def __sub__(self, b: TensorLike) -> "Tensor":
+        return F.Add.apply(self, F.Neg.apply(self._ensure(b)))
+
+    def __rsub__(self, b: TensorLike) -> "Tensor":
+        return F.Add.apply(self._ensure(b), F.Neg.apply(self))
+
+    def __mul__(self, b: TensorLike) -> "Tensor":
+        return F.Mul.apply(self, self._ensure(b))
+
+    def __rmul__(self, b: TensorLike) -> "Tensor":
+        return F.Mul.apply(self._ensure(b), self)
+
+    def __truediv__(self, b: TensorLike) -> "Tensor":
+        return F.Mul.apply(self, F.Inv.apply(self._ensure(b)))
+
+    def __rtruediv__(self, b: TensorLike) -> "Tensor":
+        return F.Mul.apply(self._ensure(b), F.Inv.apply(self))
+
+    def __neg__(self) -> "Tensor":
+        return F.Neg.apply(self)
+
+    def __pow__(self, p: float) -> "Tensor":
+        if isinstance(p, Tensor):
+            raise TypeError("tensor ** tensor is not supported: the exponent must be a Python number")
+        if p == 2:
+            return F.Mul.apply(self, self)
+        return F.Pow.apply(self, float(p))
+
+    def __matmul__(self, b: "Tensor") -> "Tensor":
+        return matmul(self, b)
+
+    def __lt__(self, b: TensorLike) -> "Tensor":
+        return F.LT.apply(self, self._ensure(b))
+
+    def __gt__(self, b: TensorLike) -> "Tensor":
+        return F.LT.apply(self._ensure(b), self)
+
+    def __eq__(self, b: TensorLike) -> "Tensor":  # type: ignore[override]
+        return F.EQ.apply(self, self._ensure(b))
+
+    def is_close(self, b: TensorLike) -> "Tensor":
+        return F.IsClose.apply(self, self._ensure(b))
+
+    # ---- element-wise functions -------------------------------------------------------
+
+    def exp(self) -> "Tensor":
+        return F.Exp.apply(self)
+
+    def log(self) -> "Tensor":
+        return F.Log.apply(self)
+
+    def sigmoid(self) -> "Tensor":
+        return F.Sigmoid.apply(self)
+
+    def relu(self) -> "Tensor":
+        return F.ReLU.apply(self)
+
+    def tanh(self) -> "Tensor":
+        return F.Tanh.apply(self)
+
+    # ---- reductions -------------------------------------------------------------------
+
+    def _reduce(self, fn: type[F.Function], dim: Optional[int], keepdim: bool) -> "Tensor":
+        if dim is None:
+            flat = self.contiguous().view(self.numel())
+            out = fn.apply(flat, 0)
+            return out.view(*([1] * self.dims)) if keepdim else out.view()
+        dim = self._dim(dim)
+        if self.dims == 0:
+            return self
+        out = fn.apply(self, dim)
+        if keepdim:
+            return out
+        return out.view(*(s for k, s in enumerate(self.shape) if k != dim))
+
+    def sum(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
+        """Σ over `dim` (all elements when None), dropping it unless keepdim."""
+        return self._reduce(F.Sum, dim, keepdim)
+
+    def mean(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
+        """Average over `dim` (all elements when None)."""
+        count = self.numel() if dim is None else self.shape[self._dim(dim)]
+        return self.sum(dim, keepdim) * (1.0 / count)
+
+    def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Union["Tensor", MaxResult]:
+        """max() → the largest element; max(dim) → (values, indices) as in PyTorch.
+
+        Indices (int64) point at the first maximal element. The gradient is split evenly
+        among tied maxima (as `torch.amax`).
+        """
+        values = self._reduce(F.Max, dim, keepdim)
+        if dim is None:
+            return values
+        d = self._dim(dim)
+        indices = np.argmax(self.numpy(), axis=d) if self.dims else np.zeros((), np.int64)
+        if keepdim and self.dims:
+            indices = np.expand_dims(indices, d)
+        return MaxResult(values, F._make(indices, np.int64, backend=self.backend))
+
+    def amax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
+        return self._reduce(F.Max, dim, keepdim)
+
+    def all(self) -> bool:
+        """True when every element is non-zero."""
+        return bool(np.all(self.numpy() != 0))
+
+    # ---- shape ------------------------------------------------------------------------
+
+    def permute(self, *dims: Any) -> "Tensor":
+        order = tuple(self._dim(d) for d in normalize_shape(dims))
+        return F.Permute.apply(self, order)
+
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        order = list(range(self.dims))
+        a, b = self._dim(dim0), self._dim(dim1)
+        order[a], order[b] = order[b], order[a]
+        return F.Permute.apply(self, tuple(order))
+
+    @property
+    def T(self) -> "Tensor":
+        """The tensor with its dimensions reversed (matrix transpose for 2-D)."""
+        return F.Permute.apply(self, tuple(reversed(range(self.dims))))
+
+    def _infer_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if shape.count(-1) > 1:
+            raise ShapeError(f"only one dimension can be -1, got {shape}")
+        known = int(np.prod([s for s in shape if s != -1])) if shape else 1
+        if -1 in shape:
+            if known == 0 or self.numel() % known:
+                raise ShapeError(f"shape {shape} is invalid for a tensor of {self.numel()} elements")
+            shape = tuple(self.numel() // known if s == -1 else s for s in shape)
+        if (int(np.prod(shape)) if shape else 1) != self.numel():
+            raise ShapeError(
+                f"shape {shape} is invalid for a tensor of shape {self.shape} ({self.numel()} elements)"
+            )
+        return shape
+
+    def view(self, *shape: Any) -> "Tensor":
+        """The same storage with another shape; the tensor must be contiguous (as PyTorch)."""
+        return F.View.apply(self, self._infer_shape(normalize_shape(shape)))
+
+    def reshape(self, *shape: Any) -> "Tensor":
+        """`view` when possible, else a contiguous copy viewed."""
+        shape = self._infer_shape(normalize_shape(shape))
+        src = self if self._tensor.is_contiguous() else self.contiguous()
+        return F.View.apply(src, shape)
+
+    def contiguous(self) -> "Tensor":
+        """Self if already contiguous, else a contiguous copy."""
+        if self._tensor.is_contiguous():
+            return self
+        return F.Copy.apply(self)
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        """Insert a dimension of size 1 at `dim`."""
+        n = self.dims + 1
+        if not -n <= dim < n:
+            raise IndexError(f"unsqueeze: dimension {dim} out of range for shape {self.shape}")
+        dim %= n
+        shape = list(self.shape)
+        shape.insert(dim, 1)
+        return self.reshape(*shape)
+
+    def squeeze(self, dim: Optional[int] = None) -> "Tensor":
+        """Remove dimensions of size 1 (only `dim`, if given)."""
+        if dim is None:
+            shape = [s for s in self.shape if s != 1]
+        else:
+            d = self._dim(dim)
+            shape = [s for k, s in enumerate(self.shape) if not (k == d and s == 1)]
+        return self.reshape(*shape)
+
+    def expand(self, *shape: Any) -> "Tensor":
+        """A copy of self broadcast to `shape` (gradients sum back)."""
+        target = normalize_shape(shape)
+        return self + F.zeros(target, dtype=self.dtype, backend=self.backend)
+
+    # ---- helpers used by nn -----------------------------------------------------------
+
+    def zeros(self, shape: Optional[Sequence[int]] = None) -> "Tensor":
+        return F.zeros(self.shape if shape is None else tuple(shape), dtype=self.dtype, backend=self.backend)
+
+    def float(self) -> "Tensor":
+        return self.to(np.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(np.float64)
+
+    def to(self, dtype: Any) -> "Tensor":
+        """A copy with another dtype (differentiable between float types)."""
+        if np.dtype(dtype) == self.dtype:
+            return self
+        return Cast.apply(self, np.dtype(dtype))
+
+
+class Cast(F.Function):
+    """out = a converted to another dtype; the gradient is converted back."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dtype: np.dtype) -> Tensor:
+        ctx.save_for_backward(a.dtype)
+        return F._make(a.numpy(), dtype, backend=a.backend)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, None]:
+        (dtype,) = ctx.saved_values
+        return F._make(grad_output.numpy(), dtype, backend=grad_output.backend), None
+
+
+def reduce_to_shape(grad: Tensor, shape: tuple[int, ...], fn_name: str = "") -> Tensor:
+    """Sum a gradient of a broadcast shape back to the operand's shape.
+
+    If the forward broadcast `a` (shape `shape`) to a larger shape, every copy of an element
+    of `a` received a gradient; the element's gradient is their sum. So: sum over the leading
+    dimensions `a` lacks, then (keeping the dimension) over those where `a` has size 1.
+    """
+    if grad.shape == tuple(shape):
+        return grad
+    # BEGIN SOLUTION 2.2
+    extra = grad.dims - len(shape)
+    if extra < 0:
+        raise ShapeError(f"{fn_name}.backward returned a gradient of shape {grad.shape} for an input of shape {shape}")
+    for _ in range(extra):
+        grad = F.Sum.apply(grad, 0).view(*grad.shape[1:])
+    for k, size in enumerate(shape):
+        if size == 1 and grad.shape[k] != 1:
+            grad = F.Sum.apply(grad, k)
+    # END SOLUTION 2.2
+    if grad.shape != tuple(shape):
+        raise ShapeError(
+            f"{fn_name}.backward returned a gradient of shape {grad.shape} that does not "
+            f"broadcast to its input's shape {tuple(shape)}"
+        )
+    return grad
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """PyTorch's `a @ b`: 1-D @ 1-D is a dot product, 1-D operands are treated as a row
+    (left) or column (right) vector and that dimension is removed from the result, ≥ 2-D
+    operands multiply their last two dimensions and broadcast the rest."""
+    if not isinstance(b, Tensor):
+        raise TypeError(f"matmul: expected a tensor, got {type(b).__name__}")
+    if a.dims == 0 or b.dims == 0:
+        raise ShapeError(f"matmul: both operands need at least 1 dimension, got {a.shape} and {b.shape}")
+    a2 = a.unsqueeze(0) if a.dims == 1 else a
+    b2 = b.unsqueeze(-1) if b.dims == 1 else b
+    out = F.MatMul.apply(a2, b2)
+    if b.dims == 1:
+        out = out.squeeze(-1)
+    if a.dims == 1:
+        out = out.squeeze(-2 if b.dims > 1 else -1)
+    return out

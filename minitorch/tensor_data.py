@@ -1,0 +1,289 @@
+"""Stage A2: how an n-dimensional tensor lives in flat memory.
+
+A tensor's values sit in a 1-D *storage* array. Its *shape* says how many entries each
+dimension has; its *strides* say how far apart (in storage elements) two neighbours along
+each dimension are. A multidimensional index (i₀, …, i_{d−1}) lives at
+
+    position = Σ_k  i_k · strides[k]
+
+Permuting dimensions or viewing a slice changes only shape and strides, never the storage.
+Broadcasting (NumPy / PyTorch rules) lines shapes up from the right; a dimension of size 1
+(or a missing one) is repeated to match the other operand.
+
+The index helpers here are plain loops over small integer arrays so that the fast backends
+can compile them with Numba (`numba.njit(inline="always")`).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Iterable, Iterator, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+MAX_DIMS = 32
+
+#: A flat array of values (float64 by default, float32 supported, int64 for indices).
+Storage = npt.NDArray[np.float64]
+#: Integer arrays describing indices, shapes and strides (what the kernels work on).
+OutIndex = npt.NDArray[np.int64]
+Index = npt.NDArray[np.int64]
+Shape = npt.NDArray[np.int64]
+Strides = npt.NDArray[np.int64]
+
+#: The same, as the tuples that user code passes around.
+UserIndex = Sequence[int]
+UserShape = Sequence[int]
+UserStrides = Sequence[int]
+
+INDEX_DTYPE = np.int64
+
+
+class IndexingError(RuntimeError):
+    """An index outside the tensor, or with the wrong number of dimensions."""
+
+
+class ShapeError(ValueError):
+    """Shapes that cannot be broadcast, viewed or permuted as asked."""
+
+
+# ## Task 2.1: strides and indexing
+
+
+def index_to_position(index: Index, strides: Strides) -> int:
+    """Storage position of a multidimensional index: Σ_k index[k] · strides[k].
+
+    Args:
+        index: the index, one entry per dimension (shape [d]).
+        strides: the tensor's strides (shape [d]).
+
+    Returns:
+        The position in storage.
+    """
+    # BEGIN SOLUTION 2.1
+    position = 0
+    for k in range(len(index)):
+        position += index[k] * strides[k]
+    return position
+    # END SOLUTION 2.1
+
+
+def to_index(ordinal: int, shape: Shape, out_index: OutIndex) -> None:
+    """Turn an ordinal 0 … size−1 into the index it denotes in row-major order.
+
+    Row-major (C) order enumerates the last dimension fastest, so for shape (2, 3)
+    ordinals 0…5 are (0,0) (0,1) (0,2) (1,0) (1,1) (1,2). This is the inverse of
+    `index_to_position` with contiguous strides. Works for any shape; `out_index`
+    (shape [len(shape)]) is overwritten.
+    """
+    # BEGIN SOLUTION 2.1
+    rest = ordinal
+    for k in range(len(shape) - 1, -1, -1):
+        out_index[k] = rest % shape[k]
+        rest = rest // shape[k]
+    # END SOLUTION 2.1
+
+
+def strides_from_shape(shape: UserShape) -> tuple[int, ...]:
+    """Contiguous (row-major) strides: strides[k] = Π_{j>k} shape[j]."""
+    # BEGIN SOLUTION 2.1
+    strides = []
+    step = 1
+    for size in reversed(tuple(shape)):
+        strides.append(step)
+        step *= int(size)
+    return tuple(reversed(strides))
+    # END SOLUTION 2.1
+
+
+# ## Task 2.2: broadcasting
+
+
+def broadcast_index(
+    big_index: Index, big_shape: Shape, shape: Shape, out_index: OutIndex
+) -> None:
+    """Map an index of the broadcast (big) shape to the index of a smaller operand.
+
+    Shapes are aligned on the right: dimension k of `shape` matches dimension
+    k + (len(big_shape) − len(shape)) of `big_shape`. Where the operand has size 1 the
+    index is 0 (the one entry is repeated); elsewhere it equals the big index.
+
+    Args:
+        big_index: index into the broadcast shape (shape [len(big_shape)]).
+        big_shape: the broadcast shape.
+        shape: the operand's shape (len(shape) ≤ len(big_shape)).
+        out_index: overwritten with the operand's index (shape [len(shape)]).
+    """
+    # BEGIN SOLUTION 2.2
+    offset = len(big_shape) - len(shape)
+    for k in range(len(shape)):
+        if shape[k] == 1:
+            out_index[k] = 0
+        else:
+            out_index[k] = big_index[k + offset]
+    # END SOLUTION 2.2
+
+
+def shape_broadcast(shape1: UserShape, shape2: UserShape) -> tuple[int, ...]:
+    """The shape two operands broadcast to (NumPy / PyTorch rules).
+
+    Align on the right, pad the shorter shape with 1s on the left; each pair of sizes
+    must be equal or one of them 1, and the result takes the larger.
+    E.g. (4, 1, 3) and (5, 1) → (4, 5, 3).
+
+    Raises:
+        ShapeError: naming both shapes, when some pair is neither equal nor 1.
+    """
+    # BEGIN SOLUTION 2.2
+    a, b = tuple(shape1), tuple(shape2)
+    n = len(a) if len(a) > len(b) else len(b)
+    a = (1,) * (n - len(a)) + a
+    b = (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(int(x))
+        elif x == 1:
+            out.append(int(y))
+        else:
+            raise ShapeError(
+                f"cannot broadcast shapes {tuple(shape1)} and {tuple(shape2)}: "
+                f"sizes {x} and {y} differ and neither is 1"
+            )
+    return tuple(out)
+    # END SOLUTION 2.2
+
+
+class TensorData:
+    """Storage plus shape and strides: the memory layout of one tensor."""
+
+    _storage: Storage
+    _strides: Strides
+    _shape: Shape
+    strides: tuple[int, ...]
+    shape: tuple[int, ...]
+    dims: int
+
+    def __init__(
+        self,
+        storage: Union[Sequence[float], Storage],
+        shape: UserShape,
+        strides: UserStrides | None = None,
+    ):
+        if isinstance(storage, np.ndarray):
+            self._storage = storage
+        else:
+            self._storage = np.array(storage, dtype=np.float64)
+        if self._storage.ndim != 1:
+            raise ShapeError(f"storage must be 1-D, got an array of shape {self._storage.shape}")
+        shape = tuple(int(s) for s in shape)
+        if any(s < 0 for s in shape):
+            raise ShapeError(f"negative size in shape {shape}")
+        if strides is None:
+            strides = strides_from_shape(shape)
+        strides = tuple(int(s) for s in strides)
+        if len(strides) != len(shape):
+            raise ShapeError(f"strides {strides} do not match shape {shape}")
+        if len(shape) > MAX_DIMS:
+            raise ShapeError(f"at most {MAX_DIMS} dimensions are supported, got {len(shape)}")
+        self.shape = shape
+        self.strides = strides
+        self._shape = np.array(shape, dtype=INDEX_DTYPE)
+        self._strides = np.array(strides, dtype=INDEX_DTYPE)
+        self.dims = len(shape)
+        self.size = int(np.prod(shape)) if shape else 1
+        if self.size > 0:
+            last = sum((s - 1) * st for s, st in zip(shape, strides))
+            if last >= len(self._storage):
+                raise ShapeError(
+                    f"shape {shape} with strides {strides} reaches position {last}, "
+                    f"but storage holds only {len(self._storage)} values"
+                )
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._storage.dtype
+
+    def is_contiguous(self) -> bool:
+        """True when the strides are the row-major strides of the shape (sizes 1 ignored)."""
+        expected = 1
+        for size, stride in zip(reversed(self.shape), reversed(self.strides)):
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
+    @staticmethod
+    def shape_broadcast(shape_a: UserShape, shape_b: UserShape) -> tuple[int, ...]:
+        return shape_broadcast(shape_a, shape_b)
+
+    def index(self, index: Union[int, UserIndex]) -> int:
+        """Storage position of a user index, with bounds checking."""
+        if isinstance(index, (int, np.integer)):
+            index = (int(index),)
+        index = tuple(index)
+        if len(index) != len(self.shape):
+            raise IndexingError(f"index {index} has {len(index)} entries, shape {self.shape} needs {len(self.shape)}")
+        for i, (ix, size) in enumerate(zip(index, self.shape)):
+            if ix < 0 or ix >= size:
+                raise IndexingError(f"index {index} is out of range for shape {self.shape} (dimension {i})")
+        return int(index_to_position(np.array(index, dtype=INDEX_DTYPE), self._strides))
+
+    def indices(self) -> Iterator[tuple[int, ...]]:
+        """Every index of the shape, in row-major order."""
+        out = np.zeros(len(self.shape), dtype=INDEX_DTYPE)
+        for ordinal in range(self.size):
+            to_index(ordinal, self._shape, out)
+            yield tuple(int(i) for i in out)
+
+    def sample(self) -> tuple[int, ...]:
+        """A random valid index."""
+        return tuple(random.randint(0, s - 1) for s in self.shape)
+
+    def get(self, key: UserIndex) -> float:
+        return self._storage[self.index(key)].item()
+
+    def set(self, key: UserIndex, val: float) -> None:
+        self._storage[self.index(key)] = val
+
+    def tuple(self) -> tuple[Storage, Shape, Strides]:
+        """(storage, shape, strides): the three arrays a kernel works on."""
+        return (self._storage, self._shape, self._strides)
+
+    def permute(self, *order: int) -> "TensorData":
+        """A view with dimensions reordered: new dimension k is old dimension order[k]."""
+        # BEGIN SOLUTION 2.1
+        order = tuple(int(o) for o in order)
+        if sorted(order) != list(range(len(self.shape))):
+            raise ShapeError(
+                f"permute needs each of the dimensions 0…{len(self.shape) - 1} exactly once, "
+                f"got {order} for shape {self.shape}"
+            )
+        return TensorData(
+            self._storage,
+            tuple(self.shape[o] for o in order),
+            tuple(self.strides[o] for o in order),
+        )
+        # END SOLUTION 2.1
+
+    def to_numpy(self) -> np.ndarray:
+        """A NumPy copy of the values in this layout's shape."""
+        if self.size == 0:
+            return np.zeros(self.shape, dtype=self.dtype)
+        itemsize = self._storage.itemsize
+        view = np.lib.stride_tricks.as_strided(
+            self._storage, shape=self.shape, strides=tuple(s * itemsize for s in self.strides)
+        )
+        return np.array(view, copy=True)
+
+    def to_string(self) -> str:
+        return np.array2string(self.to_numpy(), precision=4, separator=", ", threshold=200)
+
+
+def normalize_shape(shape: Iterable) -> tuple[int, ...]:
+    """Accept `f(2, 3)` and `f((2, 3))` alike, as PyTorch does."""
+    shape = tuple(shape)
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)

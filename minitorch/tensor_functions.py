@@ -1,0 +1,560 @@
+"""Stage A2: differentiable tensor functions, and the tensor constructors.
+
+Each `Function` has a `forward` (values in, value out, computed with the tensor backend)
+and a `backward` that turns ∂L/∂out into ∂L/∂input for every input, exactly like
+`torch.autograd.Function`:
+
+    forward(ctx, *args) -> Tensor            args may mix tensors and plain Python values
+    backward(ctx, grad_output) -> one gradient per forward argument (None for non-tensors)
+
+`Function.apply` runs forward without recording (so forward may use any tensor code) and
+records one graph node for the whole function. If an input was broadcast, the gradient that
+backward returns has the broadcast shape; the framework sums it back to the input's shape
+(`Tensor.chain_rule`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
+
+import numpy as np
+
+from . import tensor as T
+from .autodiff import Context
+from .tensor_data import ShapeError, normalize_shape, shape_broadcast
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+    from .tensor_ops import TensorBackend
+
+
+# ---------------------------------------------------------------------------------------
+# Gradient mode
+
+
+_GRAD_ENABLED = True
+
+
+def grad_enabled() -> bool:
+    """Whether operations are being recorded for backpropagation."""
+    return _GRAD_ENABLED
+
+
+@contextlib.contextmanager
+def no_grad() -> Iterator[None]:
+    """Context manager: inside it, no operation is recorded (as `torch.no_grad()`)."""
+    global _GRAD_ENABLED
+    previous = _GRAD_ENABLED
+    _GRAD_ENABLED = False
+    try:
+        yield
+    finally:
+        _GRAD_ENABLED = previous
+
+
+# ---------------------------------------------------------------------------------------
+# The Function base class
+
+
+class Function:
+    """Base class of differentiable tensor functions (subclass, then call `.apply`)."""
+
+    @staticmethod
+    def forward(ctx: Context, *args: Any) -> "Tensor":
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args: Any) -> "Tensor":
+        tensors = [a for a in args if isinstance(a, T.Tensor)]
+        need_grad = _GRAD_ENABLED and any(t.requires_grad for t in tensors)
+        ctx = Context(no_grad=not need_grad)
+        with no_grad():
+            out = cls.forward(ctx, *args)
+        if not isinstance(out, T.Tensor):
+            raise TypeError(f"{cls.__name__}.forward must return a Tensor, got {type(out).__name__}")
+        if need_grad:
+            out.history = T.History(cls, ctx, args)
+        return out
+
+
+def _grad_like(ctx_shape: tuple[int, ...], grad: "Tensor") -> "Tensor":
+    """Expand `grad` (broadcastable to ctx_shape) to a fresh tensor of shape ctx_shape."""
+    out = T.Tensor.make(np.zeros(_size(ctx_shape), dtype=grad.dtype), ctx_shape, backend=grad.backend)
+    return grad.backend.id_map(grad, out)
+
+
+def _size(shape: Sequence[int]) -> int:
+    return int(np.prod(shape)) if len(shape) else 1
+
+
+# ---------------------------------------------------------------------------------------
+# ## Task 2.3 (forward) and Task 2.4 (backward): the elementary functions
+
+
+class Neg(Function):
+    """out = −a."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor") -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        return a.backend.neg_map(a)
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor"]:
+        """∂L/∂a = −∂L/∂out."""
+        # BEGIN SOLUTION 2.4
+        return (grad_output.backend.neg_map(grad_output),)
+        # END SOLUTION 2.4
+
+
+class Inv(Function):
+    """out = 1 / a."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor") -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        ctx.save_for_backward(a)
+        return a.backend.inv_map(a)
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor"]:
+        """∂L/∂a = −∂L/∂out / a²."""
+        # BEGIN SOLUTION 2.4
+        (a,) = ctx.saved_values
+        return (grad_output.backend.inv_back_zip(a, grad_output),)
+        # END SOLUTION 2.4
+
+
+class Add(Function):
+    """out = a + b (broadcasting)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", b: "Tensor") -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        return a.backend.add_zip(a, b)
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", "Tensor"]:
+        """∂L/∂a = ∂L/∂out, ∂L/∂b = ∂L/∂out (summed back to each shape by the framework)."""
+        # BEGIN SOLUTION 2.4
+        return grad_output, grad_output
+        # END SOLUTION 2.4
+
+
+class Mul(Function):
+    """out = a · b (element-wise, broadcasting)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", b: "Tensor") -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        ctx.save_for_backward(a, b)
+        return a.backend.mul_zip(a, b)
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", "Tensor"]:
+        """∂L/∂a = ∂L/∂out · b, ∂L/∂b = ∂L/∂out · a."""
+        # BEGIN SOLUTION 2.4
+        a, b = ctx.saved_values
+        mul = grad_output.backend.mul_zip
+        return mul(grad_output, b), mul(grad_output, a)
+        # END SOLUTION 2.4
+
+
+class Sigmoid(Function):
+    """out = σ(a) = 1 / (1 + e^{−a})."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor") -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        out = a.backend.sigmoid_map(a)
+        ctx.save_for_backward(out)
+        return out
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor"]:
+        """∂L/∂a = ∂L/∂out · σ(a) · (1 − σ(a))."""
+        # BEGIN SOLUTION 2.4
+        (s,) = ctx.saved_values
+        b = grad_output.backend
+        one_minus_s = b.add_zip(b.neg_map(s), T.Tensor.make(np.ones(1, dtype=s.dtype), (1,), backend=b))
+        return (b.mul_zip(grad_output, b.mul_zip(s, one_minus_s)),)
+        # END SOLUTION 2.4
+
+
+class ReLU(Function):
+    """out = max(0, a)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor") -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        ctx.save_for_backward(a)
+        return a.backend.relu_map(a)
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor"]:
+        """∂L/∂a = ∂L/∂out where a > 0, else 0."""
+        # BEGIN SOLUTION 2.4
+        (a,) = ctx.saved_values
+        return (grad_output.backend.relu_back_zip(a, grad_output),)
+        # END SOLUTION 2.4
+
+
+class Tanh(Function):
+    """out = tanh(a)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor") -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        out = a.backend.tanh_map(a)
+        ctx.save_for_backward(out)
+        return out
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor"]:
+        """∂L/∂a = ∂L/∂out · (1 − tanh²(a))."""
+        # BEGIN SOLUTION 2.4
+        (t,) = ctx.saved_values
+        b = grad_output.backend
+        one = T.Tensor.make(np.ones(1, dtype=t.dtype), (1,), backend=b)
+        return (b.mul_zip(grad_output, b.add_zip(one, b.neg_map(b.mul_zip(t, t)))),)
+        # END SOLUTION 2.4
+
+
+class Log(Function):
+    """out = ln(a)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor") -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        ctx.save_for_backward(a)
+        return a.backend.log_map(a)
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor"]:
+        """∂L/∂a = ∂L/∂out / a."""
+        # BEGIN SOLUTION 2.4
+        (a,) = ctx.saved_values
+        return (grad_output.backend.log_back_zip(a, grad_output),)
+        # END SOLUTION 2.4
+
+
+class Exp(Function):
+    """out = e^a."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor") -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        out = a.backend.exp_map(a)
+        ctx.save_for_backward(out)
+        return out
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor"]:
+        """∂L/∂a = ∂L/∂out · e^a."""
+        # BEGIN SOLUTION 2.4
+        (out,) = ctx.saved_values
+        return (grad_output.backend.mul_zip(grad_output, out),)
+        # END SOLUTION 2.4
+
+
+class Pow(Function):
+    """out = a^p for a Python number p."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", p: float) -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        ctx.save_for_backward(a, p)
+        exponent = T.Tensor.make(np.full(1, p, dtype=a.dtype), (1,), backend=a.backend)
+        return a.backend.pow_zip(a, exponent)
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
+        """∂L/∂a = ∂L/∂out · p · a^{p−1}."""
+        # BEGIN SOLUTION 2.4
+        a, p = ctx.saved_values
+        b = grad_output.backend
+        exponent = T.Tensor.make(np.full(1, p - 1.0, dtype=a.dtype), (1,), backend=b)
+        scale = T.Tensor.make(np.full(1, p, dtype=a.dtype), (1,), backend=b)
+        return b.mul_zip(grad_output, b.mul_zip(scale, b.pow_zip(a, exponent))), None
+        # END SOLUTION 2.4
+
+
+class Sum(Function):
+    """out = Σ_dim a, keeping `dim` with size 1 (Tensor.sum drops it unless keepdim)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", dim: int) -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        ctx.save_for_backward(a.shape)
+        return a.backend.add_reduce(a, dim)
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
+        """∂L/∂a[…, i, …] = ∂L/∂out[…, 0, …] for every i: the gradient is copied along dim."""
+        # BEGIN SOLUTION 2.4
+        (shape,) = ctx.saved_values
+        return _grad_like(shape, grad_output), None
+        # END SOLUTION 2.4
+
+
+class Max(Function):
+    """out = max_dim a, keeping `dim` with size 1.
+
+    Ties: the gradient is split evenly among the maximal elements along `dim` (as
+    `torch.amax`); with distinct values this equals `torch.max(a, dim)`'s gradient.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", dim: int) -> "Tensor":
+        out = a.backend.max_reduce(a, dim)
+        is_max = a.backend.eq_zip(a, out)
+        count = a.backend.add_reduce(is_max, dim)
+        ctx.save_for_backward(a.backend.mul_zip(is_max, a.backend.inv_map(count)))
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
+        (share,) = ctx.saved_values
+        return grad_output.backend.mul_zip(share, grad_output), None
+
+
+class LT(Function):
+    """out = 1.0 where a < b else 0.0 (no gradient)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", b: "Tensor") -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        return a.backend.lt_zip(a, b)
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple[None, None]:
+        return None, None
+
+
+class EQ(Function):
+    """out = 1.0 where a == b else 0.0 (no gradient)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", b: "Tensor") -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        return a.backend.eq_zip(a, b)
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple[None, None]:
+        return None, None
+
+
+class IsClose(Function):
+    """out = 1.0 where |a − b| < 1e-2 else 0.0 (no gradient)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", b: "Tensor") -> "Tensor":
+        return a.backend.is_close_zip(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple[None, None]:
+        return None, None
+
+
+class Permute(Function):
+    """out = a with dimensions reordered (a view: no data moves)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", order: tuple[int, ...]) -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        ctx.save_for_backward(order)
+        return T.Tensor(a._tensor.permute(*order), backend=a.backend)
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
+        """Undo the permutation: dimension order[k] of a is dimension k of out."""
+        # BEGIN SOLUTION 2.4
+        (order,) = ctx.saved_values
+        inverse = [0] * len(order)
+        for k, o in enumerate(order):
+            inverse[o] = k
+        return T.Tensor(grad_output._tensor.permute(*inverse), backend=grad_output.backend), None
+        # END SOLUTION 2.4
+
+
+class View(Function):
+    """out = a's storage seen with another shape (a must be contiguous)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", shape: tuple[int, ...]) -> "Tensor":
+        ctx.save_for_backward(a.shape)
+        if not a._tensor.is_contiguous():
+            raise ShapeError(
+                f"view({shape}) needs a contiguous tensor, but this one (shape {a.shape}, "
+                f"strides {a._tensor.strides}) is not: call .contiguous() first, or use .reshape()"
+            )
+        return T.Tensor.make(a._tensor._storage, shape, backend=a.backend)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
+        (shape,) = ctx.saved_values
+        g = grad_output.contiguous()
+        return T.Tensor.make(g._tensor._storage, shape, backend=g.backend), None
+
+
+class Copy(Function):
+    """out = a copied into a fresh contiguous tensor."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor") -> "Tensor":
+        return a.backend.id_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor"]:
+        return (grad_output,)
+
+
+def batched_matmul(a: "Tensor", b: "Tensor") -> "Tensor":
+    """a @ b for a [..., n, k] and b [..., k, m] with broadcast batch dimensions (no autograd).
+
+    Batch dimensions are flattened to one so the backend kernel sees 3-D tensors
+    [B, n, k] @ [B, k, m]; an operand whose batch is all 1s is passed with batch 1 and the
+    kernel broadcasts it (stride 0); one broadcast in only some dimensions is expanded first.
+    """
+    if a.shape[-1] != b.shape[-2]:
+        raise ShapeError(
+            f"matmul: shapes {a.shape} and {b.shape} do not align "
+            f"(a's last size {a.shape[-1]} ≠ b's second-to-last size {b.shape[-2]})"
+        )
+    batch = shape_broadcast(a.shape[:-2], b.shape[:-2])
+    n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
+
+    def as_3d(t: "Tensor", rows: int, cols: int) -> "Tensor":
+        if _size(t.shape[:-2]) == 1:
+            return t.contiguous().view(1, rows, cols)
+        if t.shape[:-2] != batch:
+            t = _grad_like(batch + (rows, cols), t)  # expand the partly broadcast batch
+        return t.contiguous().view(_size(batch), rows, cols)
+
+    out = a.backend.matrix_multiply(as_3d(a, n, k), as_3d(b, k, m))
+    return out.view(*(batch + (n, m)))
+
+
+class MatMul(Function):
+    """out = a @ b for a [..., n, k], b [..., k, m] (batch dimensions broadcast)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", b: "Tensor") -> "Tensor":
+        # BEGIN SOLUTION 2.3
+        ctx.save_for_backward(a, b)
+        return batched_matmul(a, b)
+        # END SOLUTION 2.3
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", "Tensor"]:
+        """∂L/∂a = ∂L/∂out @ bᵀ  [..., n, k];  ∂L/∂b = aᵀ @ ∂L/∂out  [..., k, m]."""
+        # BEGIN SOLUTION 2.4
+        a, b = ctx.saved_values
+        return (
+            batched_matmul(grad_output, b.transpose(-1, -2)),
+            batched_matmul(a.transpose(-1, -2), grad_output),
+        )
+        # END SOLUTION 2.4
+
+
+# ---------------------------------------------------------------------------------------
+# Constructors
+
+
+_rng = np.random.default_rng(0)
+
+
+def manual_seed(seed: int) -> None:
+    """Seed minitorch's random number generator (rand, randn, dropout, init)."""
+    global _rng
+    _rng = np.random.default_rng(seed)
+
+
+def generator() -> np.random.Generator:
+    """minitorch's random number generator (seeded by `manual_seed`)."""
+    return _rng
+
+
+def _make(
+    array: np.ndarray,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    backend: Optional["TensorBackend"] = None,
+) -> "Tensor":
+    dtype = np.dtype(np.float64 if dtype is None else dtype)
+    if dtype not in (np.float64, np.float32, np.int64):
+        raise TypeError(f"unsupported dtype {dtype}: use minitorch.float64, float32 or int64")
+    array = np.ascontiguousarray(array, dtype=dtype)
+    out = T.Tensor.make(array.reshape(-1).copy(), array.shape, backend=backend)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def tensor(
+    data: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None
+) -> "Tensor":
+    """A tensor from nested lists, a number or an array (float64 unless `dtype` is given)."""
+    if isinstance(data, T.Tensor):
+        data = data.numpy()
+    array = np.asarray(data)
+    if array.dtype == object:
+        raise TypeError("tensor(): data must be a number or a rectangular nested list of numbers")
+    return _make(array, dtype, requires_grad, backend)
+
+
+def from_numpy(array: np.ndarray, backend: Optional["TensorBackend"] = None) -> "Tensor":
+    """A tensor holding a copy of a NumPy array (float64, float32 or int64 kept)."""
+    array = np.asarray(array)
+    if array.dtype not in (np.float64, np.float32, np.int64):
+        array = array.astype(np.float64)
+    return _make(array, array.dtype, False, backend)
+
+
+def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> "Tensor":
+    """A tensor of zeros: zeros(2, 3) or zeros((2, 3))."""
+    return _make(np.zeros(normalize_shape(shape)), dtype, requires_grad, backend)
+
+
+def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> "Tensor":
+    """A tensor of ones."""
+    return _make(np.ones(normalize_shape(shape)), dtype, requires_grad, backend)
+
+
+def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> "Tensor":
+    """Uniform samples in [0, 1)."""
+    return _make(_rng.random(normalize_shape(shape)), dtype, requires_grad, backend)
+
+
+def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> "Tensor":
+    """Standard normal samples."""
+    return _make(_rng.standard_normal(normalize_shape(shape)), dtype, requires_grad, backend)
+
+
+def arange(
+    start: float, end: Optional[float] = None, step: float = 1, dtype: Any = None,
+    requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
+) -> "Tensor":
+    """Values start, start + step, … below end (arange(n) = 0 … n−1), float64 by default."""
+    if end is None:
+        start, end = 0, start
+    return _make(np.arange(start, end, step), dtype, requires_grad, backend)
