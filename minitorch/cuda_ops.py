@@ -197,12 +197,13 @@ def _reduce_kernel(fn: Callable[[float, float], float], dtype: np.dtype) -> Any:
                 acc = fn_gpu(acc, a_storage[start + r * step])
             cache[t] = acc
         cuda.syncthreads()
-        valid = min(n, threads)  # cache[0 … valid−1] hold values
+        valid = n if n < threads else threads  # cache[0 … valid−1] hold values
         s = threads // 2
         while s > 0:
             if t < s and t + s < valid:
                 cache[t] = fn_gpu(cache[t], cache[t + s])
-            valid = min(valid, s)
+            if s < valid:
+                valid = s
             cuda.syncthreads()
             s //= 2
         if t == 0:

@@ -245,7 +245,7 @@ class Tensor:
         if isinstance(b, Tensor):
             return b
         if isinstance(b, (int, float, np.number)):
-            return Tensor.make(np.array([b], dtype=self.dtype), (1,), backend=self.backend)
+            return Tensor.make(np.array([b], dtype=self.dtype), (), backend=self.backend)
         raise TypeError(f"unsupported operand type {type(b).__name__} for a tensor operation")
 
     def __add__(self, b: TensorLike) -> "Tensor":

@@ -186,7 +186,7 @@ class Sigmoid(Function):
         # BEGIN SOLUTION 2.4
         (s,) = ctx.saved_values
         b = grad_output.backend
-        one_minus_s = b.add_zip(b.neg_map(s), T.Tensor.make(np.ones(1, dtype=s.dtype), (1,), backend=b))
+        one_minus_s = b.add_zip(b.neg_map(s), T.Tensor.make(np.ones(1, dtype=s.dtype), (), backend=b))
         return (b.mul_zip(grad_output, b.mul_zip(s, one_minus_s)),)
         # END SOLUTION 2.4
 
@@ -227,7 +227,7 @@ class Tanh(Function):
         # BEGIN SOLUTION 2.4
         (t,) = ctx.saved_values
         b = grad_output.backend
-        one = T.Tensor.make(np.ones(1, dtype=t.dtype), (1,), backend=b)
+        one = T.Tensor.make(np.ones(1, dtype=t.dtype), (), backend=b)
         return (b.mul_zip(grad_output, b.add_zip(one, b.neg_map(b.mul_zip(t, t)))),)
         # END SOLUTION 2.4
 
@@ -278,7 +278,7 @@ class Pow(Function):
     def forward(ctx: Context, a: "Tensor", p: float) -> "Tensor":
         # BEGIN SOLUTION 2.3
         ctx.save_for_backward(a, p)
-        exponent = T.Tensor.make(np.full(1, p, dtype=a.dtype), (1,), backend=a.backend)
+        exponent = T.Tensor.make(np.full(1, p, dtype=a.dtype), (), backend=a.backend)
         return a.backend.pow_zip(a, exponent)
         # END SOLUTION 2.3
 
@@ -288,8 +288,8 @@ class Pow(Function):
         # BEGIN SOLUTION 2.4
         a, p = ctx.saved_values
         b = grad_output.backend
-        exponent = T.Tensor.make(np.full(1, p - 1.0, dtype=a.dtype), (1,), backend=b)
-        scale = T.Tensor.make(np.full(1, p, dtype=a.dtype), (1,), backend=b)
+        exponent = T.Tensor.make(np.full(1, p - 1.0, dtype=a.dtype), (), backend=b)
+        scale = T.Tensor.make(np.full(1, p, dtype=a.dtype), (), backend=b)
         return b.mul_zip(grad_output, b.mul_zip(scale, b.pow_zip(a, exponent))), None
         # END SOLUTION 2.4
 
@@ -503,7 +503,7 @@ def _make(
     dtype = np.dtype(np.float64 if dtype is None else dtype)
     if dtype not in (np.float64, np.float32, np.int64):
         raise TypeError(f"unsupported dtype {dtype}: use minitorch.float64, float32 or int64")
-    array = np.ascontiguousarray(array, dtype=dtype)
+    array = np.array(array, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
     out = T.Tensor.make(array.reshape(-1).copy(), array.shape, backend=backend)
     if requires_grad:
         out.requires_grad_(True)
