@@ -22,3 +22,16 @@ def tanh(x: Tensor) -> Tensor:
 
 
 __all__ = ["relu", "sigmoid", "tanh", "mse_loss", "binary_cross_entropy"]
+
+# Stage A4: convolution, pooling, softmax, dropout, embeddings, classification losses.
+from .conv import conv1d, conv2d  # noqa: E402
+from .pooling import avg_pool1d, avg_pool2d, max_over_time, max_pool1d, max_pool2d  # noqa: E402
+from .softmax import log_softmax, softmax  # noqa: E402
+from .dropout import dropout  # noqa: E402
+from .embedding import embedding  # noqa: E402
+from .classification import cross_entropy, nll_loss  # noqa: E402
+
+__all__ += [
+    "conv1d", "conv2d", "avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d", "max_over_time",
+    "softmax", "log_softmax", "dropout", "embedding", "cross_entropy", "nll_loss",
+]

@@ -1,0 +1,145 @@
+"""Library code around the tensor core: nn.Linear, losses, optimizers, the MLP example."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch import nn
+from minitorch.nn import functional as Fn
+from minitorch.testing import grad_check
+
+B = minitorch.SimpleBackend
+pytestmark = pytest.mark.library
+
+
+def test_linear_layout_and_state_dict_from_torch() -> None:
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    tl = torch.nn.Linear(4, 3).double()
+    layer = nn.Linear(4, 3, backend=B)
+    assert layer.weight.value.shape == (3, 4) and layer.bias.value.shape == (3,)
+    assert [name for name, _ in layer.named_parameters()] == ["weight", "bias"]
+    layer.load_state_dict({k: v.detach().numpy() for k, v in tl.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((2, 5, 4))
+    np.testing.assert_allclose(layer(minitorch.tensor(x, backend=B)).numpy(), tl(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match="last dimension"):
+        layer(minitorch.zeros(2, 5, backend=B))
+
+
+def test_linear_gradients() -> None:
+    layer = nn.Linear(3, 2, backend=B)
+    x = minitorch.randn(4, 3, backend=B)
+    grad_check(lambda x, w, b: x @ w.transpose(0, 1) + b, x, layer.weight.value, layer.bias.value)
+
+
+def test_linear_without_bias() -> None:
+    layer = nn.Linear(3, 2, bias=False, backend=B)
+    assert [name for name, _ in layer.named_parameters()] == ["weight"]
+    assert layer(minitorch.ones(1, 3, backend=B)).shape == (1, 2)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_losses_match_torch(reduction: str) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.05, 0.95, size=(3, 4))
+    t = (rng.random((3, 4)) > 0.5).astype(np.float64)
+    y = rng.standard_normal((3, 4))
+    for ours, theirs, a, b in [
+        (Fn.mse_loss, torch.nn.functional.mse_loss, y, p),
+        (Fn.binary_cross_entropy, torch.nn.functional.binary_cross_entropy, p, t),
+    ]:
+        x = minitorch.tensor(a, backend=B, requires_grad=True)
+        out = ours(x, minitorch.tensor(b, backend=B), reduction=reduction)
+        tx = torch.tensor(a, requires_grad=True)
+        tout = theirs(tx, torch.tensor(b), reduction=reduction)
+        np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-12)
+        g = rng.standard_normal(out.shape)
+        out.backward(minitorch.tensor(g, backend=B))
+        tout.backward(torch.tensor(g))
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10)
+
+
+def test_loss_gradients_central_difference() -> None:
+    rng = np.random.default_rng(4)
+    p = minitorch.tensor(rng.uniform(0.05, 0.95, size=(3, 2)), backend=B)
+    t = minitorch.tensor((rng.random((3, 2)) > 0.5).astype(float), backend=B)
+    y = minitorch.tensor(rng.standard_normal((3, 2)), backend=B)
+    grad_check(lambda p: Fn.binary_cross_entropy(p, t, reduction="none"), p)
+    grad_check(lambda y, p: Fn.mse_loss(y, p), y, p)
+
+
+def test_binary_cross_entropy_is_finite_when_saturated() -> None:
+    p = minitorch.tensor([1.0, 0.0, 0.5], backend=B, requires_grad=True)
+    t = minitorch.tensor([0.0, 1.0, 1.0], backend=B)
+    loss = Fn.binary_cross_entropy(p, t, reduction="sum")
+    assert loss.item() == pytest.approx(200.0 + np.log(2.0))
+    loss.backward()
+    assert np.all(np.isfinite(p.grad.numpy()))
+
+
+def test_loss_errors() -> None:
+    a, b = minitorch.zeros(3, backend=B), minitorch.zeros(4, backend=B)
+    with pytest.raises(ValueError, match=r"mse_loss: input shape \(3,\) and target shape \(4,\)"):
+        Fn.mse_loss(a, b)
+    with pytest.raises(ValueError, match="reduction"):
+        Fn.mse_loss(a, a, reduction="avg")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ps, torch: (minitorch.optim.SGD(ps, lr=0.1), torch.optim.SGD),
+        lambda ps, torch: (minitorch.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01), torch.optim.SGD),
+        lambda ps, torch: (minitorch.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True), torch.optim.SGD),
+        lambda ps, torch: (minitorch.optim.Adam(ps, lr=0.01), torch.optim.Adam),
+        lambda ps, torch: (minitorch.optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), weight_decay=0.1), torch.optim.Adam),
+    ],
+    ids=["sgd", "sgd-momentum-wd", "sgd-nesterov", "adam", "adam-wd"],
+)
+def test_optimizers_match_torch(make) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    w0 = rng.standard_normal((3, 2))
+    x = rng.standard_normal((5, 3))
+    model = nn.Linear(3, 2, bias=False, backend=B)
+    model.load_state_dict({"weight": w0.T.copy()})
+    opt, torch_cls = make(model.parameters(), torch)
+    kwargs = {k: getattr(opt, k) for k in ("lr", "momentum", "weight_decay", "nesterov", "betas", "eps") if hasattr(opt, k)}
+    tw = torch.tensor(w0.T.copy(), requires_grad=True)
+    topt = torch_cls([tw], **kwargs)
+    for _ in range(4):
+        opt.zero_grad()
+        (model(minitorch.tensor(x, backend=B)) ** 2).sum().backward()
+        opt.step()
+        topt.zero_grad()
+        ((torch.tensor(x) @ tw.T) ** 2).sum().backward()
+        topt.step()
+    np.testing.assert_allclose(model.weight.value.numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_optimizer_rejects_bad_settings() -> None:
+    layer = nn.Linear(2, 2, backend=B)
+    with pytest.raises(ValueError, match="lr"):
+        minitorch.optim.SGD(layer.parameters(), lr=-1.0)
+    with pytest.raises(ValueError, match="empty"):
+        minitorch.optim.Adam([])
+
+
+def test_toy_datasets_are_deterministic_and_balanced_enough() -> None:
+    for name, make in minitorch.datasets.DATASETS.items():
+        a, b = make(50), make(50)
+        np.testing.assert_array_equal(a.X, b.X)
+        assert a.X.shape == (a.N, 2) and a.y.shape == (a.N,)
+        assert 0 < a.y.sum() < a.N, name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", ["xor", "split", "circle"])
+def test_mlp_example_reaches_95_percent(dataset: str) -> None:
+    from minitorch.examples.train_mlp import train
+
+    accuracy = train(dataset, epochs=500, quiet=True)
+    assert accuracy >= 0.95, f"{dataset}: {accuracy:.1%}"
