@@ -197,7 +197,9 @@ def _reduce_kernel(fn: Callable[[float, float], float], dtype: np.dtype) -> Any:
                 acc = fn_gpu(acc, a_storage[start + r * step])
             cache[t] = acc
         cuda.syncthreads()
-        valid = n if n < threads else threads  # cache[0 … valid−1] hold values
+        # cache[0 … valid−1] hold values (written without min(): Numba's CUDA min() fails
+        # on an int64 and an int32)
+        valid = n if n < threads else threads
         s = threads // 2
         while s > 0:
             if t < s and t + s < valid:
