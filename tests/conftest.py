@@ -7,3 +7,25 @@ CUDA tests run on the Numba CUDA simulator unless told otherwise: set
 import os
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test must say which task (or which non-student part) it tests.
+
+    A student runs `pytest -m task2_2`; a test without a task marker would never be selected
+    that way, so an unmarked test is an error rather than a silently unreachable test.
+    """
+    import pytest
+
+    allowed_prefixes = ("task",)
+    allowed = {"library", "grader"}
+    unmarked = [
+        item.nodeid
+        for item in items
+        if not any(m.name in allowed or m.name.startswith(allowed_prefixes) for m in item.iter_markers())
+    ]
+    if unmarked:
+        raise pytest.UsageError(
+            "tests without a task marker (add @pytest.mark.taskX_Y, library or grader):\n  "
+            + "\n  ".join(unmarked[:20])
+        )
