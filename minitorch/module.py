@@ -349,10 +349,16 @@ def _load_into(param: Parameter, arr: np.ndarray) -> None:
     if isinstance(value, np.ndarray):
         value[...] = arr
     elif _is_tensor(value):
-        from .tensor_functions import from_numpy  # tensors exist from stage A2 on
+        data = getattr(value, "_tensor", None)
+        storage = getattr(data, "_storage", None)
+        if isinstance(storage, np.ndarray) and storage.flags.writeable and data.is_contiguous():
+            # In place: the tensor object (and anything holding it) sees the new values.
+            storage[: arr.size] = arr.reshape(-1)
+        else:
+            from .tensor_functions import from_numpy  # tensors exist from stage A2 on
 
-        new = from_numpy(np.ascontiguousarray(arr, dtype=value.dtype), backend=value.backend)
-        param.update(new)
+            new = from_numpy(np.array(arr, dtype=value.dtype), backend=value.backend)
+            param.update(new)
     elif hasattr(value, "requires_grad_"):  # a Scalar: a fresh leaf with the loaded value
         param.update(type(value)(float(arr)))
     else:

@@ -145,7 +145,7 @@ def sigmoid_back(x: float, d: float) -> float:
 
 
 def tanh(x: float) -> float:
-    """Hyperbolic tangent, tanh(x) = 2σ(2x) − 1 (stable for large |x|)."""
+    """Hyperbolic tangent, tanh(x) = (eˣ − e⁻ˣ) / (eˣ + e⁻ˣ) = 2σ(2x) − 1 (math.tanh: stable for large |x|)."""
     return math.tanh(x)
 
 
