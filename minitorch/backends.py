@@ -36,6 +36,13 @@ CudaBackend = TensorBackend(_cuda_ops, "cuda")
 BACKENDS = {"simple": SimpleBackend, "fast": FastBackend, "cuda": CudaBackend}
 
 
+def backend_by_name(name: str) -> TensorBackend:
+    """The backend called `name` ("simple", "fast" or "cuda")."""
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}: choose one of {sorted(BACKENDS)}")
+    return BACKENDS[name]
+
+
 def _initial_default() -> TensorBackend:
     name = os.environ.get("MINITORCH_BACKEND")
     if name is None:
@@ -43,9 +50,7 @@ def _initial_default() -> TensorBackend:
             from ._release import DEFAULT_BACKEND as name  # type: ignore[import-not-found]
         except ImportError:
             name = "fast"
-    if name not in BACKENDS:
-        raise ValueError(f"MINITORCH_BACKEND={name!r}: choose one of {sorted(BACKENDS)}")
-    return BACKENDS[name]
+    return backend_by_name(name)
 
 
 _default = _initial_default()
@@ -60,9 +65,7 @@ def set_default_backend(backend: TensorBackend | str) -> None:
     """Make `backend` (an object or its name) the default for new tensors."""
     global _default
     if isinstance(backend, str):
-        if backend not in BACKENDS:
-            raise ValueError(f"unknown backend {backend!r}: choose one of {sorted(BACKENDS)}")
-        backend = BACKENDS[backend]
+        backend = backend_by_name(backend)
     if not isinstance(backend, TensorBackend):
         raise TypeError(f"set_default_backend expects a TensorBackend or a name, got {type(backend).__name__}")
     _default = backend

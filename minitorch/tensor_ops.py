@@ -213,6 +213,13 @@ class TensorBackend:
     def __repr__(self) -> str:
         return f"<{self.name} backend>"
 
+    def __reduce__(self) -> tuple:
+        """Pickle a backend by name (its compiled kernels cannot be pickled), so tensors and
+        modules holding them can be saved."""
+        from .backends import backend_by_name
+
+        return (backend_by_name, (self.name,))
+
 
 # ## Task 2.3: tensor map / zip / reduce / matmul kernels (pure Python)
 

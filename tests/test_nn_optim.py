@@ -143,3 +143,13 @@ def test_mlp_example_reaches_95_percent(dataset: str) -> None:
 
     accuracy = train(dataset, epochs=500, quiet=True)
     assert accuracy >= 0.95, f"{dataset}: {accuracy:.1%}"
+
+
+def test_modules_and_tensors_pickle() -> None:
+    import pickle
+
+    layer = nn.Linear(3, 2, backend=B)
+    layer(minitorch.ones(1, 3, backend=B))  # builds the backend's kernels
+    clone = pickle.loads(pickle.dumps(layer))
+    assert clone.weight.value.backend is B
+    np.testing.assert_array_equal(clone.weight.value.numpy(), layer.weight.value.numpy())
