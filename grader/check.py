@@ -1,0 +1,147 @@
+"""`grader check`: prove the grading invariants for every stage (or one).
+
+For a stage S with tasks T₁ … Tₙ:
+
+1. **reference** — the kit itself, graded as a submission, scores full marks (notebooks
+   included: the solution notebooks are found under ``solutions/``).
+2. **release** — a fresh ``grader release S`` scores zero on every task and notebook of S.
+3. **one task broken** — for each task X, the reference with only X's fences replaced by
+   the release's stubs (written by `build_child_tree(S, release, isolate_task=X)`) loses
+   exactly X's points when graded with ``--isolate``: X is graded and must score 0; for
+   every other task Y the isolated tree is compared byte for byte with the reference
+   tree of (1), so Y scores what the reference scored there (grading is deterministic)
+   without paying for another child per task.
+4. **earlier stages** — the release of S, graded for each earlier stage, scores full marks
+   on that stage's tasks (its earlier code is the reference).
+
+Exit status 0 when every invariant holds, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .manifest import all_stages, load_manifest, repo_root, stage_number
+from .run import GradeResult, Limits, grade
+
+
+@dataclass
+class Invariant:
+    stage: str
+    name: str
+    ok: bool
+    detail: str
+    seconds: float
+
+
+def _rows(result: GradeResult) -> str:
+    bad = [f"{t.id} {t.status} {t.score:g}/{t.max_points:g}: {t.message[:80]}" for t in result.tasks]
+    return "; ".join(bad)
+
+
+def _same_tree(a: Path, b: Path) -> Optional[str]:
+    """None when the two directories hold the same files with the same bytes."""
+    cmp = filecmp.dircmp(a, b, ignore=["__pycache__"])
+    stack = [cmp]
+    while stack:
+        c = stack.pop()
+        if c.left_only or c.right_only:
+            return f"{c.left}: files differ in presence: {c.left_only or c.right_only}"
+        _, mismatch, errors = filecmp.cmpfiles(c.left, c.right, c.common_files, shallow=False)
+        if mismatch or errors:
+            return f"{c.left}: different content: {mismatch or errors}"
+        stack.extend(c.subdirs.values())
+    return None
+
+
+def check_stage(stage: str, limits: Limits, console: Optional[Console] = None) -> list[Invariant]:
+    """Run the four invariants for one stage."""
+    from .release import build_child_tree, release
+
+    out: list[Invariant] = []
+    manifest = load_manifest(stage)
+    task_points = sum(t.points for t in manifest.tasks)
+    root = repo_root()
+
+    def record(name: str, ok: bool, detail: str, started: float) -> None:
+        inv = Invariant(stage, name, ok, detail, time.monotonic() - started)
+        out.append(inv)
+        if console:
+            mark = Text("ok  ", style="green") if ok else Text("FAIL", style="bold red")
+            console.print(Text.assemble(mark, f" {stage} {name} ({inv.seconds:.1f} s)", ("" if ok else f": {detail}")))
+
+    with tempfile.TemporaryDirectory(prefix="grader-check-") as tmp:
+        tmp_path = Path(tmp)
+
+        t0 = time.monotonic()
+        ref = grade(root, stage, limits=limits)
+        full = not ref.grader_errors and all(t.score == t.max_points for t in ref.tasks)
+        record("reference scores full marks", full, f"{ref.score:g}/{ref.max_score:g}: {_rows(ref)} {ref.grader_errors}", t0)
+
+        t0 = time.monotonic()
+        rel_dir = tmp_path / "release"
+        release(stage, rel_dir)
+        rel = grade(rel_dir, stage, limits=limits)
+        zero = not rel.grader_errors and all(t.score == 0 for t in rel.tasks)
+        record("fresh release scores zero", zero, f"{rel.score:g}/{rel.max_score:g}: {_rows(rel)} {rel.grader_errors}", t0)
+
+        ref_tree = tmp_path / "ref-tree"
+        build_child_tree(stage, root, ref_tree)
+        for task in manifest.tasks:
+            t0 = time.monotonic()
+            broken = tmp_path / f"broken-{task.id}"
+            build_child_tree(stage, rel_dir, broken, isolate_task=task.id)
+            res = grade(broken, stage, task=task.id, isolate=True, limits=limits, notebooks=False)
+            problems = []
+            if res.grader_errors or res.tasks[0].score != 0:
+                problems.append(f"task {task.id} scored {res.tasks[0].score:g} ({res.tasks[0].message[:100]}) {res.grader_errors}")
+            for other in manifest.tasks:
+                if other.id == task.id:
+                    continue
+                tree = tmp_path / f"iso-{task.id}-{other.id}"
+                build_child_tree(stage, broken, tree, isolate_task=other.id)
+                differs = _same_tree(tree / "minitorch", ref_tree / "minitorch")
+                shutil.rmtree(tree)
+                if differs:
+                    problems.append(f"the isolated tree of task {other.id} is not the reference tree ({differs})")
+            record(
+                f"breaking task {task.id} costs exactly its {task.points:g} points (of {task_points:g})",
+                not problems,
+                "; ".join(problems),
+                t0,
+            )
+
+        for earlier in all_stages():
+            if stage_number(earlier) >= stage_number(stage):
+                continue
+            t0 = time.monotonic()
+            res = grade(rel_dir, earlier, limits=limits, notebooks=False)
+            ok = not res.grader_errors and all(t.score == t.max_points for t in res.tasks)
+            record(f"the release's {earlier} code scores full marks on {earlier}", ok, f"{res.score:g}/{res.max_score:g}: {_rows(res)}", t0)
+    return out
+
+
+def main(stages: Optional[list[str]] = None, timeout: Optional[float] = None) -> int:
+    console = Console()
+    limits = Limits(check_timeout=timeout) if timeout else Limits()
+    stages = stages or all_stages()
+    results: list[Invariant] = []
+    for stage in stages:
+        results.extend(check_stage(stage, limits, console))
+    table = Table(title="grader check")
+    for col in ("stage", "invariant", "result", "seconds"):
+        table.add_column(col)
+    for inv in results:
+        table.add_row(inv.stage, inv.name, Text("ok", style="green") if inv.ok else Text("FAIL", style="bold red"), f"{inv.seconds:.1f}")
+    console.print(table)
+    return 0 if all(i.ok for i in results) else 1

@@ -1,0 +1,339 @@
+"""Hidden checks of stage A2: strides and indexing (2.1), broadcasting (2.2), tensor
+operations forward (2.3) and backward (2.4).
+
+Tensors are built in the child straight from storage, shape and strides (so a permuted,
+non-contiguous layout reaches the student's kernels without any student code making it)
+and live on the simple backend.
+"""
+
+from __future__ import annotations
+
+from itertools import permutations
+from typing import Callable, Optional
+
+import numpy as np
+
+from .base import CheckContext, check
+from .inputs import I64, layout_text, strides_for, values
+from .probe import Probe, Ref, Tol
+
+MT = "minitorch"
+TD = "minitorch.tensor_data"
+BACKEND = "minitorch.SimpleBackend"
+
+SHAPES = [(1,), (4,), (2, 3), (3, 1), (1, 4), (2, 1, 3), (2, 3, 4), (3, 2, 1, 2)]
+
+
+
+
+def _layouts(ndim: int) -> list[Optional[tuple[int, ...]]]:
+    """Row-major, reversed, and (for 3+ dims) one mixed memory order."""
+    out: list[Optional[tuple[int, ...]]] = [None]
+    if ndim >= 2:
+        out.append(tuple(reversed(range(ndim))))
+    if ndim >= 3:
+        out.append((ndim - 2, 0, ndim - 1, *range(1, ndim - 2)))
+    return out
+
+
+
+
+# ---- 2.1 strides and indexing
+
+
+@check("a2", "indexing", kind="equivalence")
+def indexing(ctx: CheckContext) -> None:
+    """index_to_position, to_index and strides_from_shape against the reference."""
+    probes = []
+    for shape in [(), (1,), (5,), (2, 3), (3, 2), (1, 4, 1), (2, 3, 4), (4, 1, 3, 2)]:
+        p = Probe(f"strides_from_shape({shape})")
+        p.returns(p.call(f"{TD}.strides_from_shape", shape))
+        probes.append(p)
+    for shape in SHAPES[1:]:
+        for order in _layouts(len(shape)):
+            strides = np.array(strides_for(shape, order), dtype=I64)
+            for _ in range(3):
+                index = np.array([ctx.rng.integers(0, s) for s in shape], dtype=I64)
+                p = Probe(f"index_to_position({tuple(int(i) for i in index)}, strides={tuple(int(s) for s in strides)})")
+                p.returns(p.call(f"{TD}.index_to_position", index, strides))
+                probes.append(p)
+    for shape in [(4,), (2, 3), (3, 1), (2, 1, 3), (2, 3, 4), (3, 2, 1, 2)]:
+        size = int(np.prod(shape))
+        for ordinal in range(size):
+            p = Probe(f"to_index({ordinal}, shape={shape}, out_index) — out_index afterwards")
+            out = p.const(np.zeros(len(shape), dtype=I64))
+            p.call(f"{TD}.to_index", ordinal, np.array(shape, dtype=I64), out)
+            p.returns(out)
+            probes.append(p)
+    ctx.equivalent(probes)
+
+
+@check("a2", "permute", kind="equivalence")
+def permute(ctx: CheckContext) -> None:
+    """TensorData.permute: shape, strides and the values it reads."""
+    probes = []
+    for shape in [(2, 3), (3, 1), (2, 3, 4), (2, 1, 3), (3, 2, 1, 2)]:
+        size = int(np.prod(shape))
+        for order in list(permutations(range(len(shape))))[:6]:
+            for layout in (None, tuple(reversed(range(len(shape))))):
+                strides = strides_for(shape, layout)
+                storage = np.arange(size, dtype=np.float64)
+                p = Probe(f"TensorData(storage=arange({size}), shape={shape}, strides={strides}).permute(*{order}): shape, strides, values")
+                td = p.call(f"{TD}.TensorData", storage, shape, strides)
+                out = p.method(td, "permute", *order)
+                p.returns(p.attr(out, "shape"), p.attr(out, "strides"), p.method(out, "to_numpy"), names=["shape", "strides", "values"])
+                probes.append(p)
+    # permuting twice: the second permutation acts on the first's result
+    p = Probe("TensorData(arange(24), (2, 3, 4)).permute(2, 0, 1).permute(1, 2, 0): shape, strides")
+    td = p.call(f"{TD}.TensorData", np.arange(24, dtype=np.float64), (2, 3, 4))
+    out = p.method(p.method(td, "permute", 2, 0, 1), "permute", 1, 2, 0)
+    p.returns(p.attr(out, "shape"), p.attr(out, "strides"), names=["shape", "strides"])
+    probes.append(p)
+    ctx.equivalent(probes)
+
+
+# ---- 2.2 broadcasting
+
+BROADCAST_PAIRS = [
+    ((1,), (3,)), ((3,), (1,)), ((2, 3), (3,)), ((3,), (2, 3)), ((2, 1), (1, 2)), ((), (2, 3)),
+    ((2, 3), ()), ((2, 3), (2, 3)), ((4, 1, 3), (5, 1)), ((5, 1), (4, 1, 3)), ((1, 1, 1), (4,)),
+    ((2, 1, 3), (2, 4, 3)), ((6, 1, 1, 2), (3, 1, 1)),
+]
+INCOMPATIBLE = [((2, 3), (3, 2)), ((4,), (5,)), ((2, 1, 3), (2, 4, 2)), ((3,), (2, 4))]
+
+
+@check("a2", "broadcast", kind="property")
+def broadcast(ctx: CheckContext) -> None:
+    """shape_broadcast (both argument orders; ShapeError for incompatible shapes),
+    broadcast_index, and gradients summed back to an operand's shape (reduce_to_shape)."""
+    probes = []
+    for a, b in BROADCAST_PAIRS:
+        p = Probe(f"shape_broadcast({a}, {b})")
+        p.returns(p.call(f"{TD}.shape_broadcast", a, b))
+        probes.append(p)
+    for a, b in INCOMPATIBLE:
+        p = Probe(f"shape_broadcast({a}, {b}) (incompatible: must raise ShapeError)", expect_error=True)
+        p.returns(p.call(f"{TD}.shape_broadcast", a, b))
+        probes.append(p)
+    for big, small in [((3,), (1,)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3, 4), (3, 1)), ((2, 3, 4), (1, 3, 4)), ((2, 3, 4), (2, 1, 4)), ((2, 3, 4), ())]:
+        for ordinal in range(int(np.prod(big))):
+            index = np.array(np.unravel_index(ordinal, big), dtype=I64)
+            p = Probe(f"broadcast_index(big_index={tuple(int(i) for i in index)}, big_shape={big}, shape={small}, out_index) — out_index afterwards")
+            out = p.const(np.zeros(len(small), dtype=I64))
+            p.call(f"{TD}.broadcast_index", index, np.array(big, dtype=I64), np.array(small, dtype=I64), out)
+            p.returns(out)
+            probes.append(p)
+    for big, small in [((3,), (1,)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3), ()), ((2, 3, 4), (3, 1)), ((4, 2, 3), (1, 2, 1))]:
+        g = ctx.rng.standard_normal(big)
+        p = Probe(f"reduce_to_shape(grad of shape {big}, {small}): the gradient summed back to the operand's shape", {"grad": g})
+        p.returns(p.call(f"{MT}.tensor.reduce_to_shape", p.tensor(g), small))
+        probes.append(p)
+    ctx.equivalent(probes)
+
+
+# ---- 2.3 forward
+
+MAPS = ["neg_map", "id_map", "sigmoid_map", "relu_map", "exp_map", "log_map", "inv_map", "tanh_map"]
+ZIPS = ["add_zip", "mul_zip", "lt_zip", "eq_zip", "relu_back_zip", "log_back_zip", "inv_back_zip"]
+REDUCES = ["add_reduce", "mul_reduce", "max_reduce"]
+ZIP_SHAPES = [((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((3, 1, 2), (4, 1)), ((2, 3, 4), (2, 3, 4))]
+
+
+
+
+def _backend_op(p: Probe, name: str) -> Ref:
+    return p.get(f"{BACKEND}.{name}")
+
+
+@check("a2", "tensor_kernels", kind="equivalence")
+def tensor_kernels(ctx: CheckContext) -> None:
+    """The simple backend's map / zip / reduce / matrix_multiply on contiguous and
+    permuted layouts, with broadcasting."""
+    probes = []
+    for shape in [(1,), (4,), (2, 3), (2, 3, 4)]:
+        for order in _layouts(len(shape)):
+            for name in MAPS:
+                positive = name in ("log_map", "inv_map")
+                a = values(ctx.rng, shape, positive)
+                p = Probe(f"SimpleBackend.{name}(a) for a of shape {shape}, {layout_text(order)}", {"a": a})
+                p.returns(p.call(_backend_op(p, name), p.tensor(a, order)))
+                probes.append(p)
+    for small, big in [((1,), (3,)), ((3,), (2, 3)), ((2, 1), (2, 3)), ((4, 1), (3, 4, 2))]:
+        a = values(ctx.rng, small)
+        p = Probe(f"SimpleBackend.neg_map(a, out) for a of shape {small} broadcast into out of shape {big}", {"a": a})
+        out = p.tensor(np.zeros(big))
+        p.call(_backend_op(p, "neg_map"), p.tensor(a), out)
+        p.returns(out)
+        probes.append(p)
+    for sa, sb in ZIP_SHAPES:
+        for oa, ob in [(None, None), (_layouts(len(sa))[-1], _layouts(len(sb))[-1])]:
+            for name in ZIPS:
+                positive = name in ("log_back_zip", "inv_back_zip")
+                a, b = values(ctx.rng, sa, positive), values(ctx.rng, sb)
+                p = Probe(f"SimpleBackend.{name}(a, b) for a {sa} ({layout_text(oa)}), b {sb} ({layout_text(ob)})", {"a": a, "b": b})
+                p.returns(p.call(_backend_op(p, name), p.tensor(a, oa), p.tensor(b, ob)))
+                probes.append(p)
+    for shape in [(4,), (2, 3), (3, 1), (2, 3, 4)]:
+        for order in _layouts(len(shape))[:2]:
+            for dim in range(len(shape)):
+                for name in REDUCES:
+                    a = values(ctx.rng, shape)
+                    p = Probe(f"SimpleBackend.{name}(a, dim={dim}) for a of shape {shape}, {layout_text(order)}", {"a": a})
+                    p.returns(p.call(_backend_op(p, name), p.tensor(a, order), dim))
+                    probes.append(p)
+    for sa, sb in [((1, 1, 1), (1, 1, 1)), ((1, 2, 3), (1, 3, 2)), ((2, 2, 3), (2, 3, 4)), ((1, 3, 2), (4, 2, 3)), ((3, 2, 4), (1, 4, 2))]:
+        for oa, ob in [(None, None), ((0, 2, 1), (0, 2, 1)), ((2, 1, 0), None)]:
+            a, b = ctx.rng.standard_normal(sa), ctx.rng.standard_normal(sb)
+            p = Probe(f"SimpleBackend.matrix_multiply(a, b) for a {sa} ({layout_text(oa)}), b {sb} ({layout_text(ob)})", {"a": a, "b": b})
+            p.returns(p.call(p.get(f"{BACKEND}.matrix_multiply"), p.tensor(a, oa), p.tensor(b, ob)))
+            probes.append(p)
+    ctx.equivalent(probes, Tol(rtol=1e-9, atol=1e-12))
+
+
+#: (label, arity, build, positive inputs)
+Build = Callable[[Probe, list[Ref]], Ref]
+UNARY_FNS: list[tuple[str, Build, bool]] = [
+    ("-a", lambda p, t: p.op("neg", t[0]), False),
+    ("a.sigmoid()", lambda p, t: p.method(t[0], "sigmoid"), False),
+    ("a.relu()", lambda p, t: p.method(t[0], "relu"), False),
+    ("a.exp()", lambda p, t: p.method(t[0], "exp"), False),
+    ("a.log()", lambda p, t: p.method(t[0], "log"), True),
+    ("a.tanh()", lambda p, t: p.method(t[0], "tanh"), False),
+    ("1.0 / a", lambda p, t: p.op("truediv", 1.0, t[0]), True),
+    ("a ** 3", lambda p, t: p.op("pow", t[0], 3), False),
+    ("a.sum(0)", lambda p, t: p.method(t[0], "sum", 0), False),
+    ("a.sum(-1, keepdim=True)", lambda p, t: p.method(t[0], "sum", -1, keepdim=True), False),
+    ("a.sum()", lambda p, t: p.method(t[0], "sum"), False),
+    ("a.mean(0)", lambda p, t: p.method(t[0], "mean", 0), False),
+    ("a.T * 2.0", lambda p, t: p.op("mul", p.attr(t[0], "T"), 2.0), False),
+]
+BINARY_FNS: list[tuple[str, Build, bool]] = [
+    ("a + b", lambda p, t: p.op("add", t[0], t[1]), False),
+    ("a - b", lambda p, t: p.op("sub", t[0], t[1]), False),
+    ("a * b", lambda p, t: p.op("mul", t[0], t[1]), False),
+    ("a / b", lambda p, t: p.op("truediv", t[0], t[1]), True),
+    ("a < b", lambda p, t: p.op("lt", t[0], t[1]), False),
+    ("a == b", lambda p, t: p.op("eq", t[0], t[1]), False),
+    ("a > b", lambda p, t: p.op("gt", t[0], t[1]), False),
+]
+UNARY_SHAPES = [(3,), (2, 3), (2, 3, 2)]
+
+
+def _unary_probes(ctx: CheckContext, what: str, grad: bool) -> list[Probe]:
+    probes = []
+    for label, build, positive in UNARY_FNS:
+        for shape in UNARY_SHAPES:
+            for order in _layouts(len(shape))[:2]:
+                a = values(ctx.rng, shape, positive) if not grad else (ctx.rng.uniform(0.5, 2.0, shape) if positive else ctx.rng.standard_normal(shape) + 0.01)
+                p = Probe(f"{label}{what} for a of shape {shape}, {layout_text(order)}", {"a": a})
+                t = p.tensor(a, order, requires_grad=grad)
+                out = build(p, [t])
+                if grad:
+                    g = ctx.rng.standard_normal(_out_shape(label, shape))
+                    p.inputs["upstream gradient"] = g
+                    p.method(out, "backward", p.tensor(g))
+                    p.returns(p.attr(t, "grad"), names=["a.grad"])
+                else:
+                    p.returns(out)
+                probes.append(p)
+    return probes
+
+
+def _out_shape(label: str, shape: tuple[int, ...]) -> tuple[int, ...]:
+    if label == "a.sum(0)" or label == "a.mean(0)":
+        return shape[1:]
+    if label == "a.sum(-1, keepdim=True)":
+        return (*shape[:-1], 1)
+    if label == "a.sum()":
+        return ()
+    if label.startswith("a.T"):
+        return tuple(reversed(shape))
+    return shape
+
+
+def _binary_probes(ctx: CheckContext, what: str, grad: bool) -> list[Probe]:
+    probes = []
+    for label, build, positive in BINARY_FNS:
+        if grad and label in ("a < b", "a == b", "a > b"):
+            continue
+        for sa, sb in ZIP_SHAPES:
+            for oa, ob in [(None, None), (_layouts(len(sa))[-1], None)]:
+                a = values(ctx.rng, sa) if not grad else ctx.rng.standard_normal(sa)
+                b = values(ctx.rng, sb, positive) if not grad else (ctx.rng.uniform(0.5, 2.0, sb) if positive else ctx.rng.standard_normal(sb))
+                p = Probe(f"{label}{what} for a {sa} ({layout_text(oa)}), b {sb}", {"a": a, "b": b})
+                ta, tb = p.tensor(a, oa, requires_grad=grad), p.tensor(b, ob, requires_grad=grad)
+                out = build(p, [ta, tb])
+                if grad:
+                    g = ctx.rng.standard_normal(np.broadcast_shapes(sa, sb))
+                    p.inputs["upstream gradient"] = g
+                    p.method(out, "backward", p.tensor(g))
+                    p.returns(p.attr(ta, "grad"), p.attr(tb, "grad"), names=["a.grad", "b.grad"])
+                else:
+                    p.returns(out)
+                probes.append(p)
+    return probes
+
+
+MATMUL_SHAPES = [((2, 3), (3, 4)), ((3,), (3, 2)), ((2, 3), (3,)), ((2, 2, 3), (3, 4)), ((2, 1, 2, 3), (4, 3, 2))]
+
+
+def _matmul_probes(ctx: CheckContext, what: str, grad: bool) -> list[Probe]:
+    probes = []
+    for sa, sb in MATMUL_SHAPES:
+        for oa in (None, _layouts(len(sa))[-1]):
+            a, b = ctx.rng.standard_normal(sa), ctx.rng.standard_normal(sb)
+            p = Probe(f"a @ b{what} for a {sa} ({layout_text(oa)}), b {sb}", {"a": a, "b": b})
+            ta, tb = p.tensor(a, oa, requires_grad=grad), p.tensor(b, requires_grad=grad)
+            out = p.op("matmul", ta, tb)
+            if grad:
+                g = ctx.rng.standard_normal(np.matmul(a, b).shape)
+                p.inputs["upstream gradient"] = g
+                p.method(out, "backward", p.tensor(g))
+                p.returns(p.attr(ta, "grad"), p.attr(tb, "grad"), names=["a.grad", "b.grad"])
+            else:
+                p.returns(out)
+            probes.append(p)
+    return probes
+
+
+@check("a2", "tensor_forward", kind="equivalence")
+def tensor_forward(ctx: CheckContext) -> None:
+    """Tensor operations (Functions' forward) against the reference: values, shape, dtype
+    (float32 stays float32)."""
+    probes = _unary_probes(ctx, "", grad=False) + _binary_probes(ctx, "", grad=False) + _matmul_probes(ctx, "", grad=False)
+    for label, build, positive in [UNARY_FNS[1], UNARY_FNS[4], BINARY_FNS[2]]:
+        arrays = [values(ctx.rng, (2, 3), positive, np.float32) for _ in range(2 if label == "a * b" else 1)]
+        p = Probe(f"{label} on float32 tensors of shape (2, 3)", dict(zip("ab", arrays)))
+        p.returns(build(p, [p.tensor(x) for x in arrays]))
+        probes.append(p)
+    ctx.equivalent(probes, Tol(rtol=1e-9, atol=1e-12))
+
+
+@check("a2", "tensor_backward", kind="equivalence")
+def tensor_backward(ctx: CheckContext) -> None:
+    """Gradients (backward with a random upstream gradient) against the reference, with
+    broadcast operands and permuted layouts."""
+    probes = _unary_probes(ctx, ", backward", grad=True) + _binary_probes(ctx, ", backward", grad=True) + _matmul_probes(ctx, ", backward", grad=True)
+    ctx.equivalent(probes, Tol(rtol=1e-8, atol=1e-10))
+
+
+GRADCHECK: list[tuple[str, Build, list[tuple[int, ...]], bool]] = [
+    ("(a * b).sum(1)", lambda p, t: p.method(p.op("mul", t[0], t[1]), "sum", 1), [(2, 3), (2, 3)], False),
+    ("(a @ b).sigmoid() * c", lambda p, t: p.op("mul", p.method(p.op("matmul", t[0], t[1]), "sigmoid"), t[2]), [(2, 3), (3, 2), (2,)], False),
+    ("(a * a + 1.0).log() - a.exp() / (b + 3.0)", lambda p, t: p.op("sub", p.method(p.op("add", p.op("mul", t[0], t[0]), 1.0), "log"), p.op("truediv", p.method(t[0], "exp"), p.op("add", t[1], 3.0))), [(3, 2), (2,)], False),
+    ("a.permute(1, 0) * b", lambda p, t: p.op("mul", p.method(t[0], "permute", 1, 0), t[1]), [(2, 3), (3, 1)], False),
+    ("(a.tanh() * b).mean(0) + a.sum(0)", lambda p, t: p.op("add", p.method(p.op("mul", p.method(t[0], "tanh"), t[1]), "mean", 0), p.method(t[0], "sum", 0)), [(3, 2), (1, 2)], False),
+    ("(a - b).relu() ** 2 + (a < b) * a", lambda p, t: p.op("add", p.op("pow", p.method(p.op("sub", t[0], t[1]), "relu"), 2), p.op("mul", p.op("lt", t[0], t[1]), t[0])), [(2, 2), (2, 2)], False),
+    ("1.0 / a + a ** 3", lambda p, t: p.op("add", p.op("truediv", 1.0, t[0]), p.op("pow", t[0], 3)), [(2, 2)], True),
+]
+
+
+@check("a2", "tensor_gradcheck", kind="gradient")
+def tensor_gradcheck(ctx: CheckContext) -> None:
+    """Composite tensor expressions: backward against central differences of the
+    student's own forward, with a random upstream gradient."""
+    for label, build, shapes, positive in GRADCHECK:
+        arrays = [ctx.rng.uniform(0.5, 1.5, s) if positive else ctx.rng.standard_normal(s) for s in shapes]
+        if "relu" in label:  # keep away from the kink at a == b
+            arrays[1] = arrays[0] + np.where(ctx.rng.random(shapes[1]) < 0.5, -0.5, 0.5)
+        ctx.gradcheck(label, build, arrays)

@@ -1,0 +1,385 @@
+"""Hidden checks of stage A4: conv1d (4.1), conv2d (4.2), pooling (4.3), softmax /
+log-softmax / dropout / max (4.4) and the text CNN (4.5).
+
+Tensors live on the simple backend (the functions of A4 compute on NumPy arrays and
+Numba kernels; the backend only carries the small tensor algebra around them). Every
+function is checked forward and backward (a random upstream gradient), against the
+reference, and the convolutions also against central differences of the student's own
+forward. Dropout is random: its checks are properties (identity when not training, the
+p = 0 and p = 1 edge cases, survivors scaled by 1/(1 − p), a drop rate near p, the
+gradient through the same mask, repeatable under `manual_seed`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from .base import CheckContext, CheckFailed, StudentError, check
+from .probe import F32, Probe, Ref, TensorVal, Tol, describe
+
+CONV = "minitorch.nn.conv"
+POOL = "minitorch.nn.pooling"
+SOFT = "minitorch.nn.softmax"
+DROP = "minitorch.nn.dropout"
+TOL = Tol(rtol=1e-9, atol=1e-11)
+
+Build = Callable[[Probe, list[Ref]], Ref]
+
+
+def _fwd_bwd(ctx: CheckContext, label: str, arrays: dict[str, Optional[np.ndarray]], build: Build, out_shape: Sequence[int], *, grad: bool = True, order: Optional[dict[str, Sequence[int]]] = None) -> Probe:
+    """A probe: tensors for `arrays` (None stays None), out = build(...); with `grad`, also
+    out.backward(g) for a random g and every input's .grad."""
+    present = {k: v for k, v in arrays.items() if v is not None}
+    p = Probe(label, dict(present))
+    refs: list[Any] = []
+    tensors = []
+    for name, value in arrays.items():
+        if value is None:
+            refs.append(None)
+            continue
+        t = p.tensor(value, (order or {}).get(name), requires_grad=grad and value.dtype.kind == "f")
+        refs.append(t)
+        tensors.append((name, t, value))
+    out = build(p, refs)
+    if not grad:
+        p.returns(out)
+        return p
+    g = ctx.rng.standard_normal(tuple(out_shape)).astype(next(iter(present.values())).dtype)
+    p.inputs["upstream gradient"] = g
+    p.method(out, "backward", p.tensor(g))
+    grads = [(name, p.attr(t, "grad")) for name, t, value in tensors if value.dtype.kind == "f"]
+    p.returns(out, *[r for _, r in grads], names=["output"] + [f"{n}.grad" for n, _ in grads])
+    return p
+
+
+def _gradcheck(ctx: CheckContext, label: str, fn: str, arrays: list[np.ndarray], kwargs: dict) -> None:
+    def build(p: Probe, ts: list[Ref]) -> Ref:
+        return p.call(fn, *ts, **kwargs)
+
+    ctx.gradcheck(label, build, arrays)
+
+
+def _out_len(size: int, k: int, stride: int, pad: int, dil: int) -> int:
+    return (size + 2 * pad - dil * (k - 1) - 1) // stride + 1
+
+
+# ---------------------------------------------------------------------------- 4.1 / 4.2
+
+CONV1D = [  # (N, C_in, L), (C_out, K), stride, padding, dilation, bias
+    ((1, 1, 4), (1, 2), 1, 0, 1, False),
+    ((2, 3, 7), (4, 3), 1, 0, 1, True),
+    ((2, 2, 9), (3, 3), 2, 1, 1, True),
+    ((1, 3, 10), (2, 2), 1, 2, 2, True),
+    ((3, 2, 8), (2, 3), 3, 0, 2, False),
+    ((2, 4, 6), (5, 5), 1, "same", 1, True),
+]
+
+
+def _conv_label(kind: str, x: tuple, w: tuple, stride: Any, padding: Any, dilation: Any, bias: bool) -> str:
+    return f"{kind}(x {x}, weight {w}{', bias' if bias else ''}, stride={stride!r}, padding={padding!r}, dilation={dilation!r})"
+
+
+@check("a4", "conv1d", kind="equivalence")
+def conv1d(ctx: CheckContext) -> None:
+    """conv1d forward and backward against the reference: strides, padding (also 'same'),
+    dilation, with and without bias."""
+    probes = []
+    for xs, (c_out, k), stride, padding, dilation, bias in CONV1D:
+        x = ctx.rng.standard_normal(xs)
+        w = ctx.rng.standard_normal((c_out, xs[1], k))
+        b = ctx.rng.standard_normal(c_out) if bias else None
+        length = xs[2] if padding == "same" else _out_len(xs[2], k, stride, padding, dilation)
+        label = _conv_label("conv1d", xs, w.shape, stride, padding, dilation, bias)
+        kwargs = {"stride": stride, "padding": padding, "dilation": dilation}
+        probes.append(_fwd_bwd(ctx, label, {"x": x, "weight": w, "bias": b},
+                               lambda p, t, kw=kwargs: p.call(f"{CONV}.conv1d", *t, **kw), (xs[0], c_out, length)))
+    # a permuted (non-contiguous) input
+    x = ctx.rng.standard_normal((2, 3, 5))
+    w = ctx.rng.standard_normal((2, 3, 2))
+    probes.append(_fwd_bwd(ctx, "conv1d(x (2, 3, 5) stored in dimension order (2, 1, 0), weight (2, 3, 2))", {"x": x, "weight": w},
+                           lambda p, t: p.call(f"{CONV}.conv1d", *t), (2, 2, 4), order={"x": (2, 1, 0)}))
+    # float32 stays float32
+    x32, w32 = ctx.rng.standard_normal((1, 2, 5)).astype(np.float32), ctx.rng.standard_normal((3, 2, 2)).astype(np.float32)
+    ctx.equivalent(probes, TOL)
+    ctx.equivalent([_fwd_bwd(ctx, "conv1d on float32 x (1, 2, 5), weight (3, 2, 2)", {"x": x32, "weight": w32},
+                             lambda p, t: p.call(f"{CONV}.conv1d", *t), (1, 3, 4))], F32)
+
+
+@check("a4", "conv1d_gradcheck", kind="gradient")
+def conv1d_gradcheck(ctx: CheckContext) -> None:
+    """conv1d: backward against central differences of the student's forward."""
+    for xs, ws, kwargs in [((2, 2, 5), (3, 2, 3), {"stride": 1, "padding": 1}), ((1, 2, 7), (2, 2, 2), {"stride": 2, "dilation": 2})]:
+        arrays = [ctx.rng.standard_normal(xs), ctx.rng.standard_normal(ws), ctx.rng.standard_normal(ws[0])]
+        _gradcheck(ctx, f"conv1d(x {xs}, weight {ws}, bias, {kwargs})", f"{CONV}.conv1d", arrays, kwargs)
+
+
+CONV2D = [  # (N, C_in, H, W), (C_out, KH, KW), stride, padding, dilation, bias
+    ((1, 1, 3, 3), (1, 2, 2), 1, 0, 1, False),
+    ((2, 2, 5, 4), (3, 3, 2), 1, 0, 1, True),
+    ((1, 3, 6, 7), (2, 3, 3), (2, 1), (1, 0), 1, True),
+    ((2, 2, 7, 7), (2, 2, 3), 2, 1, (2, 1), True),
+    ((1, 2, 5, 5), (3, 3, 3), 1, "same", 1, False),
+]
+
+
+@check("a4", "conv2d", kind="equivalence")
+def conv2d(ctx: CheckContext) -> None:
+    """conv2d forward and backward against the reference: per-axis strides, padding and
+    dilation, 'same' padding, with and without bias."""
+    probes = []
+    for xs, (c_out, kh, kw), stride, padding, dilation, bias in CONV2D:
+        x = ctx.rng.standard_normal(xs)
+        w = ctx.rng.standard_normal((c_out, xs[1], kh, kw))
+        b = ctx.rng.standard_normal(c_out) if bias else None
+        st = stride if isinstance(stride, tuple) else (stride, stride)
+        pd = (0, 0) if padding == "same" else padding if isinstance(padding, tuple) else (padding, padding)
+        dl = dilation if isinstance(dilation, tuple) else (dilation, dilation)
+        if padding == "same":
+            oh, ow = xs[2], xs[3]
+        else:
+            oh, ow = _out_len(xs[2], kh, st[0], pd[0], dl[0]), _out_len(xs[3], kw, st[1], pd[1], dl[1])
+        label = _conv_label("conv2d", xs, w.shape, stride, padding, dilation, bias)
+        kwargs = {"stride": stride, "padding": padding, "dilation": dilation}
+        probes.append(_fwd_bwd(ctx, label, {"x": x, "weight": w, "bias": b},
+                               lambda p, t, kw_=kwargs: p.call(f"{CONV}.conv2d", *t, **kw_), (xs[0], c_out, oh, ow)))
+    x = ctx.rng.standard_normal((1, 2, 4, 3))
+    w = ctx.rng.standard_normal((2, 2, 2, 2))
+    probes.append(_fwd_bwd(ctx, "conv2d(x (1, 2, 4, 3) stored in dimension order (3, 2, 1, 0), weight (2, 2, 2, 2))", {"x": x, "weight": w},
+                           lambda p, t: p.call(f"{CONV}.conv2d", *t), (1, 2, 3, 2), order={"x": (3, 2, 1, 0)}))
+    ctx.equivalent(probes, TOL)
+
+
+@check("a4", "conv2d_gradcheck", kind="gradient")
+def conv2d_gradcheck(ctx: CheckContext) -> None:
+    """conv2d: backward against central differences of the student's forward."""
+    for xs, ws, kwargs in [((1, 2, 4, 4), (2, 2, 2, 2), {"stride": 1, "padding": 1}), ((1, 1, 5, 5), (2, 1, 3, 2), {"stride": (2, 1), "dilation": (1, 2)})]:
+        arrays = [ctx.rng.standard_normal(xs), ctx.rng.standard_normal(ws), ctx.rng.standard_normal(ws[0])]
+        _gradcheck(ctx, f"conv2d(x {xs}, weight {ws}, bias, {kwargs})", f"{CONV}.conv2d", arrays, kwargs)
+
+
+# ---------------------------------------------------------------------------- 4.3
+
+
+def _ties(rng: np.random.Generator, shape: Sequence[int]) -> np.ndarray:
+    """Values on a coarse grid, so windows hold ties (the gradient goes to the first)."""
+    return np.round(rng.standard_normal(shape) * 2) / 2
+
+
+POOL2D = [  # input shape, kernel, stride, padding, dilation
+    ((1, 1, 4, 4), 2, None, 0, 1),
+    ((2, 3, 5, 6), (2, 3), (1, 2), 0, 1),
+    ((1, 2, 6, 6), 3, 2, 1, 1),
+    ((2, 1, 7, 5), 2, 1, 0, (2, 1)),
+]
+
+
+def _pool_out(shape: Sequence[int], k: Any, s: Any, p: Any, d: Any) -> tuple[int, ...]:
+    two = lambda v, default=None: (v, v) if isinstance(v, int) else (default if v is None else v)  # noqa: E731
+    k2 = two(k)
+    s2 = two(s, k2) if s is not None else k2
+    p2, d2 = two(p), two(d)
+    return (shape[0], shape[1], _out_len(shape[2], k2[0], s2[0], p2[0], d2[0]), _out_len(shape[3], k2[1], s2[1], p2[1], d2[1]))
+
+
+@check("a4", "max_pool2d", kind="equivalence")
+def max_pool2d(ctx: CheckContext) -> None:
+    """max_pool2d (padding, stride, dilation; ties → first maximum), max_pool1d and
+    max_over_time, forward and backward, against the reference."""
+    probes = []
+    for shape, k, s, pad, dil in POOL2D:
+        x = _ties(ctx.rng, shape)
+        kwargs = {"stride": s, "padding": pad, "dilation": dil}
+        probes.append(_fwd_bwd(ctx, f"max_pool2d(x {shape}, kernel_size={k!r}, stride={s!r}, padding={pad!r}, dilation={dil!r})", {"x": x},
+                               lambda p, t, k=k, kw=kwargs: p.call(f"{POOL}.max_pool2d", t[0], k, **kw), _pool_out(shape, k, s, pad, dil)))
+    x = _ties(ctx.rng, (2, 3, 7))
+    probes.append(_fwd_bwd(ctx, "max_pool1d(x (2, 3, 7), kernel_size=3, stride=2)", {"x": x},
+                           lambda p, t: p.call(f"{POOL}.max_pool1d", t[0], 3, stride=2), (2, 3, 3)))
+    for shape in [(1, 1, 4), (2, 3, 6)]:
+        x = _ties(ctx.rng, shape)
+        probes.append(_fwd_bwd(ctx, f"max_over_time(x {shape})", {"x": x}, lambda p, t: p.call(f"{POOL}.max_over_time", t[0]), shape[:2]))
+    ctx.equivalent(probes, TOL)
+
+
+@check("a4", "avg_pool2d", kind="equivalence")
+def avg_pool2d(ctx: CheckContext) -> None:
+    """avg_pool2d (padding counted or not), avg_pool1d, forward and backward, against the
+    reference."""
+    probes = []
+    for shape, k, s, pad, _ in POOL2D[:3]:
+        for include in (True, False):
+            x = ctx.rng.standard_normal(shape)
+            kwargs = {"stride": s, "padding": pad, "count_include_pad": include}
+            probes.append(_fwd_bwd(ctx, f"avg_pool2d(x {shape}, kernel_size={k!r}, stride={s!r}, padding={pad!r}, count_include_pad={include})", {"x": x},
+                                   lambda p, t, k=k, kw=kwargs: p.call(f"{POOL}.avg_pool2d", t[0], k, **kw), _pool_out(shape, k, s, pad, 1)))
+    x = ctx.rng.standard_normal((2, 2, 8))
+    probes.append(_fwd_bwd(ctx, "avg_pool1d(x (2, 2, 8), kernel_size=3, stride=2, padding=1)", {"x": x},
+                           lambda p, t: p.call(f"{POOL}.avg_pool1d", t[0], 3, stride=2, padding=1), (2, 2, 4)))
+    ctx.equivalent(probes, TOL)
+
+
+# ---------------------------------------------------------------------------- 4.4
+
+
+def _softmax_probes(ctx: CheckContext, fn: str) -> list[Probe]:
+    probes = []
+    for shape, dim in [((4,), 0), ((2, 3), 1), ((2, 3), 0), ((2, 3, 4), -1), ((3, 2, 2), 1)]:
+        x = ctx.rng.standard_normal(shape) * 3
+        probes.append(_fwd_bwd(ctx, f"{fn}(x {shape}, dim={dim})", {"x": x}, lambda p, t, d=dim: p.call(f"{SOFT}.{fn}", t[0], dim=d), shape))
+    big = np.array([[1000.0, 0.0, -1000.0], [710.0, 712.0, 709.0]])
+    probes.append(_fwd_bwd(ctx, f"{fn}(x, dim=1) with logits of ±1000 (must not overflow)", {"x": big}, lambda p, t: p.call(f"{SOFT}.{fn}", t[0], dim=1), big.shape))
+    x = ctx.rng.standard_normal((3, 4))
+    probes.append(_fwd_bwd(ctx, f"{fn}(x (3, 4) stored in dimension order (1, 0), dim=1)", {"x": x}, lambda p, t: p.call(f"{SOFT}.{fn}", t[0], dim=1), (3, 4), order={"x": (1, 0)}))
+    return probes
+
+
+@check("a4", "softmax", kind="equivalence")
+def softmax(ctx: CheckContext) -> None:
+    """softmax forward and backward along every dimension, stable for large logits."""
+    ctx.equivalent(_softmax_probes(ctx, "softmax"), TOL)
+    x = (ctx.rng.standard_normal((2, 5)) * 50).astype(np.float32)
+    ctx.equivalent([_fwd_bwd(ctx, "softmax(x, dim=1) on float32 logits", {"x": x}, lambda p, t: p.call(f"{SOFT}.softmax", t[0], dim=1), (2, 5))], F32)
+
+
+@check("a4", "log_softmax", kind="equivalence")
+def log_softmax(ctx: CheckContext) -> None:
+    """log_softmax forward and backward along every dimension, stable for large logits."""
+    ctx.equivalent(_softmax_probes(ctx, "log_softmax"), TOL)
+
+
+@check("a4", "max_argmax", kind="equivalence")
+def max_argmax(ctx: CheckContext) -> None:
+    """max(x, dim) → (values, indices) with the gradient sent to the first maximum, and
+    argmax (with and without dim, keepdim)."""
+    probes = []
+    for shape, dim, keepdim in [((5,), 0, False), ((3, 4), 1, False), ((3, 4), 0, True), ((2, 3, 4), 1, False), ((2, 3, 4), -1, True)]:
+        x = _ties(ctx.rng, shape)
+        out_shape = list(shape)
+        if keepdim:
+            out_shape[dim] = 1
+        else:
+            out_shape.pop(dim % len(shape))
+
+        p = Probe(f"max(x {shape}, dim={dim}, keepdim={keepdim}): values, indices, then backward", {"x": x})
+        t = p.tensor(x, requires_grad=True)
+        result = p.call(f"{SOFT}.max", t, dim, keepdim=keepdim)
+        values_ = p.op("getitem", result, 0)
+        g = ctx.rng.standard_normal(tuple(out_shape))
+        p.inputs["upstream gradient"] = g
+        p.method(values_, "backward", p.tensor(g))
+        p.returns(values_, p.op("getitem", result, 1), p.attr(t, "grad"), names=["values", "indices", "x.grad"])
+        probes.append(p)
+        p = Probe(f"argmax(x {shape}, dim={dim}, keepdim={keepdim})", {"x": x})
+        p.returns(p.call(f"{SOFT}.argmax", p.tensor(x), dim, keepdim=keepdim))
+        probes.append(p)
+    x = _ties(ctx.rng, (3, 4))
+    p = Probe("argmax(x (3, 4)) over all elements", {"x": x})
+    p.returns(p.call(f"{SOFT}.argmax", p.tensor(x)))
+    probes.append(p)
+    ctx.equivalent(probes, TOL)
+
+
+@check("a4", "dropout", kind="property")
+def dropout(ctx: CheckContext) -> None:
+    """dropout: identity when not training or p = 0; zeros (no NaN) for p = 1; survivors
+    scaled by 1/(1 − p), drop rate near p, gradient through the same mask; repeatable
+    under manual_seed."""
+    x = ctx.rng.uniform(0.5, 1.5, size=(50, 400))  # no zeros: a zero output means dropped
+    g = ctx.rng.standard_normal(x.shape)
+    cases = [("dropout(x, p=0.5, training=False)", 0.5, False), ("dropout(x, p=0.0)", 0.0, True), ("dropout(x, p=1.0)", 1.0, True),
+             ("dropout(x, p=0.3)", 0.3, True), ("dropout(x, p=0.8)", 0.8, True)]
+    probes = []
+    for label, prob, training in cases:
+        p = Probe(f"{label} for x of shape {x.shape}, then backward")
+        p.call("minitorch.manual_seed", 1234)
+        t = p.tensor(x, requires_grad=True)
+        out = p.call(f"{DROP}.dropout", t, prob, training)
+        p.method(out, "backward", p.tensor(g))
+        p.returns(out, p.attr(t, "grad"), names=["output", "x.grad"])
+        probes.append(p)
+    again = Probe("dropout(x, p=0.3) again after manual_seed(1234): the same mask")
+    again.call("minitorch.manual_seed", 1234)
+    again.returns(again.call(f"{DROP}.dropout", again.tensor(x), 0.3, True))
+    probes.append(again)
+    answers = ctx.child(probes)
+    for p, a in zip(probes, answers):
+        if a.error:
+            raise StudentError(p.label, a.error)
+        for v in a.values:
+            if not isinstance(v, TensorVal):
+                raise CheckFailed(f"{p.label}: expected a Tensor, got {describe(v)[:80]}")
+            if v.array.shape != x.shape or v.array.dtype != np.float64:
+                raise CheckFailed(f"{p.label}: got shape {v.array.shape} and dtype {v.array.dtype}, expected {x.shape} and float64")
+    outs = {label: (a.values[0].array, a.values[1].array) for (label, _, _), a in zip(cases, answers)}
+    for label, prob, training in cases:
+        out, grad = outs[label]
+        if np.isnan(out).any() or np.isnan(grad).any():
+            raise CheckFailed(f"{label}: the output or the gradient holds NaN")
+        if not training or prob == 0.0:
+            if not np.array_equal(out, x) or not np.allclose(grad, g, rtol=1e-12, atol=0):
+                raise CheckFailed(f"{label}: must return the input unchanged (and pass the gradient through)")
+            continue
+        if prob == 1.0:
+            if np.any(out != 0) or np.any(grad != 0):
+                raise CheckFailed(f"{label}: every element must be dropped (all zeros, gradient zero)")
+            continue
+        kept = out != 0
+        scale = 1.0 / (1.0 - prob)
+        if not np.allclose(out[kept], x[kept] * scale, rtol=1e-12, atol=0):
+            bad = np.argwhere(kept & ~np.isclose(out, x * scale, rtol=1e-12, atol=0))[0]
+            raise CheckFailed(f"{label}: a kept element must be x / (1 − p): at {tuple(bad)} x = {x[tuple(bad)]:.6g}, got {out[tuple(bad)]:.6g}, expected {x[tuple(bad)] * scale:.6g}")
+        rate = 1.0 - kept.mean()
+        sigma = np.sqrt(prob * (1 - prob) / x.size)
+        if abs(rate - prob) > 6 * sigma:
+            raise CheckFailed(f"{label}: dropped {rate:.3f} of the elements, expected about {prob} (±{6 * sigma:.3f})")
+        want = np.where(kept, g * scale, 0.0)
+        if not np.allclose(grad, want, rtol=1e-12, atol=1e-15):
+            raise CheckFailed(f"{label}: the gradient must be g / (1 − p) where the element was kept and 0 where it was dropped")
+    first = outs["dropout(x, p=0.3)"][0]
+    if not np.array_equal(first, answers[-1].values[0].array):
+        raise CheckFailed("dropout after manual_seed(1234) gave a different mask the second time: draw the mask from minitorch's generator")
+
+
+# ---------------------------------------------------------------------------- 4.5
+
+
+TEXTCNN = {"vocab_size": 20, "embedding_dim": 6, "num_classes": 3, "kernel_sizes": (2, 3), "num_filters": 4, "dropout": 0.5, "padding_idx": 0}
+
+
+def _textcnn_state(ctx: CheckContext) -> dict[str, np.ndarray]:
+    """Random weights for every parameter, named and shaped as the reference names them."""
+    import minitorch  # the reference, imported by the parent
+
+    model = minitorch.nn.TextCNN(**TEXTCNN, backend=minitorch.SimpleBackend)
+    state = {}
+    for name, value in sorted(model.state_dict().items()):
+        arr = np.asarray(value)
+        state[name] = ctx.rng.standard_normal(arr.shape) * 0.5
+    return state
+
+
+@check("a4", "textcnn", kind="equivalence")
+def textcnn(ctx: CheckContext) -> None:
+    """TextCNN with given weights (eval mode, and training mode with dropout 0): logits and
+    every parameter's gradient, against the reference."""
+    state = _textcnn_state(ctx)
+    names = sorted(state)
+    tokens = ctx.rng.integers(1, TEXTCNN["vocab_size"], size=(3, 7)).astype(np.int64)
+    tokens[0, 5:] = 0  # padding
+    probes = []
+    for mode in ("eval", "train"):
+        kwargs = dict(TEXTCNN)
+        if mode == "train":
+            kwargs["dropout"] = 0.0
+        p = Probe(f"TextCNN({', '.join(f'{k}={v!r}' for k, v in kwargs.items())}) in {mode} mode on tokens (3, 7), then backward", {"tokens": tokens})
+        model = p.call("minitorch.nn.TextCNN", backend=p.get("minitorch.SimpleBackend"), **kwargs)
+        p.method(model, "load_state_dict", {k: state[k] for k in names})
+        p.method(model, "eval" if mode == "eval" else "train")
+        logits = p.call(model, p.tensor(tokens))
+        g = ctx.rng.standard_normal((3, TEXTCNN["num_classes"]))
+        p.method(logits, "backward", p.tensor(g))
+        params = p.method(model, "named_parameters")
+        p.returns(logits, p.project(params, [0]), p.project(params, [1, "value", "grad"]), names=["logits", "parameter names", "parameter gradients"])
+        probes.append(p)
+    ctx.equivalent(probes, Tol(rtol=1e-8, atol=1e-10))

@@ -1,0 +1,339 @@
+"""The check registry and what a check can do (parent side only).
+
+A hidden check is a function of a `CheckContext`, registered under the name that a
+manifest's ``checks = [...]`` uses::
+
+    @check("a0", "operators_forward", kind="equivalence")
+    def operators_forward(ctx: CheckContext) -> None:
+        ctx.equivalent([...probes...])
+
+It returns normally when the submission passes and raises `CheckFailed` (wrong answer) or
+`StudentError` (the student's code raised) otherwise; timeouts and a dying child surface as
+exceptions from the transport and are handled by `grader.run`.
+
+Kinds (all decided in the parent from raw numbers the child sends back):
+
+* equivalence — outputs (and gradients) against the reference on generated inputs;
+* gradient — central differences of the student's own forward against its backward,
+  with a random upstream gradient;
+* property — laws that must hold (broadcasting rules, shapes, error on bad input);
+* performance — the student's kernel time as a ratio to the reference's (A3).
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from .. import protocol
+from .probe import Answer, ErrorInfo, Probe, TensorVal, Tol, describe, diff, fmt_array, parse_answer
+
+KINDS = ("equivalence", "gradient", "property", "performance")
+
+
+class CheckFailed(Exception):
+    """The submission gave a wrong answer.
+
+    Args:
+        message: one line for the table (what went wrong, on which input).
+        details: the full feedback (inputs, expected, got).
+    """
+
+    def __init__(self, message: str, details: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class StudentError(Exception):
+    """The student's code raised an exception on a probe."""
+
+    def __init__(self, label: str, error: ErrorInfo, details: str = ""):
+        super().__init__(f"{label}: {error.type}")
+        self.label = label
+        self.error = error
+        self.details = details
+
+    @property
+    def not_implemented(self) -> bool:
+        return self.error.is_a("NotImplementedError")
+
+    @property
+    def message(self) -> str:
+        if self.not_implemented:
+            return f"not implemented yet ({self.error.message or 'NotImplementedError'})"
+        msg = self.error.message.splitlines()[0] if self.error.message else ""
+        return f"{self.error.type} in {self.label}" + (f": {msg}" if msg else "")
+
+
+class GraderBug(Exception):
+    """A check or probe is wrong (the reference itself failed where it must not)."""
+
+
+@dataclass(frozen=True)
+class Check:
+    stage: str
+    name: str
+    kind: str
+    fn: Callable[["CheckContext"], Optional[str]]
+    doc: str
+    timeout_scale: float = 1.0
+
+
+REGISTRY: dict[tuple[str, str], Check] = {}
+
+
+def check(stage: str, name: str, kind: str, timeout_scale: float = 1.0) -> Callable:
+    """Register a check function under (stage, name).
+
+    The function may return a string: the message shown when it passes (e.g. measured
+    speed ratios).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown check kind {kind!r}")
+
+    def register(fn: Callable[["CheckContext"], Optional[str]]) -> Callable[["CheckContext"], Optional[str]]:
+        key = (stage, name)
+        if key in REGISTRY:
+            raise ValueError(f"check {stage}/{name} registered twice")
+        REGISTRY[key] = Check(stage, name, kind, fn, (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "", timeout_scale)
+        return fn
+
+    return register
+
+
+def seed_of(stage: str, name: str) -> int:
+    """A fixed seed per check (same submission → same inputs → same score)."""
+    return zlib.crc32(f"{stage}/{name}".encode())
+
+
+class CheckContext:
+    """What a running check talks to.
+
+    Args:
+        check: the check being run.
+        run_child: sends programs to the child, returns decoded answers (raises on timeout
+            or a dead child).
+        reference: the reference `Executor` (runs programs in this process).
+        extra: stage-specific services (e.g. the reference child for timing).
+    """
+
+    def __init__(self, check: Check, run_child: Callable[[list[dict]], list[Any]], reference: Any, extra: Optional[dict] = None):
+        self.check = check
+        self._run_child = run_child
+        self._reference = reference
+        self.rng = np.random.default_rng(seed_of(check.stage, check.name))
+        self.extra = extra or {}
+        self.probes_sent = 0
+
+    # ---- running ------------------------------------------------------------------------
+
+    def child(self, probes: Sequence[Probe]) -> list[Answer]:
+        """Run probes in the student's process."""
+        programs = [p.program() for p in probes]
+        raw = self._run_child(programs)
+        self.probes_sent += len(programs)
+        if type(raw) is not list or len(raw) != len(programs):
+            raise protocol.ProtocolError("malformed answer: wrong number of answers")
+        return [parse_answer(r) for r in raw]
+
+    def timed_child(self, probes: Sequence[Probe]) -> tuple[list[Answer], float]:
+        """Run probes in the student's process; also return the round trip in seconds."""
+        start = time.perf_counter()
+        answers = self.child(probes)
+        return answers, time.perf_counter() - start
+
+    def timed_reference_child(self, probes: Sequence[Probe]) -> tuple[list[Answer], float]:
+        """Run probes in the reference child (the kit's minitorch in its own process, under
+        the same limits): the yardstick of performance checks."""
+        session = self.extra["reference_child"].get()
+        limits = self.extra["limits"]
+        programs = [p.program() for p in probes]
+        student = self.extra.get("session")
+        paused = student.pause() if student is not None else False  # it cannot slow the reference down
+        try:
+            start = time.perf_counter()
+            raw = session.batch(programs, time.monotonic() + limits.check_timeout * self.check.timeout_scale)
+            seconds = time.perf_counter() - start
+        finally:
+            if paused:
+                student.resume()
+        answers = [parse_answer(r) for r in raw]
+        for p, a in zip(probes, answers):
+            if a.error is not None:
+                raise GraderBug(f"the reference child failed on {p.label!r}: {a.error.format()}")
+        return answers, seconds
+
+    def reference(self, probes: Sequence[Probe]) -> list[Answer]:
+        """Run probes against the reference, in this process, through the same encoding."""
+        out = []
+        for p in probes:
+            raw = self._reference.run(p.program())
+            out.append(parse_answer(protocol.decode(protocol.encode(raw)[8:])))
+        return out
+
+    # ---- the common check shapes ----------------------------------------------------------
+
+    def equivalent(self, probes: Sequence[Probe], tol: Tol = Tol(), strict_bool: bool = True) -> None:
+        """Every probe must give what the reference gives (or raise what it raises).
+
+        Probes should be ordered smallest first: the first failing one is reported.
+        """
+        expected = self.reference(probes)
+        got = self.child(probes)
+        for p, e, g in zip(probes, expected, got):
+            compare_answer(p, e, g, tol, strict_bool)
+
+    def gradcheck(
+        self,
+        label: str,
+        build: Callable[[Probe, list[Any]], Any],
+        arrays: Sequence[np.ndarray],
+        backend: str = "simple",
+        epsilon: float = 1e-6,
+        tol: Tol = Tol(rtol=1e-4, atol=1e-5),
+        upstream: Optional[np.ndarray] = None,
+    ) -> None:
+        """Central differences of the student's forward against the student's backward.
+
+        ``build(p, tensors)`` adds the function's steps to probe `p` and returns the output
+        register. The upstream gradient g is random (so a backward that drops or mixes up
+        entries of g is caught); the loss is L(x) = Σ f(x) ⊙ g, and for every input element
+
+            ∂L/∂x_i ≈ (L(x + ε e_i) − L(x − ε e_i)) / 2ε
+
+        is computed here, in the parent, from the forward values the child returns.
+        """
+        arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
+        names = [f"x{k}" for k in range(len(arrays))]
+        inputs = dict(zip(names, arrays))
+        # forward once to learn the output's shape (from the student's own forward)
+        main = Probe(label, inputs)
+        ts = [main.tensor(a, requires_grad=True, backend=backend) for a in arrays]
+        out = build(main, ts)
+        main.returns(out)
+        (first,) = self.child([main])
+        if first.error:
+            raise StudentError(label, first.error, inputs_text(inputs))
+        (out_val,) = first.values
+        if not isinstance(out_val, TensorVal):
+            raise CheckFailed(f"{label}: forward returned {describe(out_val)[:80]}, not a Tensor", inputs_text(inputs))
+        g = upstream if upstream is not None else self.rng.standard_normal(out_val.array.shape)
+        g = np.asarray(g, dtype=np.float64).reshape(out_val.array.shape)
+
+        probes = []
+        bw = Probe(label, inputs)
+        ts = [bw.tensor(a, requires_grad=True, backend=backend) for a in arrays]
+        out = build(bw, ts)
+        bw.method(out, "backward", bw.tensor(g, backend=backend))
+        bw.returns(out, *[bw.attr(t, "grad") for t in ts])
+        probes.append(bw)
+        index = []
+        for k, a in enumerate(arrays):
+            for idx in np.ndindex(*a.shape):
+                for sign in (+1, -1):
+                    pert = [x.copy() for x in arrays]
+                    pert[k][idx] += sign * epsilon
+                    p = Probe(label)
+                    ts = [p.tensor(x, backend=backend) for x in pert]
+                    p.returns(build(p, ts))
+                    probes.append(p)
+                index.append((k, idx))
+        answers = self.child(probes)
+        if answers[0].error:
+            raise StudentError(f"backward of {label}", answers[0].error, inputs_text(inputs) + f"\nupstream gradient g = {fmt_array(g)}")
+        values = answers[0].values
+        grads = values[1:]
+        numeric = [np.zeros_like(a) for a in arrays]
+        for j, (k, idx) in enumerate(index):
+            up, down = answers[1 + 2 * j], answers[2 + 2 * j]
+            for ans in (up, down):
+                if ans.error:
+                    raise StudentError(label, ans.error, inputs_text(inputs))
+                if not isinstance(ans.values[0], TensorVal) or ans.values[0].array.shape != g.shape:
+                    raise CheckFailed(f"{label}: forward gave {describe(ans.values[0])[:80]} on a perturbed input", inputs_text(inputs))
+            lp = float(np.sum(up.values[0].array.astype(np.float64) * g))
+            lm = float(np.sum(down.values[0].array.astype(np.float64) * g))
+            numeric[k][idx] = (lp - lm) / (2 * epsilon)
+        for k, (a, got) in enumerate(zip(arrays, grads)):
+            details = inputs_text(inputs) + f"\nupstream gradient g = {fmt_array(g)}"
+            if got is None:
+                raise CheckFailed(f"{label}: input {names[k]} (shape {a.shape}) received no gradient (.grad is None)", details)
+            if not isinstance(got, TensorVal):
+                raise CheckFailed(f"{label}: .grad of {names[k]} is {describe(got)[:80]}, not a Tensor", details)
+            if got.array.shape != a.shape:
+                raise CheckFailed(f"{label}: .grad of {names[k]} has shape {got.array.shape}, the input has shape {a.shape}", details)
+            d = diff(TensorVal(numeric[k]), TensorVal(got.array.astype(np.float64)), tol)
+            if d:
+                raise CheckFailed(
+                    f"{label}: backward disagrees with central differences of your forward for {names[k]}: {d}",
+                    details + f"\ncentral differences: {fmt_array(numeric[k])}\nyour backward:       {fmt_array(got.array)}",
+                )
+
+
+def inputs_text(inputs: dict[str, Any]) -> str:
+    lines = []
+    for k, v in inputs.items():
+        if isinstance(v, np.ndarray):
+            lines.append(f"{k} = {fmt_array(v)}  (shape {v.shape}, {v.dtype})")
+        else:
+            lines.append(f"{k} = {v!r}")
+    return "\n".join(lines)
+
+
+def _join(*parts: str) -> str:
+    return "\n".join(p for p in parts if p)
+
+
+def compare_answer(p: Probe, expected: Answer, got: Answer, tol: Tol = Tol(), strict_bool: bool = True) -> None:
+    """Raise CheckFailed / StudentError when `got` does not match `expected` for probe `p`."""
+    inputs = inputs_text(p.inputs)
+    if expected.error is not None:
+        if not p.expect_error:
+            raise GraderBug(f"the reference raised on probe {p.label!r}: {expected.error.format()}")
+        if got.error is None:
+            raise CheckFailed(
+                f"{p.label}: expected {expected.error.type}, but no error was raised",
+                _join(inputs, f"expected an exception of type {expected.error.type} ({expected.error.message})",
+                      f"got: {describe(got.values[0]) if got.values else 'nothing'}"),
+            )
+        if got.error.is_a(expected.error.type):
+            return
+        if got.error.is_a("NotImplementedError"):
+            raise StudentError(p.label, got.error, inputs)
+        raise CheckFailed(
+            f"{p.label}: expected {expected.error.type}, got {got.error.type}",
+            _join(inputs, got.error.format()),
+        )
+    if got.error is not None:
+        raise StudentError(p.label, got.error, inputs)
+    for name, e, g in zip(p.output_names, expected.values, got.values):
+        d = diff(e, g, tol, strict_bool)
+        if d:
+            what = f" ({name})" if len(p.output_names) > 1 else ""
+            raise CheckFailed(
+                f"{p.label}{what}: {d}",
+                _join(inputs, f"expected{what}: {describe(e)}", f"got{what}:      {describe(g)}"),
+            )
+
+
+def run_check(check: Check, ctx: CheckContext) -> None:
+    """Run one check (exceptions propagate to the caller)."""
+    check.fn(ctx)
+
+
+__all__ = [
+    "Check",
+    "CheckContext",
+    "CheckFailed",
+    "GraderBug",
+    "REGISTRY",
+    "StudentError",
+    "check",
+    "compare_answer",
+    "seed_of",
+]

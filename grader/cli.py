@@ -1,0 +1,139 @@
+"""The `grader` command: `grader run`, `grader check`, `grader release`.
+
+    grader run SUBMISSION -a a1 [--task 1.3] [--json results.json] [--junit junit.xml]
+               [--fail-under 80] [--isolate] [--timeout 60]
+    grader check [-a a1]
+    grader release a1 -o out/a1 [--force]
+
+Exit status: 0 when grading completed (whatever the score); 1 when --fail-under is given
+and the score is below it (`grader check`: an invariant does not hold); 2 when grading
+itself failed (bad arguments, a broken check, the reference failing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional
+
+RUN_HELP = """\
+Grade SUBMISSION (a directory or a zip holding minitorch/) for one stage.
+
+Student code runs only in a child process (clean environment, temporary directory,
+address-space limit, per-check timeout); the hidden checks and the reference stay in
+this process, which compares the numbers the child sends back. The table shows each
+task's points, status (passed / failed / error / timeout) and a short message; the
+feedback below it has the smallest failing input, expected vs got, your traceback lines
+and the task's hint. A task's points are shared equally among its checks.
+
+--isolate grades each task in a tree where the stage's OTHER tasks hold the reference
+solution, so one broken task cannot break the others. This puts the reference code of the
+stage's other tasks within the child's reach: use it for diagnosis and `grader check`, not
+for grading submissions you do not trust.
+"""
+
+
+def _run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from .report import print_report, write_json, write_junit
+    from .run import Limits, TaskResult, grade
+
+    console = Console(stderr=False)
+    sub = Path(args.submission)
+    if not sub.exists():
+        console.print(f"[red]grader run: {sub} does not exist[/red]")
+        return 2
+    limits = Limits()
+    if args.timeout:
+        limits = replace(limits, check_timeout=args.timeout)
+    if args.memory is not None:
+        limits = replace(limits, mem_mb=args.memory)
+    progress = Console(stderr=True)
+
+    def show(row: TaskResult) -> None:
+        progress.print(f"[dim]  graded {row.id}: {row.status} ({row.seconds:.1f} s)[/dim]")
+
+    try:
+        result = grade(sub, args.assignment, task=args.task, isolate=args.isolate, limits=limits,
+                       notebooks=not args.no_notebooks, progress=None if args.quiet else show)
+    except (ValueError, KeyError) as exc:  # unknown stage or task, bad manifest
+        console.print(f"[red]grader run: {exc}[/red]")
+        return 2
+    except Exception as exc:  # noqa: BLE001 - grading itself failed: say so, exit 2
+        console.print(f"[bold red]grader run: grading failed: {type(exc).__name__}: {exc}[/bold red]")
+        return 2
+    print_report(result, console, feedback=not args.quiet)
+    if args.json:
+        write_json(result, args.json)
+    if args.junit:
+        write_junit(result, args.junit)
+    if result.grader_errors:
+        return 2
+    if args.fail_under is not None and result.max_score > 0:
+        if 100.0 * result.score / result.max_score < args.fail_under:
+            console.print(f"[red]score {100.0 * result.score / result.max_score:.1f} % is below --fail-under {args.fail_under:g} %[/red]")
+            return 1
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .check import main as check_main
+
+    return check_main(stages=[args.assignment] if args.assignment else None, timeout=args.timeout)
+
+
+def _release(args: argparse.Namespace) -> int:
+    from .release import release
+
+    try:
+        res = release(args.stage, Path(args.out), force=args.force)
+    except Exception as exc:  # noqa: BLE001 - report and fail
+        print(f"grader release: {exc}", file=sys.stderr)
+        return 2
+    print(f"released {res.stage} to {res.out_dir}: {len(res.files)} files; stubs for tasks {', '.join(res.stubbed)}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grader", description="Release, grade and self-check the minitorch assignments.")
+    subs = parser.add_subparsers(dest="command", required=True)
+
+    run = subs.add_parser("run", help="grade a submission", description=RUN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("submission", help="directory or zip with the student's minitorch/")
+    run.add_argument("-a", "--assignment", required=True, help="stage id: a0, a1, …")
+    run.add_argument("--task", help="grade only this task (e.g. 1.3)")
+    run.add_argument("--json", metavar="FILE", help="write Gradescope results.json here")
+    run.add_argument("--junit", metavar="FILE", help="write JUnit XML here")
+    run.add_argument("--fail-under", type=float, metavar="N", help="exit 1 when the score is below N percent of the maximum")
+    run.add_argument("--isolate", action="store_true", help="grade each task with the reference for the stage's other tasks (exposes that reference code to the child; see above)")
+    run.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per check (default 60)")
+    run.add_argument("--memory", type=int, metavar="MIB", help="address-space limit of the child in MiB (default 4096; 0 = none)")
+    run.add_argument("--no-notebooks", action="store_true", help="skip the stage's notebooks")
+    run.add_argument("-q", "--quiet", action="store_true", help="only the table, no per-task feedback")
+    run.set_defaults(func=_run)
+
+    chk = subs.add_parser("check", help="prove the grading invariants on the reference and a fresh release",
+                          description="For every stage (or -a STAGE): the reference scores full marks; a fresh release "
+                                      "scores zero on its own stage; breaking one task's fence costs exactly that task's points.")
+    chk.add_argument("-a", "--assignment", help="only this stage")
+    chk.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per check")
+    chk.set_defaults(func=_check)
+
+    rel = subs.add_parser("release", help="write a student starter repository for a stage")
+    rel.add_argument("stage", help="stage id: a0, a1, …")
+    rel.add_argument("-o", "--out", required=True, help="output directory")
+    rel.add_argument("--force", action="store_true", help="replace an earlier release there")
+    rel.set_defaults(func=_release)
+    return parser
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

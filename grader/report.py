@@ -1,0 +1,174 @@
+"""Reports of a grading run: a rich table, Gradescope's results.json, JUnit XML.
+
+All three are made from a `GradeResult` by the parent after every child process is gone;
+files are written atomically (a temporary file in the same directory, then a rename), so a
+reader never sees half a report and nothing a child wrote at that path survives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any, Optional
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .run import GradeResult, TaskResult
+
+STATUS_STYLE = {"passed": "bold green", "failed": "bold red", "error": "bold magenta", "timeout": "bold yellow"}
+
+
+def _fmt(points: float) -> str:
+    return f"{points:.2f}".rstrip("0").rstrip(".")
+
+
+def _name(row: TaskResult) -> str:
+    return f"Task {row.id}: {row.title}" if row.kind == "task" else f"Notebook: {row.title}"
+
+
+# --------------------------------------------------------------------------- terminal
+
+
+def print_report(result: GradeResult, console: Optional[Console] = None, feedback: bool = True) -> None:
+    """The table (task, title, points, status, message, total) and, below it, the feedback
+    of every task that did not pass."""
+    console = console or Console()
+    iso = " (isolated tasks)" if result.isolate else ""
+    table = Table(
+        title=f"{result.stage.upper()} · {result.title}{iso}",
+        caption=f"{result.submission} · graded in {result.seconds:.1f} s",
+        box=box.SIMPLE_HEAVY,
+        show_footer=True,
+    )
+    pct = 100.0 * result.score / result.max_score if result.max_score else 0.0
+    table.add_column("task", footer="total")
+    table.add_column("title")
+    table.add_column("points", justify="right", footer=f"{_fmt(result.score)} / {_fmt(result.max_score)}")
+    table.add_column("status", footer=f"{pct:.0f} %")
+    table.add_column("message", overflow="fold", max_width=70)
+    for row in result.tasks:
+        table.add_row(
+            row.id if row.kind == "task" else "notebook",
+            row.title,
+            f"{_fmt(row.score)} / {_fmt(row.max_points)}",
+            Text(row.status, style=STATUS_STYLE.get(row.status, "")),
+            _short(row.message, 140),
+        )
+    console.print(table)
+    if feedback:
+        for row in result.tasks:
+            if row.status != "passed" and row.feedback:
+                console.print(Text(f"── {_name(row)} ({row.status})", style=STATUS_STYLE.get(row.status, "bold")))
+                console.print(Text(_short_lines(row.feedback, 40)))
+    for p in result.problems:
+        console.print(Text(f"note: {p}", style="yellow"))
+    for e in result.grader_errors:
+        console.print(Text(f"GRADER ERROR: {e}", style="bold red"))
+
+
+def _short(text: str, limit: int) -> str:
+    text = text.splitlines()[0] if text else ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _short_lines(text: str, limit: int) -> str:
+    lines = text.splitlines()
+    if len(lines) <= limit:
+        return text
+    return "\n".join(lines[:limit] + [f"… ({len(lines) - limit} more lines in results.json)"])
+
+
+# --------------------------------------------------------------------------- files
+
+
+def gradescope(result: GradeResult) -> dict[str, Any]:
+    """results.json in Gradescope's autograder schema."""
+    tests = []
+    for row in result.tasks:
+        tests.append({
+            "name": _name(row),
+            "number": row.id if row.kind == "task" else row.id.removeprefix("nb:"),
+            "score": row.score,
+            "max_score": row.max_points,
+            "status": "passed" if row.status == "passed" else "failed",
+            "output": f"{row.status}: {row.message}" + (f"\n\n{row.feedback}" if row.feedback else ""),
+            "visibility": "visible",
+            "extra_data": {"status": row.status, "seconds": round(row.seconds, 3)},
+        })
+    output = f"{result.stage.upper()} · {result.title}: {_fmt(result.score)} / {_fmt(result.max_score)}"
+    if result.problems:
+        output += "\n\nProblems with the submission:\n" + "\n".join(f"- {p}" for p in result.problems)
+    if result.grader_errors:
+        output += "\n\nGrading failed for some checks (not your fault; the staff has been told)."
+    return {
+        "score": result.score,
+        "execution_time": round(result.seconds, 3),
+        "output": output,
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def junit(result: GradeResult) -> bytes:
+    """JUnit XML: one testcase per task; failed → <failure>, error/timeout → <error>."""
+    suite = ET.Element(
+        "testsuite",
+        name=f"grader.{result.stage}",
+        tests=str(len(result.tasks)),
+        failures=str(sum(r.status == "failed" for r in result.tasks)),
+        errors=str(sum(r.status in ("error", "timeout") for r in result.tasks)),
+        time=f"{result.seconds:.3f}",
+    )
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="score", value=_fmt(result.score))
+    ET.SubElement(props, "property", name="max_score", value=_fmt(result.max_score))
+    for row in result.tasks:
+        case = ET.SubElement(suite, "testcase", classname=f"grader.{result.stage}", name=_name(row), time=f"{row.seconds:.3f}")
+        if row.status == "failed":
+            el = ET.SubElement(case, "failure", message=_short(row.message, 300), type="failed")
+            el.text = row.feedback
+        elif row.status in ("error", "timeout"):
+            el = ET.SubElement(case, "error", message=_short(row.message, 300), type=row.status)
+            el.text = row.feedback
+        out = ET.SubElement(case, "system-out")
+        out.text = f"score {_fmt(row.score)} / {_fmt(row.max_points)}"
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def write_atomic(path: Path | str, data: bytes | str) -> None:
+    """Write `data` to `path` via a temporary file in the same directory and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_json(result: GradeResult, path: Path | str) -> None:
+    write_atomic(path, json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n")
+
+
+def write_junit(result: GradeResult, path: Path | str) -> None:
+    write_atomic(path, junit(result))

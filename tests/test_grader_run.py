@@ -1,0 +1,310 @@
+"""`grader run`: the wire protocol, answer validation, comparisons, grading end to end,
+reports and the command line."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import protocol
+from grader.checks.probe import (
+    ArrayVal,
+    BadTensor,
+    ObjectVal,
+    TensorVal,
+    Tol,
+    diff,
+    parse_answer,
+    parse_value,
+)
+from grader.cli import main
+from grader.examples.make_examples import HERE as EXAMPLES, examples, write_submission
+from grader.report import gradescope, junit, write_atomic
+from grader.run import Limits, grade
+
+pytestmark = pytest.mark.grader
+
+FAST = Limits(check_timeout=20, start_timeout=60)
+
+
+def _roundtrip(value):
+    return protocol.decode(protocol.encode(value)[8:])
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+def test_protocol_roundtrip_plain_values_and_arrays() -> None:
+    value = {"a": [1, 2.5, None, True, "s", float("nan"), float("inf")],
+             "x": np.arange(6, dtype=np.float32).reshape(2, 3), "i": np.array([1, -2], dtype=np.int64),
+             "b": np.array([[True, False]]), "e": np.zeros((0, 3))}
+    back = _roundtrip(value)
+    assert back["a"][:5] == [1, 2.5, None, True, "s"] and np.isnan(back["a"][5]) and back["a"][6] == np.inf
+    for key in ("x", "i", "b", "e"):
+        assert type(back[key]) is np.ndarray
+        assert back[key].dtype == value[key].dtype and back[key].shape == value[key].shape
+        np.testing.assert_array_equal(back[key], value[key])
+    assert back["x"].flags.writeable
+
+
+def test_protocol_turns_a_numpy_subclass_into_a_plain_array() -> None:
+    class Liar(np.ndarray):
+        def __eq__(self, other):  # noqa: ANN001
+            return True
+
+    arr = np.arange(3.0).view(Liar)
+    back = _roundtrip({"v": arr})["v"]
+    assert type(back) is np.ndarray
+    assert not np.array_equal(back, np.zeros(3))
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        {"body": {"__kind__": "ndarray", "blob": 0, "dtype": "|O", "shape": [1]}, "blobs": [8]},  # object dtype
+        {"body": {"__kind__": "ndarray", "blob": 0, "dtype": "<f8", "shape": [3]}, "blobs": [8]},  # size mismatch
+        {"body": {"__kind__": "ndarray", "blob": 0, "dtype": "<f8", "shape": [-1]}, "blobs": [8]},  # negative
+        {"body": {"__kind__": "ndarray", "blob": 5, "dtype": "<f8", "shape": [1]}, "blobs": [8]},  # missing blob
+        {"body": 1, "blobs": [8], "extra": 1},  # unknown key
+    ],
+)
+def test_protocol_refuses_malformed_frames(header: dict) -> None:
+    head = json.dumps(header).encode()
+    frame = protocol._HEADER.pack(len(head)) + head + b"\0" * 8
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode(frame)
+
+
+def test_protocol_refuses_trailing_bytes_and_huge_frames() -> None:
+    frame = protocol.encode([1, 2])[8:]
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode(frame + b"x")
+    a, b = socket.socketpair()
+    try:
+        a.sendall(protocol._TOTAL.pack(protocol.MAX_FRAME + 1))
+        with pytest.raises(protocol.ProtocolError):
+            protocol.recv(b, time.monotonic() + 5)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_protocol_recv_times_out_and_notices_a_closed_peer() -> None:
+    a, b = socket.socketpair()
+    start = time.monotonic()
+    with pytest.raises(protocol.ChannelTimeout):
+        protocol.recv(b, time.monotonic() + 0.2)
+    assert time.monotonic() - start < 5
+    a.close()
+    with pytest.raises(protocol.ChannelClosed):
+        protocol.recv(b, time.monotonic() + 5)
+    b.close()
+
+
+def test_answers_are_validated_field_by_field() -> None:
+    good = _roundtrip({"ok": [{"__kind__": "tensor", "array": np.ones(2), "requires_grad": False}, 1.5]})
+    ans = parse_answer(good)
+    assert isinstance(ans.values[0], TensorVal) and ans.values[1] == 1.5
+    for bad in (
+        {"ok": [{"__kind__": "tensor", "array": [1.0, 2.0], "requires_grad": False}]},  # array is a list
+        {"ok": [{"__kind__": "martian"}]},
+        {"ok": [{"no": "tag"}]},
+        {"ok": "not a list"},
+        {"ok": [], "error": {}},
+    ):
+        with pytest.raises(protocol.ProtocolError):
+            parse_answer(_roundtrip(bad))
+    assert parse_value({"__kind__": "object", "type": "x.Y", "repr": "r"}) == ObjectVal("x.Y", "r")
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def test_diff_checks_type_then_dtype_then_shape_then_values() -> None:
+    e = TensorVal(np.array([1.0, 2.0]))
+    assert diff(e, TensorVal(np.array([1.0, 2.0]))) is None
+    assert "expected a Tensor" in diff(e, ArrayVal(np.array([1.0, 2.0]), "numpy.ndarray"))
+    assert "broken Tensor" in diff(e, BadTensor("no storage"))
+    assert "dtype float32" in diff(e, TensorVal(np.array([1.0, 2.0], dtype=np.float32)))
+    assert "shape (2, 1)" in diff(e, TensorVal(np.array([[1.0], [2.0]])))
+    assert "index (1,)" in diff(e, TensorVal(np.array([1.0, 2.1])))
+    assert "subclass" in diff(ArrayVal(np.ones(2), "numpy.ndarray"), ArrayVal(np.ones(2), "x.Sub"))
+    assert "expected a number" in diff(1.0, ObjectVal("x.AlwaysEqual"))
+
+
+def test_diff_nan_and_inf() -> None:
+    assert "got nan" in diff(1.0, float("nan"))
+    assert diff(float("nan"), float("nan")) is None
+    assert "got 1" in diff(float("nan"), 1.0)
+    assert diff(float("inf"), float("inf")) is None
+    assert "got -inf" in diff(float("inf"), float("-inf"))
+    assert "got inf" in diff(1e308, float("inf"))
+    assert diff(1.0, 1.0 + 1e-9, Tol(rtol=1e-6)) is None
+
+
+def test_diff_bools_and_sequences() -> None:
+    assert diff(True, True) is None
+    assert "expected True" in diff(True, 1.0)
+    assert diff([1.0, (2, 3)], (1.0, [2, 3])) is None
+    assert "expected 2 items" in diff([1, 2], [1])
+
+
+# --------------------------------------------------------------------------- grading
+
+
+def test_reference_scores_full_marks_and_a_release_zero(tmp_path: Path) -> None:
+    from grader.manifest import repo_root
+    from grader.release import release
+
+    full = grade(repo_root(), "a0", limits=FAST)
+    assert full.score == full.max_score == 100 and not full.grader_errors
+    release("a0", tmp_path / "rel")
+    zero = grade(tmp_path / "rel", "a0", limits=FAST)
+    assert zero.score == 0 and {r.status for r in zero.tasks} == {"error"}
+    assert all(r.message.startswith("not implemented yet") for r in zero.tasks)
+
+
+def test_two_wrong_example_is_graded_with_feedback() -> None:
+    result = grade(EXAMPLES / "a1-two-wrong", "a1", limits=FAST, notebooks=False)
+    scores = {r.id: (r.status, r.score) for r in result.tasks}
+    assert scores == {"1.1": ("failed", 0), "1.2": ("passed", 20), "1.3": ("failed", 0), "1.4": ("passed", 25)}
+    r11 = result.tasks[0]
+    assert "central_difference(operators." in r11.message and "expected" in r11.message and "got" in r11.message
+    assert "Hint: f'(x)" in r11.feedback
+    r13 = result.tasks[2]
+    assert "Log.backward" in r13.message
+    assert "central difference" in r13.feedback  # the gradient check's evidence
+
+
+def test_grading_is_deterministic() -> None:
+    def summary():
+        res = grade(EXAMPLES / "a1-two-wrong", "a1", limits=FAST, notebooks=False)
+        return [(r.id, r.score, r.status, r.message, r.feedback) for r in res.tasks]
+
+    assert summary() == summary()
+
+
+def test_task_option_grades_one_task() -> None:
+    result = grade(EXAMPLES / "a1-two-wrong", "a1", task="1.2", limits=FAST, notebooks=False)
+    assert [r.id for r in result.tasks] == ["1.2"] and result.max_score == 20
+    with pytest.raises(ValueError, match="no task"):
+        grade(EXAMPLES / "a1-two-wrong", "a1", task="9.9", limits=FAST)
+
+
+def test_isolate_grades_each_task_with_the_reference_for_the_others(tmp_path: Path) -> None:
+    # 1.2 left as a stub: the checks of 1.3 call Log.forward (1.2) and fail without
+    # isolation; isolated, 1.3 is graded against the reference 1.2.
+    stub = 'raise NotImplementedError("Task 1.2")'
+    sub = write_submission(tmp_path / "sub", "a1", {("1.2", f"{cls}.forward"): stub for cls in ("Add", "Mul", "Neg", "Inv", "Log", "Exp", "Sigmoid", "ReLU", "LT", "EQ")})
+    plain = grade(sub, "a1", limits=FAST, notebooks=False)
+    isolated = grade(sub, "a1", isolate=True, limits=FAST, notebooks=False)
+    assert {r.id: r.score for r in plain.tasks}["1.3"] == 0
+    assert {r.id: r.score for r in isolated.tasks} == {"1.1": 10, "1.2": 0, "1.3": 30, "1.4": 25}
+    assert isolated.isolate
+
+
+def test_a_zip_submission_is_graded(tmp_path: Path) -> None:
+    import zipfile
+
+    archive = tmp_path / "sub.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for path in sorted((EXAMPLES / "a1-two-wrong" / "minitorch").glob("*.py")):
+            zf.write(path, f"my-repo/minitorch/{path.name}")  # a GitHub zip nests one folder
+    result = grade(archive, "a1", limits=FAST, notebooks=False)
+    assert result.score == 45
+
+
+def test_notebook_points_are_merged() -> None:
+    result = grade(EXAMPLES / "a1-complete", "a1", limits=Limits(check_timeout=20, notebook_timeout=240))
+    nb = [r for r in result.tasks if r.kind == "notebook"]
+    assert len(nb) == 1 and nb[0].score == nb[0].max_points == 15 and nb[0].status == "passed"
+    assert result.score == result.max_score == 100
+
+
+def test_examples_match_their_generator() -> None:
+    for name, files in examples().items():
+        on_disk = {p.relative_to(EXAMPLES / name).as_posix(): p.read_text(encoding="utf-8") for p in (EXAMPLES / name).rglob("*") if p.is_file()}
+        assert on_disk == files, f"grader/examples/{name} is stale: run python -m grader.examples.make_examples"
+
+
+# --------------------------------------------------------------------------- reports and CLI
+
+
+def test_reports_follow_the_gradescope_and_junit_schemas(tmp_path: Path) -> None:
+    out_json, out_xml = tmp_path / "r" / "results.json", tmp_path / "r" / "junit.xml"
+    code = main(["run", str(EXAMPLES / "a1-two-wrong"), "-a", "a1", "--json", str(out_json), "--junit", str(out_xml), "--no-notebooks", "-q"])
+    assert code == 0
+    data = json.loads(out_json.read_text())
+    assert data["score"] == 45 and isinstance(data["execution_time"], float) and isinstance(data["output"], str)
+    assert [t["number"] for t in data["tests"]] == ["1.1", "1.2", "1.3", "1.4"]
+    for t in data["tests"]:
+        assert set(t) >= {"name", "number", "score", "max_score", "status", "output", "visibility"}
+        assert t["status"] in ("passed", "failed") and t["visibility"] == "visible"
+    assert sum(t["score"] for t in data["tests"]) == data["score"]
+    suite = ET.parse(out_xml).getroot().find("testsuite")
+    assert suite.get("tests") == "4" and suite.get("failures") == "2" and suite.get("errors") == "0"
+    failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert failed == ["Task 1.1: Central difference", "Task 1.3: Chain rule"]
+    assert not list(tmp_path.glob("r/.*.tmp"))  # no temporary files left behind
+
+
+def test_exit_codes(tmp_path: Path) -> None:
+    args = ["run", str(EXAMPLES / "a1-two-wrong"), "-a", "a1", "--no-notebooks", "-q"]
+    assert main(args + ["--fail-under", "50"]) == 0  # 45 / 85 = 53 %
+    assert main(args + ["--fail-under", "60"]) == 1
+    assert main(["run", str(tmp_path / "missing"), "-a", "a1"]) == 2
+    assert main(["run", str(EXAMPLES / "a1-two-wrong"), "-a", "a9"]) == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["run"])
+    assert exc.value.code == 2
+
+
+def test_write_atomic_replaces_whole_files(tmp_path: Path) -> None:
+    target = tmp_path / "results.json"
+    target.write_text("old and longer content")
+    write_atomic(target, "new")
+    assert target.read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+def test_report_builders_without_files() -> None:
+    from grader.run import GradeResult, TaskResult
+
+    res = GradeResult("a9", "T", "sub", [TaskResult("9.1", "t", 10, 5, "failed", "m", "fb"),
+                                          TaskResult("nb:x.ipynb", "nb", 5, 5, "passed", "ok", kind="notebook")], 1.0)
+    data = gradescope(res)
+    assert data["score"] == 10 and [t["number"] for t in data["tests"]] == ["9.1", "x.ipynb"]
+    root = ET.fromstring(junit(res))
+    assert root.find("testsuite").get("failures") == "1"
+
+
+# --------------------------------------------------------------------------- the child process
+
+
+def test_the_child_imports_its_own_tree_and_only_it(tmp_path: Path) -> None:
+    from grader.release import build_child_tree
+    from grader.run import ChildStartFailed, Session
+
+    tree = tmp_path / "tree"
+    build_child_tree("a1", EXAMPLES / "a1-complete", tree)  # operators (A0): the reference
+    session = Session(tree, tmp_path, FAST)
+    try:
+        child = session.ensure()
+        assert child.hello["minitorch"] == "minitorch/__init__.py"  # inside its tree
+        answers = session.batch([{"steps": [["get", {"path": "minitorch.operators.mul"}], ["call", {"fn": {"$": 0}, "args": [2.0, 3.0]}]], "returns": [1]}], time.monotonic() + 30)
+        assert answers == [{"ok": [6.0]}]
+    finally:
+        session.close()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (tmp_path / "s2").mkdir()
+    bare = Session(empty, tmp_path / "s2", FAST)  # no minitorch/: the kit's copy is not reachable
+    with pytest.raises(ChildStartFailed, match="does not import"):
+        bare.ensure()
+    bare.close()
