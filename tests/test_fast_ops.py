@@ -1,0 +1,503 @@
+"""Tasks 3.1 (parallel map / zip / reduce) and 3.2 (parallel matmul): the fast CPU backend.
+
+Every fast kernel is compared with the simple backend and with NumPy on generated tensors,
+in float64 and float32 (and int64 where an op makes sense for integers). Each kernel has
+several loops, and the tests reach all of them:
+
+* map / zip: the *general* loop of the task (operands not aligned with the output, whose
+  last dimension is shorter than `ROW_MIN`: what the generated shapes give), the *rows*
+  fast path (a longer last dimension) and the *flat* fast path (aligned dense layouts, a
+  scalar operand) — `test_every_elementwise_path` asserts which path each case takes;
+* reduce: the general loop (permuted input) and the contiguous fast path;
+* matmul: `tensor_matmul_parallel` (task 3.2) and `tensor_matmul_tiled` are both run on
+  every layout: odd sizes that cut 8 × 16 tiles, 1 × 1, broadcast batches, transposed and
+  strided operands.
+
+Gradients flow through the fast backend: central differences with a random upstream
+gradient, and equality with PyTorch in float64.
+
+Compile time: every (scalar function, dtypes) pair is one kernel to compile (about 1–3 s
+the first time, then loaded from Numba's cache), so the tests reuse a small set of them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minitorch
+from minitorch import fast_ops, operators
+from minitorch.tensor_data import TensorData
+from minitorch.testing import grad_check
+from tensor_strategies import Drawn, broadcastable_pair, tensors, to_minitorch
+
+FAST = minitorch.FastBackend
+SIMPLE = minitorch.SimpleBackend
+CHECK = settings(max_examples=10, deadline=None)
+DTYPES = [np.float64, np.float32]
+
+
+def tol(dtype: type, terms: int = 1) -> dict[str, float]:
+    """Tolerances for results that may sum `terms` values in another order than NumPy."""
+    if np.dtype(dtype) == np.float32:
+        return dict(rtol=2e-5, atol=2e-6 * terms)
+    return dict(rtol=1e-10, atol=1e-12 * terms)
+
+
+def same(x: np.ndarray) -> np.ndarray:
+    return x
+
+
+def positive(x: np.ndarray) -> np.ndarray:
+    return np.abs(x) + 0.5
+
+
+def away_from_zero(x: np.ndarray) -> np.ndarray:
+    return np.sign(x + 1e-12) * (np.abs(x) + 0.5)
+
+
+# name of the backend op: (NumPy equivalent, input domain)
+MAPS: dict[str, tuple[Callable, Callable]] = {
+    "neg_map": (np.negative, same),
+    "sigmoid_map": (lambda x: 1 / (1 + np.exp(-x)), same),
+    "relu_map": (lambda x: np.maximum(x, 0), same),
+    "log_map": (np.log, positive),
+    "exp_map": (np.exp, same),
+    "id_map": (lambda x: x, same),
+    "inv_map": (lambda x: 1 / x, away_from_zero),
+    "tanh_map": (np.tanh, same),
+}
+
+# name of the backend op: (NumPy equivalent, domain of the first, of the second operand)
+ZIPS: dict[str, tuple[Callable, Callable, Callable]] = {
+    "add_zip": (np.add, same, same),
+    "mul_zip": (np.multiply, same, same),
+    "lt_zip": (lambda a, b: (a < b) * 1.0, same, same),
+    "eq_zip": (lambda a, b: (a == b) * 1.0, same, same),
+    "is_close_zip": (lambda a, b: (np.abs(a - b) < 1e-2) * 1.0, same, same),
+    "relu_back_zip": (lambda a, b: (a > 0) * b, same, same),
+    "log_back_zip": (lambda a, b: b / a, positive, same),
+    "inv_back_zip": (lambda a, b: -b / (a * a), away_from_zero, same),
+    "pow_zip": (np.power, positive, same),
+}
+
+REDUCES: dict[str, Callable] = {"add_reduce": np.sum, "mul_reduce": np.prod, "max_reduce": np.max}
+
+
+def both(d: Drawn, dtype: type, domain: Callable = same) -> tuple[minitorch.Tensor, minitorch.Tensor]:
+    """The drawn values on the fast and on the simple backend, in the drawn layout."""
+    array = domain(d.array).astype(dtype)
+    return to_minitorch(array, d.order, FAST), to_minitorch(array, d.order, SIMPLE)
+
+
+def check_close(got: minitorch.Tensor, expected: np.ndarray, dtype: type, what: str, terms: int = 1) -> None:
+    assert got.shape == expected.shape, f"{what}: shape {got.shape}, expected {expected.shape}"
+    assert got.dtype == np.dtype(dtype), f"{what}: dtype {got.dtype}, expected {np.dtype(dtype)}"
+    np.testing.assert_allclose(got.numpy(), expected, **tol(dtype, terms), err_msg=what)
+
+
+def layout(shape: tuple[int, ...], order: tuple[int, ...], dtype: type = np.float64,
+           values: np.ndarray | None = None, seed: int = 0) -> TensorData:
+    """A TensorData of `shape` whose storage holds the dimensions in `order` (a permuted,
+    non-contiguous layout unless order is the identity); random values unless given."""
+    if values is None:
+        values = np.random.default_rng(seed).standard_normal(shape)
+    values = np.asarray(values, dtype=dtype).reshape(shape)
+    base = values.transpose(order).copy(order="C")
+    data = TensorData(base.ravel(), base.shape).permute(*np.argsort(order))
+    assert data.shape == tuple(shape)
+    return data
+
+
+def empty(shape: tuple[int, ...], dtype: type = np.float64, fill: float = 0.0) -> TensorData:
+    return TensorData(np.full(int(np.prod(shape)), fill, dtype=dtype), shape)
+
+
+# ---- 3.1: map ---------------------------------------------------------------------------
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize("name", sorted(MAPS))
+@CHECK
+@given(d=tensors())
+def test_map_matches_simple_and_numpy(name: str, d: Drawn) -> None:
+    reference, domain = MAPS[name]
+    f, s = both(d, np.float64, domain)
+    got = getattr(FAST, name)(f)
+    check_close(got, getattr(SIMPLE, name)(s).numpy(), np.float64, f"{name} vs simple backend")
+    check_close(got, reference(domain(d.array)), np.float64, f"{name} vs NumPy")
+
+
+@pytest.mark.task3_1
+@CHECK
+@given(d=tensors(max_dims=4))
+def test_map_float32(d: Drawn) -> None:
+    f, s = both(d, np.float32)
+    got = FAST.sigmoid_map(f)
+    check_close(got, SIMPLE.sigmoid_map(s).numpy(), np.float32, "sigmoid float32 vs simple backend")
+    check_close(got, 1 / (1 + np.exp(-d.array.astype(np.float32))), np.float32, "sigmoid float32 vs NumPy")
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 0, 1)])
+@pytest.mark.parametrize("shape", [(2, 3, 4), (3, 2, 9)])
+def test_map_broadcasts_into_a_permuted_out(shape: tuple[int, ...], order: tuple[int, ...]) -> None:
+    """map(a, out): `a` of shape (shape[1], 1) broadcast into an `out` of any layout."""
+    a = layout((shape[1], 1), (0, 1))
+    out = layout(shape, order, values=np.zeros(shape))
+    fast_ops.tensor_map(operators.neg)(*out.tuple(), *a.tuple())
+    np.testing.assert_array_equal(out.to_numpy(), np.broadcast_to(-a.to_numpy(), shape))
+
+
+@pytest.mark.task3_1
+def test_map_int64_gives_float64() -> None:
+    x = np.arange(-6, 6).reshape(3, 4)
+    for order in [(0, 1), (1, 0)]:
+        t = to_minitorch(x, order, FAST)
+        assert t.dtype == np.int64
+        check_close(FAST.neg_map(t), -x.astype(np.float64), np.float64, f"neg of int64, order {order}")
+
+
+# ---- 3.1: zip ---------------------------------------------------------------------------
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize("name", sorted(ZIPS))
+@CHECK
+@given(pair=broadcastable_pair(), data=st.data())
+def test_zip_broadcast_matches_simple_and_numpy(name: str, pair, data) -> None:
+    reference, dom_a, dom_b = ZIPS[name]
+    da, db = data.draw(tensors(shape=pair[0])), data.draw(tensors(shape=pair[1]))
+    (fa, sa), (fb, sb) = both(da, np.float64, dom_a), both(db, np.float64, dom_b)
+    got = getattr(FAST, name)(fa, fb)
+    check_close(got, getattr(SIMPLE, name)(sa, sb).numpy(), np.float64, f"{name} vs simple backend")
+    expected = reference(dom_a(da.array), dom_b(db.array))
+    check_close(got, np.asarray(expected, dtype=np.float64), np.float64, f"{name} vs NumPy")
+
+
+@pytest.mark.task3_1
+@CHECK
+@given(pair=broadcastable_pair(), data=st.data())
+def test_zip_float32(pair, data) -> None:
+    da, db = data.draw(tensors(shape=pair[0])), data.draw(tensors(shape=pair[1]))
+    (fa, sa), (fb, sb) = both(da, np.float32), both(db, np.float32)
+    got = FAST.mul_zip(fa, fb)
+    check_close(got, SIMPLE.mul_zip(sa, sb).numpy(), np.float32, "mul float32 vs simple backend")
+    expected = da.array.astype(np.float32) * db.array.astype(np.float32)
+    check_close(got, expected, np.float32, "mul float32 vs NumPy")
+
+
+@pytest.mark.task3_1
+def test_zip_mixed_and_integer_dtypes() -> None:
+    """float32 + float64 → float64; int64 + int64 → float64 (`tensor_ops.result_dtype`)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 1, 5)).astype(np.float32)
+    y = rng.standard_normal((4, 1))
+    got = FAST.add_zip(to_minitorch(x, (2, 0, 1), FAST), minitorch.from_numpy(y, backend=FAST))
+    check_close(got, x.astype(np.float64) + y, np.float64, "float32 + float64")
+    i = np.arange(12).reshape(3, 4)
+    j = np.arange(4) - 2
+    got = FAST.add_zip(to_minitorch(i, (1, 0), FAST), minitorch.from_numpy(j, backend=FAST))
+    check_close(got, (i + j).astype(np.float64), np.float64, "int64 + int64")
+
+
+# The layouts of `test_every_elementwise_path`: (out shape, out order, [(operand shape,
+# order)], the path the kernels must take).
+PATH_CASES = [
+    ((4, 5), (0, 1), [((4, 5), (0, 1)), ((4, 5), (0, 1))], "flat"),  # all contiguous
+    ((4, 5, 3), (2, 0, 1), [((4, 5, 3), (2, 0, 1)), ((4, 5, 3), (2, 0, 1))], "flat"),  # same permutation
+    ((3, 4), (0, 1), [((3, 4), (0, 1)), ((), ())], "flat"),  # tensor ∘ scalar
+    ((1, 3), (0, 1), [((), ()), ((1, 3), (0, 1))], "flat"),  # scalar ∘ tensor
+    ((6, 17), (0, 1), [((6, 17), (0, 1)), ((17,), (0,))], "rows"),  # bias row
+    ((6, 17), (0, 1), [((6, 17), (1, 0)), ((6, 1), (0, 1))], "rows"),  # transposed, column
+    ((2, 3, 8), (0, 1, 2), [((3, 8), (1, 0)), ((2, 1, 8), (2, 0, 1))], "rows"),
+    ((3, 5, 9), (2, 1, 0), [((3, 5, 9), (0, 1, 2)), ((5, 9), (0, 1))], "rows"),  # permuted out
+    ((4, 5), (0, 1), [((4, 5), (1, 0)), ((4, 5), (0, 1))], "general"),  # a transposed
+    ((5, 3), (0, 1), [((5, 3), (0, 1)), ((3,), (0,))], "general"),  # short bias row
+    ((4, 2, 3), (0, 1, 2), [((4, 1, 3), (2, 1, 0)), ((2, 1), (1, 0))], "general"),
+    ((2, 3, 4), (2, 0, 1), [((3, 1), (0, 1)), ((2, 3, 4), (0, 1, 2))], "general"),
+    ((0, 3), (0, 1), [((0, 3), (1, 0)), ((3,), (0,))], "general"),  # empty
+    # more than PARALLEL_MIN elements: the loops run on several threads
+    ((2048, 3, 3), (0, 1, 2), [((2048, 3, 3), (2, 1, 0)), ((3, 1), (0, 1))], "general"),
+    ((200, 100), (1, 0), [((200, 100), (0, 1)), ((100,), (0,))], "rows"),
+    ((200, 100), (0, 1), [((200, 100), (0, 1)), ((200, 100), (0, 1))], "flat"),
+]
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", PATH_CASES, ids=[f"{c[3]}-{c[0]}" for c in PATH_CASES])
+def test_every_elementwise_path(case, dtype: type) -> None:
+    out_shape, out_order, operands, path = case
+    a, b = (layout(shape, order, dtype, seed=k) for k, (shape, order) in enumerate(operands))
+    out = layout(out_shape, out_order, dtype, values=np.zeros(out_shape))
+    assert fast_ops.elementwise_path(out.shape, out.strides, (a.shape, a.strides), (b.shape, b.strides)) == path
+    fast_ops.tensor_zip(operators.mul)(*out.tuple(), *a.tuple(), *b.tuple())
+    check = dict(**tol(dtype), err_msg=f"mul, {path} path")
+    np.testing.assert_allclose(out.to_numpy(), a.to_numpy() * b.to_numpy(), **check)
+    if a.shape == out.shape:
+        fast_ops.tensor_map(operators.neg)(*out.tuple(), *a.tuple())
+        np.testing.assert_array_equal(out.to_numpy(), -a.to_numpy(), err_msg=f"neg, {path} path")
+
+
+# ---- 3.1: reduce ------------------------------------------------------------------------
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize("name", sorted(REDUCES))
+@CHECK
+@given(d=tensors(max_dims=4, max_side=4), data=st.data())
+def test_reduce_matches_simple_and_numpy(name: str, d: Drawn, data) -> None:
+    dim = data.draw(st.integers(0, len(d.array.shape) - 1), label="dim")
+    f, s = both(d, np.float64)
+    got = getattr(FAST, name)(f, dim)
+    check_close(got, getattr(SIMPLE, name)(s, dim).numpy(), np.float64, f"{name} over dim {dim} vs simple")
+    expected = REDUCES[name](d.array, axis=dim, keepdims=True)
+    check_close(got, expected, np.float64, f"{name} over dim {dim} vs NumPy", terms=d.array.shape[dim])
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 0, 1), (1, 2, 0)])
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_reduce_paths(dim: int, order: tuple[int, ...], dtype: type) -> None:
+    """Sum over each dimension of a (3, 1100, 5) tensor: longer than a CHUNK of outputs when
+    reducing dim 0 or 2, contiguous (fast path) and permuted (the task's loop)."""
+    a = layout((3, 1100, 5), order, dtype)
+    out_shape = list(a.shape)
+    out_shape[dim] = 1
+    out = empty(tuple(out_shape), dtype)
+    expected_path = "contiguous" if order == (0, 1, 2) else "general"
+    assert fast_ops.reduce_path(out.shape, out.strides, a.shape, a.strides) == expected_path
+    fast_ops.tensor_reduce(operators.add)(*out.tuple(), *a.tuple(), dim)
+    expected = a.to_numpy().astype(np.float64).sum(axis=dim, keepdims=True)
+    np.testing.assert_allclose(out.to_numpy(), expected, **tol(dtype, a.shape[dim]))
+
+
+@pytest.mark.task3_1
+def test_reduce_start_value_and_empty_dimension() -> None:
+    """`out` arrives holding the start value; a dimension of size 0 leaves it unchanged."""
+    a = layout((2, 3), (1, 0))
+    out = empty((2, 1), fill=-np.inf)
+    fast_ops.tensor_reduce(operators.max)(*out.tuple(), *a.tuple(), 1)
+    np.testing.assert_array_equal(out.to_numpy(), a.to_numpy().max(axis=1, keepdims=True))
+    out = empty((1, 4), fill=7.0)
+    fast_ops.tensor_reduce(operators.add)(*out.tuple(), *empty((0, 4)).tuple(), 0)
+    np.testing.assert_array_equal(out.to_numpy(), np.full((1, 4), 7.0))
+    out = empty((3, 1, 0))  # nothing to fill
+    fast_ops.tensor_reduce(operators.add)(*out.tuple(), *empty((3, 2, 0)).tuple(), 1)
+
+
+# ---- 3.2: matmul ------------------------------------------------------------------------
+
+MATMUL_KERNELS = {
+    "parallel": fast_ops.tensor_matmul_parallel,
+    "tiled": fast_ops.tensor_matmul_tiled,
+    "dispatch": fast_ops.tensor_matmul,
+}
+
+# (a batch, b batch, I, K, J): 1 × 1, odd sizes that cut 8 × 16 tiles, exact tiles,
+# broadcast batches on either side.
+MATMUL_SIZES = [
+    (1, 1, 1, 1, 1),
+    (3, 1, 1, 1, 1),
+    (1, 1, 7, 5, 3),
+    (2, 2, 8, 16, 16),
+    (1, 3, 9, 17, 33),
+    (2, 1, 37, 29, 45),
+    (1, 1, 65, 40, 31),
+]
+
+# How each operand is laid out: storage order of (batch, row, column).
+MATMUL_LAYOUTS = {
+    "contiguous": ((0, 1, 2), (0, 1, 2)),
+    "a transposed": ((0, 2, 1), (0, 1, 2)),
+    "b transposed": ((0, 1, 2), (0, 2, 1)),
+    "batch innermost": ((1, 2, 0), (2, 1, 0)),  # no unit stride in the matrices (if batch > 1)
+}
+
+
+def run_matmul(kernel: Callable, a: TensorData, b: TensorData, dtype: type) -> np.ndarray:
+    batch = max(a.shape[0], b.shape[0])
+    out = empty((batch, a.shape[1], b.shape[2]), dtype, fill=np.nan)
+    kernel(*out.tuple(), *a.tuple(), *b.tuple())
+    return out.to_numpy()
+
+
+@pytest.mark.task3_2
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lay", sorted(MATMUL_LAYOUTS))
+@pytest.mark.parametrize("size", MATMUL_SIZES, ids=[str(s) for s in MATMUL_SIZES])
+def test_matmul_kernels(size, lay: str, dtype: type) -> None:
+    ba, bb, i, k, j = size
+    order_a, order_b = MATMUL_LAYOUTS[lay]
+    a = layout((ba, i, k), order_a, dtype, seed=1)
+    b = layout((bb, k, j), order_b, dtype, seed=2)
+    expected = a.to_numpy().astype(np.float64) @ b.to_numpy().astype(np.float64)
+    for name, kernel in MATMUL_KERNELS.items():
+        got = run_matmul(kernel, a, b, dtype)
+        np.testing.assert_allclose(got, expected, **tol(dtype, k), err_msg=f"{name} kernel, {lay}, {size}")
+
+
+@pytest.mark.task3_2
+@settings(max_examples=15, deadline=None)
+@given(
+    dims=st.tuples(st.integers(1, 20), st.integers(1, 20), st.integers(1, 20)),
+    batches=st.sampled_from([(1, 1), (1, 3), (3, 1), (2, 2)]),
+    lay=st.sampled_from(sorted(MATMUL_LAYOUTS)),
+    seed=st.integers(0, 2**16),
+)
+def test_matmul_generated(dims, batches, lay: str, seed: int) -> None:
+    (i, k, j), (ba, bb) = dims, batches
+    order_a, order_b = MATMUL_LAYOUTS[lay]
+    a = layout((ba, i, k), order_a, seed=seed)
+    b = layout((bb, k, j), order_b, seed=seed + 1)
+    expected = a.to_numpy() @ b.to_numpy()
+    for name in ("parallel", "tiled"):
+        got = run_matmul(MATMUL_KERNELS[name], a, b, np.float64)
+        np.testing.assert_allclose(got, expected, **tol(np.float64, k), err_msg=f"{name} kernel, {lay}")
+
+
+@pytest.mark.task3_2
+def test_matmul_integer_and_strided_operands() -> None:
+    """int64 operands give float64 (the general kernel); a view with a step-2 row stride."""
+    x = np.arange(24).reshape(2, 3, 4)
+    y = np.arange(20).reshape(1, 4, 5) - 7
+    a = TensorData(x.ravel(), x.shape)
+    b = TensorData(y.ravel(), y.shape)
+    out = empty((2, 3, 5))
+    fast_ops.tensor_matmul(*out.tuple(), *a.tuple(), *b.tuple())
+    np.testing.assert_array_equal(out.to_numpy(), (x @ y).astype(np.float64))
+    big = np.random.default_rng(0).standard_normal((1, 80, 40))
+    strided = TensorData(big.ravel(), (1, 40, 40), (3200, 80, 1))  # every other row of big
+    out = empty((1, 40, 40))
+    fast_ops.tensor_matmul(*out.tuple(), *strided.tuple(), *strided.tuple())
+    np.testing.assert_allclose(out.to_numpy(), big[:, ::2] @ big[:, ::2], **tol(np.float64, 40))
+
+
+@pytest.mark.task3_2
+def test_matmul_routing() -> None:
+    """`tensor_matmul` sends large float products of row/column-major operands to the tiled
+    kernel and the rest (tiny, integer, no unit stride) to the kernel of task 3.2."""
+
+    def routes(a: TensorData, b: TensorData, dtype: type = np.float64) -> bool:
+        out = empty((max(a.shape[0], b.shape[0]), a.shape[1], b.shape[2]), dtype)
+        return fast_ops.tiled_applies(out._storage, out._shape, out._strides, a._shape, a._strides,
+                                      b._shape, b._strides)
+
+    big = layout((1, 40, 40), (0, 1, 2))
+    assert routes(big, big)
+    assert routes(layout((1, 40, 40), (0, 2, 1)), big)  # a transposed
+    assert routes(layout((3, 40, 40), (0, 1, 2)), big)  # b broadcast over the batch
+    assert not routes(layout((1, 3, 3), (0, 1, 2)), layout((1, 3, 3), (0, 1, 2)))  # tiny
+    assert not routes(big, big, np.int64)
+    assert not routes(layout((2, 40, 40), (1, 2, 0)), big)  # batch innermost: no unit stride
+    flipped = TensorData(big._storage, (1, 40, 40), (0, 40, -1))  # a negative stride
+    assert not routes(flipped, big)
+    assert fast_ops.elementwise_path((40, 40), (40, 1), ((40, 40), (40, -1))) == "general"
+
+
+# ---- gradients through the fast backend -------------------------------------------------
+
+
+@pytest.mark.task3_1
+def test_elementwise_gradients_through_fast_backend() -> None:
+    """f(a, b) = Σ_dim1 (σ(a · b) + exp(a) / 2): grads by central differences and torch."""
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((3, 4, 2)), rng.standard_normal((4, 1))
+
+    def f(a: minitorch.Tensor, b: minitorch.Tensor) -> minitorch.Tensor:
+        return ((a * b).sigmoid() + a.exp() * 0.5).sum(1)
+
+    a, b = to_minitorch(x, (2, 0, 1), FAST), minitorch.from_numpy(y, backend=FAST)
+    grad_check(f, a, b)
+
+    torch = pytest.importorskip("torch")
+    g = rng.standard_normal((3, 2))
+    a.grad = b.grad = None
+    out = f(a, b)
+    out.backward(minitorch.from_numpy(g, backend=FAST))
+    ta = torch.tensor(x, requires_grad=True)
+    tb = torch.tensor(y, requires_grad=True)
+    tout = ((ta * tb).sigmoid() + ta.exp() * 0.5).sum(1)
+    tout.backward(torch.tensor(g))
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-10)
+
+
+@pytest.mark.task3_2
+def test_matmul_gradients_through_fast_backend() -> None:
+    """f(x, w, c) = tanh(x @ wᵀ + c): central differences on a small case (the general
+    kernel), and torch equality on a case large enough for the tiled kernel."""
+
+    def f(x: minitorch.Tensor, w: minitorch.Tensor, c: minitorch.Tensor) -> minitorch.Tensor:
+        return (x @ w.transpose(0, 1) + c).tanh()
+
+    rng = np.random.default_rng(1)
+    x, w, c = (minitorch.from_numpy(rng.standard_normal(s), backend=FAST) for s in [(3, 4), (5, 4), (5,)])
+    grad_check(f, x, w, c)
+
+    torch = pytest.importorskip("torch")
+    arrays = [rng.standard_normal(s) * 0.2 for s in [(2, 50, 40), (36, 40), (36,)]]
+    g = rng.standard_normal((2, 50, 36))
+    ts = [minitorch.from_numpy(v, backend=FAST).requires_grad_(True) for v in arrays]
+    out = f(*ts)
+    out.backward(minitorch.from_numpy(g, backend=FAST))
+    tts = [torch.tensor(v, requires_grad=True) for v in arrays]
+    tout = (tts[0] @ tts[1].T + tts[2]).tanh()
+    tout.backward(torch.tensor(g))
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-9, atol=1e-12)
+    for k, (mine, theirs) in enumerate(zip(ts, tts)):
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-9, atol=1e-11,
+                                   err_msg=f"gradient of input {k}")
+
+
+# ---- the on-disk kernel cache -----------------------------------------------------------
+
+
+@pytest.mark.library
+def test_scalar_identity_is_stable_and_distinguishes_closures() -> None:
+    assert fast_ops._identity(operators.add) == fast_ops._identity(operators.add)
+    assert fast_ops._identity(operators.add) != fast_ops._identity(operators.mul)
+    scale = [(lambda c: (lambda x: x * c))(c) for c in (2.0, 3.0)]
+    assert fast_ops._identity(scale[0]) != fast_ops._identity(scale[1])
+    assert fast_ops.tensor_map(operators.neg) is fast_ops.tensor_map(operators.neg)
+
+
+@pytest.mark.library
+def test_kernels_load_from_the_disk_cache_in_a_new_process(tmp_path) -> None:
+    """A kernel closing over a scalar function compiles in one process and is loaded, not
+    recompiled, in the next (Numba's default would recompile it in every process)."""
+    script = textwrap.dedent(
+        """
+        import numpy as np
+        from minitorch import fast_ops, operators
+        from minitorch.tensor_data import TensorData
+        a = TensorData(np.arange(6.0), (2, 3))
+        out = TensorData(np.zeros(6), (2, 3))
+        kernel = fast_ops.tensor_map(operators.neg)
+        kernel(*out.tuple(), *a.tuple())
+        assert out.to_numpy().tolist() == [[-0.0, -1.0, -2.0], [-3.0, -4.0, -5.0]]
+        stats = kernel.dispatcher.stats
+        print(sum(stats.cache_hits.values()), sum(stats.cache_misses.values()))
+        """
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    root = Path(minitorch.__file__).resolve().parent.parent
+    runs = [
+        subprocess.run([sys.executable, "-c", script], env=env, cwd=root, capture_output=True, text=True)
+        for _ in range(2)
+    ]
+    first, second = (tuple(int(v) for v in r.stdout.split()) for r in runs)
+    assert first == (0, 1), runs[0].stdout + runs[0].stderr
+    assert second == (1, 0), runs[1].stdout + runs[1].stderr
