@@ -4,6 +4,12 @@ A0 operators and modules · A1 scalar autodiff · A2 tensors · A3 fast backends
 A4 convolution · A5 recurrent networks · A6 attention.
 """
 
+import os
+
+# LLVM's SLP vectorizer is off by default in Numba; the fast kernels need it (≈ 8× on the
+# matmul, see fast_ops). Set before any Numba kernel of the package compiles.
+os.environ.setdefault("NUMBA_SLP_VECTORIZE", "1")
+
 from . import operators
 from .autodiff import Context, backpropagate, central_difference, topological_sort
 from .module import Module, Parameter

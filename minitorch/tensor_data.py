@@ -16,6 +16,7 @@ can compile them with Numba (`numba.njit(inline="always")`).
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Iterable, Iterator, Sequence, Union
 
@@ -192,7 +193,7 @@ class TensorData:
         self._shape = np.array(shape, dtype=INDEX_DTYPE)
         self._strides = np.array(strides, dtype=INDEX_DTYPE)
         self.dims = len(shape)
-        self.size = int(np.prod(shape)) if shape else 1
+        self.size = math.prod(shape)
         if self.size > 0:
             last = sum((s - 1) * st for s, st in zip(shape, strides))
             if last >= len(self._storage):

@@ -445,7 +445,10 @@ def batched_matmul(a: "Tensor", b: "Tensor") -> "Tensor":
 
     def as_3d(t: "Tensor", rows: int, cols: int) -> "Tensor":
         if _size(t.shape[:-2]) == 1:
-            return t.contiguous().view(1, rows, cols)
+            # A strided view with batch 1; the kernels take any strides, so e.g. a
+            # transposed weight Wᵀ is multiplied in place rather than copied first.
+            st = t._tensor.strides
+            return T.Tensor.make(t._tensor._storage, (1, rows, cols), (0, st[-2], st[-1]), backend=t.backend)
         if t.shape[:-2] != batch:
             t = _grad_like(batch + (rows, cols), t)  # expand the partly broadcast batch
         return t.contiguous().view(_size(batch), rows, cols)

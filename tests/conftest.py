@@ -9,6 +9,12 @@ import os
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 
+def pytest_configure(config):
+    # Registered here, not in pyproject.toml: resolving the warning class imports Numba,
+    # which must not happen before the line above.
+    config.addinivalue_line("filterwarnings", "ignore::numba.core.errors.NumbaPerformanceWarning")
+
+
 def pytest_collection_modifyitems(config, items):
     """Every test must say which task (or which non-student part) it tests.
 
