@@ -618,12 +618,17 @@ def _feedback(task: Task, results: list[CheckResult], problems: list[str]) -> st
 
 def grade_notebook(nb: NotebookPart, submission: Path, tree: Path, scratch: Path, limits: Limits) -> TaskResult:
     """Autograde one notebook in a fresh child (nbgrader executes the student's cells)."""
-    from .notebooks import notebook_points
     from .release import find_notebook
 
     started = time.monotonic()
     source = repo_root() / "solutions" / nb.path
     row = TaskResult(id=f"nb:{nb.name}", title=nb.title or nb.name, max_points=nb.points, score=0.0, status="failed", message="", kind="notebook")
+    try:
+        from .notebooks import notebook_points
+    except ImportError as exc:  # the rest of the run must still complete and report
+        row.status, row.message = "error", f"cannot autograde notebooks here ({exc}): install nbgrader"
+        row.seconds = time.monotonic() - started
+        return row
     student = find_notebook(submission, nb.name)
     if student is None:
         row.message = f"{nb.name} is not in the submission"
