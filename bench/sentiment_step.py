@@ -6,8 +6,9 @@ Model and batch as in PERFORMANCE.md: vocabulary 5,000, embeddings 50, filters 3
 sequences of 50 tokens, batch 32, 2 classes. A training step is zero_grad + forward +
 cross-entropy + backward + an SGD update; a forward step is the model alone (no graph).
 Medians of `--repeats` steps after warm-up (which also compiles the Numba kernels). PyTorch
-is measured if it is installed, with the same number of threads; the ratio is the number
-to look at (absolute times move with the machine's load: check `uptime`).
+is measured if it is installed, with the same number of threads; each framework runs in
+its own process (their thread pools would otherwise compete). The ratio is the number to
+look at (absolute times move with the machine's load: check `uptime`).
 
 `--threads N` sets the threads of everything in the process before it is imported: Numba
 (NUMBA_NUM_THREADS), OpenBLAS/OpenMP (NumPy's matrix products) and PyTorch. On a machine
@@ -18,8 +19,11 @@ times explode; `--threads 1` then gives a fairer single-core comparison.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from typing import Callable, Optional
 
@@ -119,19 +123,42 @@ def torch_steps(dtype: str, repeats: int, threads: int) -> Optional[tuple[float,
     return train_ms, forward_ms
 
 
+def _worker(framework: str, dtype: str, repeats: int, threads: int) -> Optional[tuple[float, float]]:
+    if framework == "minitorch":
+        return minitorch_steps(dtype, repeats)
+    return torch_steps(dtype, repeats, threads)
+
+
+def _in_subprocess(framework: str, args: argparse.Namespace) -> Optional[tuple[float, float]]:
+    """Measure one framework in a fresh process: the two never share thread pools."""
+    cmd = [sys.executable, "-m", "bench.sentiment_step", "--worker", framework, "--dtype", args.dtype,
+           "--repeats", str(args.repeats), "--threads", str(args.threads)]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+    if done.returncode != 0:
+        raise RuntimeError(f"{framework} benchmark failed:\n{done.stderr}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return None if result is None else (result[0], result[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--threads", type=int, default=2, help="threads for Numba, BLAS and PyTorch")
+    parser.add_argument("--worker", choices=("minitorch", "torch"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     for var in ("NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)
+    if args.worker:
+        print(json.dumps(_worker(args.worker, args.dtype, args.repeats, args.threads)))
+        return
     load = os.getloadavg()
     print(f"Kim CNN step: vocab {VOCAB}, emb {EMB}, seq {SEQ}, batch {BATCH}, filters 3/4/5 × {FILTERS}, "
-          f"{args.dtype}, {args.threads} thread(s); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
-    mt = minitorch_steps(args.dtype, args.repeats)
-    pt = torch_steps(args.dtype, args.repeats, args.threads)
+          f"{args.dtype}, {args.threads} thread(s); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+          f"on {os.cpu_count()} CPUs")
+    mt = _in_subprocess("minitorch", args)
+    assert mt is not None
+    pt = _in_subprocess("torch", args)
     print(f"{'':12}{'train ms':>10}{'forward ms':>12}")
     print(f"{'minitorch':12}{mt[0]:>10.2f}{mt[1]:>12.2f}")
     if pt is None:

@@ -52,6 +52,22 @@ def wrap(a: np.ndarray, like: Tensor, dtype: Optional[Any] = None) -> Tensor:
     return Tensor.make(a.reshape(-1), a.shape, backend=like.backend)
 
 
+def matmul(a: np.ndarray, b: np.ndarray, like: Tensor) -> np.ndarray:
+    """a @ b for 2-D arrays a [n, k] and b [k, m], computed by the matrix multiplication of
+    `like`'s backend when that is the parallel CPU backend (stage A3's Numba kernel: no
+    second thread pool competes with Numba's), else by NumPy."""
+    if like.backend.name != "fast":
+        return a @ b
+    n, k = a.shape
+    m = b.shape[1]
+    a = np.ascontiguousarray(a)
+    b = np.ascontiguousarray(b, dtype=a.dtype)
+    ta = Tensor.make(a.reshape(-1), (1, n, k), backend=like.backend)
+    tb = Tensor.make(b.reshape(-1), (1, k, m), backend=like.backend)
+    out = like.backend.matrix_multiply(ta, tb)
+    return out._tensor._storage[: n * m].reshape(n, m)
+
+
 def common_dtype(*tensors: Optional[Tensor]) -> np.dtype:
     """The dtype a function of these tensors computes in: float32 if all are float32, else float64."""
     return result_dtype(*(t.dtype for t in tensors if t is not None))

@@ -32,7 +32,8 @@ gradients of its copies.
 
 The kernels are Numba-parallel (`prange` over output positions for im2col, over
 (sample, channel) planes for col2im, so no two iterations write the same value); the
-matrix products are NumPy's `@` (OpenBLAS). 2-D is the same with (h, w) positions and
+matrix products are the tensor backend's (stage A3's tiled Numba matmul on the parallel
+CPU backend; NumPy's `@` on the others). 2-D is the same with (h, w) positions and
 (kh, kw) filter offsets.
 """
 
@@ -51,7 +52,7 @@ from ..tensor import Tensor
 from ..tensor_data import ShapeError
 from ..tensor_functions import Function
 from ..tensor_ops import TensorBackend
-from ._kernels import array, check_float, common_dtype, wrap
+from ._kernels import array, check_float, common_dtype, matmul, wrap
 from .linear import uniform
 
 IntOr2 = Union[int, tuple[int, int]]
@@ -144,7 +145,7 @@ class Conv1dFun(Function):
         cols = np.empty((n, l_out, c_in * k), dtype=dtype)
         im2col1d(x, cols, k, stride, padding[0], dilation)
         w2 = w.reshape(c_out, c_in * k)
-        out = cols.reshape(n * l_out, c_in * k) @ w2.T  # [N·L_out, C_out]
+        out = matmul(cols.reshape(n * l_out, c_in * k), w2.T, input)  # [N·L_out, C_out]
         if b is not None:
             out += b
         out = out.reshape(n, l_out, c_out).transpose(0, 2, 1)  # [N, C_out, L_out]
@@ -160,11 +161,12 @@ class Conv1dFun(Function):
         n, l_out, ck = cols.shape
         c_out = w2.shape[0]
         g = array(grad_output, cols.dtype)
-        g_rows = np.ascontiguousarray(g.transpose(0, 2, 1)).reshape(n * l_out, c_out)
-        grad_weight = (g_rows.T @ cols.reshape(n * l_out, ck)).reshape(weight.shape)
+        g_t = g.transpose(1, 0, 2).reshape(c_out, n * l_out)  # gᵀ [C_out, N·L_out]
+        grad_weight = matmul(g_t, cols.reshape(n * l_out, ck), grad_output).reshape(weight.shape)
         grad_input = None
         if input.requires_grad:
-            grad_cols = (g_rows @ w2).reshape(n, l_out, ck)
+            g_rows = g.transpose(0, 2, 1).reshape(n * l_out, c_out)  # g [N·L_out, C_out]
+            grad_cols = matmul(g_rows, w2, grad_output).reshape(n, l_out, ck)
             grad_x = np.empty(x_shape, dtype=cols.dtype)
             col2im1d(grad_cols, grad_x, k, stride, padding[0], dilation)
             grad_input = wrap(grad_x, input, input.dtype)
@@ -269,7 +271,7 @@ class Conv2dFun(Function):
         cols = np.empty((n, oh * ow, ck), dtype=dtype)
         im2col2d(x, cols, *geometry)
         w2 = w.reshape(c_out, ck)
-        out = cols.reshape(n * oh * ow, ck) @ w2.T  # [N·OH·OW, C_out]
+        out = matmul(cols.reshape(n * oh * ow, ck), w2.T, input)  # [N·OH·OW, C_out]
         if b is not None:
             out += b
         out = out.reshape(n, oh, ow, c_out).transpose(0, 3, 1, 2)  # [N, C_out, OH, OW]
@@ -285,11 +287,12 @@ class Conv2dFun(Function):
         n, positions, ck = cols.shape
         c_out = w2.shape[0]
         g = array(grad_output, cols.dtype)
-        g_rows = np.ascontiguousarray(g.transpose(0, 2, 3, 1)).reshape(n * positions, c_out)
-        grad_weight = (g_rows.T @ cols.reshape(n * positions, ck)).reshape(weight.shape)
+        g_t = g.transpose(1, 0, 2, 3).reshape(c_out, n * positions)  # gᵀ [C_out, N·OH·OW]
+        grad_weight = matmul(g_t, cols.reshape(n * positions, ck), grad_output).reshape(weight.shape)
         grad_input = None
         if input.requires_grad:
-            grad_cols = (g_rows @ w2).reshape(n, positions, ck)
+            g_rows = g.transpose(0, 2, 3, 1).reshape(n * positions, c_out)  # g [N·OH·OW, C_out]
+            grad_cols = matmul(g_rows, w2, grad_output).reshape(n, positions, ck)
             grad_x = np.empty(x_shape, dtype=cols.dtype)
             col2im2d(grad_cols, grad_x, *geometry)
             grad_input = wrap(grad_x, input, input.dtype)

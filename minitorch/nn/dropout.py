@@ -15,7 +15,6 @@ The mask comes from minitorch's seeded generator (`minitorch.manual_seed`), so r
 
 from __future__ import annotations
 
-import numpy as np
 
 from ..module import Module
 from ..tensor import Tensor

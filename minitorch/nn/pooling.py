@@ -14,8 +14,8 @@ several tie, as PyTorch's CPU kernel does), remembered in forward as `argmax`.
 
 For text, *max-over-time pooling* (Collobert et al., 2011; Kim, 2014) keeps, for each
 feature map [N, C, L], its largest value over the whole sentence: [N, C, L] → [N, C].
-It is `max_pool1d` with a window as long as the sentence; 1-D pooling is 2-D pooling of a
-[N, C, 1, L] map.
+It is `max_pool1d` with a window as long as the sentence (written directly with NumPy's
+argmax, `MaxOverTime`); 1-D pooling is 2-D pooling of a [N, C, 1, L] map.
 
 Every kernel runs in parallel over the N·C (sample, channel) planes; each iteration reads
 and writes only its own plane, so no writes race.
@@ -313,12 +313,39 @@ def avg_pool1d(input: Tensor, kernel_size: int, stride: Optional[int] = None, pa
     return out.view(out.shape[0], out.shape[1], out.shape[3])
 
 
+class MaxOverTime(Function):
+    """out[n, c] = max_l input[n, c, l]; the gradient goes to the (first) argmax.
+
+    Equal to `max_pool1d(input, L)` with the length dimension dropped; written directly with
+    NumPy's `argmax` because it is the pooling of every text CNN step.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, input: Tensor) -> Tensor:
+        x = array(input)
+        # BEGIN SOLUTION 4.3
+        at = np.argmax(x, axis=2)[:, :, None]  # [N, C, 1]: first position of the maximum
+        out = np.take_along_axis(x, at, axis=2)[:, :, 0]
+        ctx.save_for_backward(at, x.shape)
+        # END SOLUTION 4.3
+        return wrap(out, input)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor]:
+        # BEGIN SOLUTION 4.3
+        at, shape = ctx.saved_values
+        grad = np.zeros(shape, dtype=grad_output.dtype)
+        np.put_along_axis(grad, at, array(grad_output)[:, :, None], axis=2)
+        # END SOLUTION 4.3
+        return (wrap(grad, grad_output),)
+
+
 def max_over_time(input: Tensor) -> Tensor:
     """Max-over-time pooling: [N, C, L] → [N, C], out[n, c] = max_l input[n, c, l].
 
     The gradient goes to the first position holding the maximum.
     """
+    check_float("max_over_time", input=input)
     if input.dims != 3:
         raise ShapeError(f"max_over_time: input must be 3-D [N, C, L], got shape {input.shape}")
-    n, c, length = input.shape
-    return max_pool1d(input, length).view(n, c)
+    return MaxOverTime.apply(input)

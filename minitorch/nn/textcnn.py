@@ -8,6 +8,8 @@
 Each filter is an n-gram detector; max-over-time pooling keeps how strongly it fired
 anywhere in the sentence, so sentences of any length (≥ the widest filter) map to a vector
 of fixed size. "CNN-rand" starts the embeddings at random and learns them with the rest.
+(ReLU is increasing, so max_l ReLU(c_l) = ReLU(max_l c_l), gradients included: the code
+pools first and applies ReLU to the small [N, F] result.)
 
 The parameter names match a PyTorch model built from `nn.Embedding`, an `nn.ModuleList`
 of `nn.Conv1d` called `convs` and an `nn.Linear` called `fc` (`embedding.weight`,
@@ -91,7 +93,7 @@ class TextCNN(Module):
 
     Args:
         vocab_size: number of token ids (the embedding table's rows).
-        embedding_dim: E, the size of a token vector.
+        embedding_dim: E, the size of a token vector (Kim: 300).
         num_classes: number of output classes (2 for SST-2).
         kernel_sizes: filter widths (Kim: 3, 4, 5).
         num_filters: F, feature maps per width (Kim: 100).
@@ -104,7 +106,7 @@ class TextCNN(Module):
     def __init__(
         self,
         vocab_size: int,
-        embedding_dim: int = 128,
+        embedding_dim: int = 300,
         num_classes: int = 2,
         kernel_sizes: Sequence[int] = (3, 4, 5),
         num_filters: int = 100,

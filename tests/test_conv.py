@@ -1,0 +1,264 @@
+"""Tasks 4.1 (conv1d) and 4.2 (conv2d): values and gradients against PyTorch over generated
+shapes, strides, paddings and dilations; central differences; layers and state dicts;
+errors that name the function and the shapes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minitorch
+from minitorch import nn
+from minitorch.nn import functional as F
+from minitorch.testing import grad_check
+from tensor_strategies import to_minitorch
+
+CHECK = settings(max_examples=25, deadline=None)
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _compare(mt_out, t_out, mt_inputs, t_inputs, g, rtol=1e-9, atol=1e-10):
+    """Same values, and the same gradients for the upstream gradient g."""
+    np.testing.assert_allclose(mt_out.numpy(), t_out.detach().numpy(), rtol=rtol, atol=atol)
+    mt_out.backward(minitorch.tensor(g, dtype=mt_out.dtype))
+    t_out.backward(_torch().tensor(g, dtype=t_out.dtype))
+    for k, (a, b) in enumerate(zip(mt_inputs, t_inputs)):
+        if b is None:
+            continue
+        assert a.grad is not None, f"input {k} got no gradient"
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"input {k}")
+
+
+@st.composite
+def conv1d_cases(draw):
+    n, c_in, c_out = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    k, stride, padding, dilation = draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(0, 2)), draw(st.integers(1, 2))
+    span = dilation * (k - 1) + 1
+    length = draw(st.integers(max(1, span - 2 * padding), span + 6))
+    bias = draw(st.booleans())
+    permuted = draw(st.booleans())
+    seed = draw(st.integers(0, 2**31 - 1))
+    return n, c_in, c_out, length, k, stride, padding, dilation, bias, permuted, seed
+
+
+@st.composite
+def conv2d_cases(draw):
+    n, c_in, c_out = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 3))
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    stride = (draw(st.integers(1, 2)), draw(st.integers(1, 3)))
+    padding = (draw(st.integers(0, 2)), draw(st.integers(0, 1)))
+    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    spans = (dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
+    h = draw(st.integers(max(1, spans[0] - 2 * padding[0]), spans[0] + 4))
+    w = draw(st.integers(max(1, spans[1] - 2 * padding[1]), spans[1] + 4))
+    bias = draw(st.booleans())
+    permuted = draw(st.booleans())
+    seed = draw(st.integers(0, 2**31 - 1))
+    return n, c_in, c_out, h, w, kh, kw, stride, padding, dilation, bias, permuted, seed
+
+
+def _inputs(rng, x_shape, w_shape, c_out, bias, permuted):
+    x = rng.standard_normal(x_shape)
+    w = rng.standard_normal(w_shape)
+    b = rng.standard_normal(c_out) if bias else None
+    order = tuple(reversed(range(len(x_shape)))) if permuted else tuple(range(len(x_shape)))
+    X = to_minitorch(x, order).requires_grad_(True)  # a non-contiguous layout when permuted
+    W = minitorch.tensor(w, requires_grad=True)
+    B = minitorch.tensor(b, requires_grad=True) if bias else None
+    return x, w, b, X, W, B
+
+
+# ---------------------------------------------------------------------------------------
+# conv1d
+
+
+@pytest.mark.task4_1
+@CHECK
+@given(conv1d_cases())
+def test_conv1d_matches_torch(case) -> None:
+    torch = _torch()
+    n, c_in, c_out, length, k, stride, padding, dilation, bias, permuted, seed = case
+    rng = np.random.default_rng(seed)
+    x, w, b, X, W, B = _inputs(rng, (n, c_in, length), (c_out, c_in, k), c_out, bias, permuted)
+    out = F.conv1d(X, W, B, stride, padding, dilation)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    tb = torch.tensor(b, requires_grad=True) if bias else None
+    t_out = torch.nn.functional.conv1d(tx, tw, tb, stride, padding, dilation)
+    assert out.shape == tuple(t_out.shape)
+    _compare(out, t_out, [X, W, B], [tx, tw, tb], rng.standard_normal(out.shape))
+
+
+@pytest.mark.task4_1
+@pytest.mark.parametrize("stride,padding,dilation", [(1, 0, 1), (2, 1, 1), (1, 2, 2)])
+def test_conv1d_central_differences(stride: int, padding: int, dilation: int) -> None:
+    rng = np.random.default_rng(1)
+    x = minitorch.tensor(rng.standard_normal((2, 2, 7)))
+    w = minitorch.tensor(rng.standard_normal((3, 2, 3)))
+    b = minitorch.tensor(rng.standard_normal(3))
+    grad_check(lambda x, w, b: F.conv1d(x, w, b, stride, padding, dilation), x, w, b)
+
+
+@pytest.mark.task4_1
+@pytest.mark.parametrize("padding", ["same", "valid"])
+@pytest.mark.parametrize("k", [3, 4])
+def test_conv1d_string_padding(padding: str, k: int) -> None:
+    torch = _torch()
+    rng = np.random.default_rng(k)
+    x, w = rng.standard_normal((2, 3, 9)), rng.standard_normal((2, 3, k))
+    out = F.conv1d(minitorch.tensor(x), minitorch.tensor(w), padding=padding, dilation=2)
+    expected = torch.nn.functional.conv1d(torch.tensor(x), torch.tensor(w), padding=padding, dilation=2)
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.task4_1
+def test_conv1d_float32() -> None:
+    torch = _torch()
+    rng = np.random.default_rng(2)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((3, 4, 11), (5, 4, 3), (5,)))
+    X, W, B = (minitorch.tensor(a, dtype=minitorch.float32, requires_grad=True) for a in (x, w, b))
+    out = F.conv1d(X, W, B, stride=2, padding=1)
+    assert out.dtype == np.float32
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    t_out = torch.nn.functional.conv1d(tx, tw, tb, stride=2, padding=1)
+    _compare(out, t_out, [X, W, B], [tx, tw, tb], rng.standard_normal(out.shape).astype(np.float32), 1e-4, 1e-5)
+    assert X.grad is not None and X.grad.dtype == np.float32 and W.grad.dtype == np.float32
+
+
+@pytest.mark.task4_1
+def test_conv1d_input_without_gradient() -> None:
+    """A constant input (e.g. the first layer's data) gets no gradient; the weight still does."""
+    rng = np.random.default_rng(3)
+    x = minitorch.tensor(rng.standard_normal((2, 2, 6)))
+    w = minitorch.tensor(rng.standard_normal((3, 2, 2)), requires_grad=True)
+    F.conv1d(x, w).sum().backward()
+    assert x.grad is None and w.grad is not None and w.grad.shape == (3, 2, 2)
+
+
+@pytest.mark.task4_1
+@pytest.mark.parametrize(
+    "x_shape,w_shape,kwargs,message",
+    [
+        ((3, 10), (4, 3, 2), {}, "conv1d: input must be 3-D"),
+        ((2, 3, 10), (4, 2, 3), {}, "input has 3 channels"),
+        ((2, 3, 4), (4, 3, 6), {}, "larger than the padded input"),
+        ((2, 3, 2), (4, 3, 3), {"dilation": 2, "padding": 1}, "larger than the padded input"),
+        ((2, 3, 10), (4, 3), {}, "conv1d: weight must be 3-D"),
+        ((2, 3, 10), (4, 3, 2), {"stride": 0}, "stride must be an integer ≥ 1"),
+        ((2, 3, 10), (4, 3, 2), {"padding": "same", "stride": 2}, "padding='same' needs stride 1"),
+    ],
+)
+def test_conv1d_errors(x_shape, w_shape, kwargs, message) -> None:
+    x, w = minitorch.zeros(*x_shape), minitorch.zeros(*w_shape)
+    with pytest.raises((ValueError, minitorch.ShapeError)) as info:
+        F.conv1d(x, w, **kwargs)
+    assert message in str(info.value)
+    if "3-D" in message or "channels" in message or "larger" in message:
+        assert str(x_shape) in str(info.value) or str(w_shape) in str(info.value)
+
+
+@pytest.mark.task4_1
+def test_conv1d_bias_shape_error() -> None:
+    with pytest.raises(minitorch.ShapeError, match=r"bias must have shape \(4,\)"):
+        F.conv1d(minitorch.zeros(1, 3, 5), minitorch.zeros(4, 3, 2), minitorch.zeros(3))
+
+
+@pytest.mark.task4_1
+def test_conv1d_layer_parameters_and_init() -> None:
+    minitorch.manual_seed(0)
+    layer = nn.Conv1d(6, 8, 3, padding=1)
+    assert [name for name, _ in layer.named_parameters()] == ["weight", "bias"]
+    assert layer.weight.value.shape == (8, 6, 3) and layer.bias.value.shape == (8,)
+    bound = 1 / np.sqrt(6 * 3)
+    for p in (layer.weight.value, layer.bias.value):
+        values = p.numpy()
+        assert np.all(np.abs(values) <= bound) and values.std() > bound / 4
+    assert layer(minitorch.zeros(2, 6, 5)).shape == (2, 8, 5)
+    assert nn.Conv1d(2, 3, 2, bias=False).bias is None
+
+
+@pytest.mark.task4_1
+def test_conv1d_layer_loads_torch_state_dict() -> None:
+    torch = _torch()
+    t_layer = torch.nn.Conv1d(4, 5, 3, stride=2, padding=1, dilation=2).double()
+    layer = nn.Conv1d(4, 5, 3, stride=2, padding=1, dilation=2)
+    layer.load_state_dict({k: v.detach().numpy() for k, v in t_layer.state_dict().items()})
+    x = np.random.default_rng(4).standard_normal((2, 4, 12))
+    np.testing.assert_allclose(layer(minitorch.tensor(x)).numpy(), t_layer(torch.tensor(x)).detach().numpy(), rtol=1e-10)
+    # and back: our state_dict loads into torch
+    t_layer2 = torch.nn.Conv1d(4, 5, 3, stride=2, padding=1, dilation=2).double()
+    t_layer2.load_state_dict({k: torch.tensor(v) for k, v in layer.state_dict().items()})
+    assert torch.equal(t_layer2.weight, t_layer.weight)
+
+
+# ---------------------------------------------------------------------------------------
+# conv2d
+
+
+@pytest.mark.task4_2
+@CHECK
+@given(conv2d_cases())
+def test_conv2d_matches_torch(case) -> None:
+    torch = _torch()
+    n, c_in, c_out, h, w_, kh, kw, stride, padding, dilation, bias, permuted, seed = case
+    rng = np.random.default_rng(seed)
+    x, w, b, X, W, B = _inputs(rng, (n, c_in, h, w_), (c_out, c_in, kh, kw), c_out, bias, permuted)
+    out = F.conv2d(X, W, B, stride, padding, dilation)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    tb = torch.tensor(b, requires_grad=True) if bias else None
+    t_out = torch.nn.functional.conv2d(tx, tw, tb, stride, padding, dilation)
+    assert out.shape == tuple(t_out.shape)
+    _compare(out, t_out, [X, W, B], [tx, tw, tb], rng.standard_normal(out.shape))
+
+
+@pytest.mark.task4_2
+@pytest.mark.parametrize("stride,padding,dilation", [(1, 0, 1), ((2, 1), (1, 0), (1, 2))])
+def test_conv2d_central_differences(stride, padding, dilation) -> None:
+    rng = np.random.default_rng(5)
+    x = minitorch.tensor(rng.standard_normal((1, 2, 5, 4)))
+    w = minitorch.tensor(rng.standard_normal((2, 2, 2, 2)))
+    b = minitorch.tensor(rng.standard_normal(2))
+    grad_check(lambda x, w, b: F.conv2d(x, w, b, stride, padding, dilation), x, w, b)
+
+
+@pytest.mark.task4_2
+def test_conv2d_same_padding() -> None:
+    torch = _torch()
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((1, 2, 6, 7)), rng.standard_normal((3, 2, 4, 3))
+    out = F.conv2d(minitorch.tensor(x), minitorch.tensor(w), padding="same")
+    expected = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), padding="same")
+    assert out.shape == (1, 3, 6, 7)
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.task4_2
+@pytest.mark.parametrize(
+    "x_shape,w_shape,kwargs,message",
+    [
+        ((3, 5, 5), (2, 3, 2, 2), {}, "conv2d: input must be 4-D"),
+        ((1, 3, 5, 5), (2, 4, 2, 2), {}, "input has 3 channels"),
+        ((1, 3, 5, 2), (2, 3, 2, 3), {}, "along the width"),
+        ((1, 3, 5, 5), (2, 3, 2, 2), {"stride": (1, 2, 3)}, "stride must be an int or a tuple of 2"),
+    ],
+)
+def test_conv2d_errors(x_shape, w_shape, kwargs, message) -> None:
+    with pytest.raises((ValueError, minitorch.ShapeError), match=message.replace("(", r"\(")):
+        F.conv2d(minitorch.zeros(*x_shape), minitorch.zeros(*w_shape), **kwargs)
+
+
+@pytest.mark.task4_2
+def test_conv2d_layer_loads_torch_state_dict() -> None:
+    torch = _torch()
+    t_layer = torch.nn.Conv2d(3, 4, (3, 2), stride=(2, 1), padding=1).double()
+    layer = nn.Conv2d(3, 4, (3, 2), stride=(2, 1), padding=1)
+    assert layer.weight.value.shape == tuple(t_layer.weight.shape)
+    bound = 1 / np.sqrt(3 * 3 * 2)
+    assert np.all(np.abs(layer.weight.value.numpy()) <= bound)
+    layer.load_state_dict({k: v.detach().numpy() for k, v in t_layer.state_dict().items()})
+    x = np.random.default_rng(7).standard_normal((2, 3, 6, 5))
+    np.testing.assert_allclose(layer(minitorch.tensor(x)).numpy(), t_layer(torch.tensor(x)).detach().numpy(), rtol=1e-10)

@@ -1,0 +1,207 @@
+"""Task 4.4: softmax, log-softmax, max/argmax along a dimension, and the classification
+losses built on them — against PyTorch, central differences, extreme logits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minitorch
+from minitorch.nn import functional as F
+from minitorch.nn.softmax import argmax
+from minitorch.nn.softmax import max as mt_max
+from minitorch.testing import grad_check
+from tensor_strategies import tensors, to_minitorch
+
+pytestmark = pytest.mark.task4_4
+CHECK = settings(max_examples=25, deadline=None)
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _values_and_grads(fn, x: np.ndarray, g: np.ndarray, order=None):
+    X = minitorch.tensor(x) if order is None else to_minitorch(x, order)
+    X.requires_grad_(True)
+    out = fn(X)
+    out.backward(minitorch.tensor(g, dtype=out.dtype))
+    assert X.grad is not None
+    return out.numpy(), X.grad.numpy()
+
+
+@CHECK
+@given(tensors(min_dims=1, max_dims=3, max_side=5, low=-5, high=5), st.data())
+def test_softmax_and_log_softmax_match_torch(drawn, data) -> None:
+    torch = _torch()
+    x = drawn.array
+    dim = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    g = np.random.default_rng(x.size).standard_normal(x.shape)
+    for mt_fn, t_fn in ((F.softmax, torch.softmax), (F.log_softmax, torch.log_softmax)):
+        got, got_grad = _values_and_grads(lambda t: mt_fn(t, dim), x, g, drawn.order)
+        tx = torch.tensor(x, requires_grad=True)
+        t_out = t_fn(tx, dim)
+        t_out.backward(torch.tensor(g))
+        np.testing.assert_allclose(got, t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(got_grad, tx.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [F.softmax, F.log_softmax])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_softmax_central_differences(fn, dim: int) -> None:
+    x = minitorch.tensor(np.random.default_rng(dim).standard_normal((3, 4)))
+    grad_check(lambda t: fn(t, dim), x)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_extreme_logits_are_stable(dtype) -> None:
+    torch = _torch()
+    x = np.array([[1000.0, -1000.0, 0.0], [-1000.0, -1000.0, -999.0], [1000.0, 1000.0, 1000.0]], dtype=dtype)
+    g = np.array([[1.0, -2.0, 0.5], [0.3, 0.2, -1.0], [1.0, 2.0, 3.0]], dtype=dtype)
+    for mt_fn, t_fn in ((F.softmax, torch.softmax), (F.log_softmax, torch.log_softmax)):
+        got, got_grad = _values_and_grads(lambda t: mt_fn(t, 1), x, g)
+        assert np.all(np.isfinite(got)) and np.all(np.isfinite(got_grad))
+        tx = torch.tensor(x, requires_grad=True)
+        t_out = t_fn(tx, 1)
+        t_out.backward(torch.tensor(g))
+        np.testing.assert_allclose(got, t_out.detach().numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(got_grad, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(F.softmax(minitorch.tensor(x, dtype=dtype), 1).numpy().sum(1), 1.0, rtol=1e-6)
+
+
+def test_softmax_needs_a_dimension() -> None:
+    with pytest.raises(TypeError, match="dim"):
+        F.softmax(minitorch.zeros(2, 3))
+    with pytest.raises(IndexError, match=r"dimension 2 is out of range for a tensor of shape \(2, 3\)"):
+        F.log_softmax(minitorch.zeros(2, 3), 2)
+
+
+# ---------------------------------------------------------------------------------------
+# max / argmax along a dimension
+
+
+@CHECK
+@given(tensors(min_dims=1, max_dims=3, max_side=4), st.data(), st.booleans())
+def test_max_matches_torch(drawn, data, keepdim: bool) -> None:
+    torch = _torch()
+    x = np.round(drawn.array, 1)  # rounding makes ties common
+    dim = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    g = np.random.default_rng(x.size).standard_normal(np.max(x, axis=dim, keepdims=keepdim).shape)
+    X = to_minitorch(x, drawn.order).requires_grad_(True)
+    values, indices = mt_max(X, dim, keepdim)
+    tx = torch.tensor(x, requires_grad=True)
+    t_values, t_indices = torch.max(tx, dim, keepdim)
+    np.testing.assert_array_equal(values.numpy(), t_values.detach().numpy())
+    np.testing.assert_array_equal(indices.numpy(), t_indices.numpy())
+    assert indices.dtype == np.int64
+    np.testing.assert_array_equal(argmax(X, dim, keepdim).numpy(), torch.argmax(tx, dim, keepdim).numpy())
+    values.backward(minitorch.tensor(g))
+    t_values.backward(torch.tensor(g))
+    assert X.grad is not None
+    np.testing.assert_array_equal(X.grad.numpy(), tx.grad.numpy())
+
+
+def test_max_gradient_goes_to_the_first_maximum() -> None:
+    x = minitorch.tensor([[2.0, 7.0, 7.0], [1.0, 1.0, 1.0]], requires_grad=True)
+    values, indices = mt_max(x, 1)
+    assert indices.numpy().tolist() == [1, 0]
+    values.backward(minitorch.tensor([3.0, 4.0]))
+    assert x.grad is not None
+    assert x.grad.numpy().tolist() == [[0.0, 3.0, 0.0], [4.0, 0.0, 0.0]]
+
+
+def test_max_central_differences() -> None:
+    x = minitorch.tensor(np.random.default_rng(5).permutation(12).reshape(3, 4) * 0.5)
+    grad_check(lambda t: mt_max(t, 0).values, x)
+    grad_check(lambda t: mt_max(t, -1, keepdim=True).values, x)
+
+
+def test_argmax_of_everything() -> None:
+    x = minitorch.tensor([[1.0, 9.0], [9.0, 3.0]])
+    assert argmax(x).item() == 1
+    assert mt_max(x).item() == 9.0
+
+
+# ---------------------------------------------------------------------------------------
+# cross_entropy and nll_loss
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_matches_torch(reduction: str, weighted: bool) -> None:
+    torch = _torch()
+    rng = np.random.default_rng(6)
+    logits = rng.standard_normal((6, 4)) * 3
+    target = np.array([0, 3, -100, 2, 1, 3])
+    weight = rng.uniform(0.5, 2.0, 4) if weighted else None
+    X = minitorch.tensor(logits, requires_grad=True)
+    W = minitorch.tensor(weight) if weighted else None
+    out = F.cross_entropy(X, minitorch.tensor(target, dtype=minitorch.int64), weight=W, reduction=reduction)
+    tx = torch.tensor(logits, requires_grad=True)
+    t_out = torch.nn.functional.cross_entropy(tx, torch.tensor(target), weight=None if weight is None else torch.tensor(weight),
+                                              reduction=reduction)
+    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
+    g = rng.standard_normal(out.shape)
+    out.backward(minitorch.tensor(g))
+    t_out.backward(torch.tensor(g))
+    assert X.grad is not None
+    np.testing.assert_allclose(X.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_cross_entropy_sequence_layout_and_ignore_index_match_torch() -> None:
+    """Input [N, C, T] with target [N, T] (per-token classification, padding ignored)."""
+    torch = _torch()
+    rng = np.random.default_rng(7)
+    logits = rng.standard_normal((2, 5, 3))
+    target = np.array([[1, 4, 0], [2, 0, 0]])
+    X = minitorch.tensor(logits, requires_grad=True)
+    out = F.cross_entropy(X, minitorch.tensor(target, dtype=minitorch.int64), ignore_index=0)
+    tx = torch.tensor(logits, requires_grad=True)
+    t_out = torch.nn.functional.cross_entropy(tx, torch.tensor(target), ignore_index=0)
+    np.testing.assert_allclose(out.item(), t_out.item(), rtol=1e-12)
+    out.backward()
+    t_out.backward()
+    assert X.grad is not None
+    np.testing.assert_allclose(X.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_cross_entropy_extreme_logits() -> None:
+    torch = _torch()
+    logits = np.array([[1000.0, -1000.0], [-1000.0, 1000.0], [0.0, 1000.0]])
+    target = np.array([0, 0, 0])
+    X = minitorch.tensor(logits, requires_grad=True)
+    out = F.cross_entropy(X, minitorch.tensor(target, dtype=minitorch.int64))
+    out.backward()
+    t_out = torch.nn.functional.cross_entropy(torch.tensor(logits), torch.tensor(target))
+    assert np.isfinite(out.item()) and X.grad is not None and np.all(np.isfinite(X.grad.numpy()))
+    np.testing.assert_allclose(out.item(), t_out.item(), rtol=1e-12)
+
+
+def test_cross_entropy_central_differences() -> None:
+    target = minitorch.tensor([2, 0, 1], dtype=minitorch.int64)
+    x = minitorch.tensor(np.random.default_rng(8).standard_normal((3, 3)))
+    grad_check(lambda t: F.cross_entropy(t, target), x)
+
+
+def test_nll_loss_matches_torch_and_all_ignored_is_nan() -> None:
+    torch = _torch()
+    lp = np.log(np.random.default_rng(9).dirichlet(np.ones(3), size=4))
+    target = np.array([2, 1, 1, 0])
+    out = F.nll_loss(minitorch.tensor(lp), minitorch.tensor(target, dtype=minitorch.int64))
+    np.testing.assert_allclose(out.item(), torch.nn.functional.nll_loss(torch.tensor(lp), torch.tensor(target)).item())
+    ignored = F.nll_loss(minitorch.tensor(lp), minitorch.tensor([-100] * 4, dtype=minitorch.int64))
+    assert np.isnan(ignored.item())
+
+
+def test_classification_loss_errors() -> None:
+    logits = minitorch.zeros(3, 4)
+    with pytest.raises(IndexError, match="target 4 is out of bounds for 4 classes"):
+        F.cross_entropy(logits, minitorch.tensor([0, 4, 1], dtype=minitorch.int64))
+    with pytest.raises(minitorch.ShapeError, match=r"needs a target of shape \(3,\)"):
+        F.cross_entropy(logits, minitorch.tensor([0, 1], dtype=minitorch.int64))
+    with pytest.raises(TypeError, match="int64"):
+        F.cross_entropy(logits, minitorch.tensor([0.0, 1.0, 2.0]))
+    with pytest.raises(ValueError, match="reduction"):
+        F.cross_entropy(logits, minitorch.tensor([0, 1, 2], dtype=minitorch.int64), reduction="avg")
