@@ -118,7 +118,9 @@ class Adam(Optimizer):
             g = p.value.grad.numpy().astype(theta.dtype, copy=False)
             if self.weight_decay:
                 g = g + self.weight_decay * theta
-            t, m, v = self._state.get(id(p), (0, np.zeros_like(theta), np.zeros_like(theta)))
+            if id(p) not in self._state:
+                self._state[id(p)] = (0, np.zeros_like(theta), np.zeros_like(theta))
+            t, m, v = self._state[id(p)]
             t += 1
             m *= b1
             m += (1 - b1) * g

@@ -316,15 +316,15 @@ class Tensor:
 
     # ---- reductions -------------------------------------------------------------------
 
-    def _reduce(self, fn: type[F.Function], dim: Optional[int], keepdim: bool) -> "Tensor":
+    def _reduce(self, fn: type[F.Function], dim: Optional[int], keepdim: bool, *extra: Any) -> "Tensor":
         if dim is None:
             flat = self.contiguous().view(self.numel())
-            out = fn.apply(flat, 0)
+            out = fn.apply(flat, 0, *extra)
             return out.view(*([1] * self.dims)) if keepdim else out.view()
         dim = self._dim(dim)
         if self.dims == 0:
             return self
-        out = fn.apply(self, dim)
+        out = fn.apply(self, dim, *extra)
         if keepdim:
             return out
         return out.view(*(s for k, s in enumerate(self.shape) if k != dim))
@@ -341,12 +341,12 @@ class Tensor:
     def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Union["Tensor", MaxResult]:
         """max() → the largest element; max(dim) → (values, indices) as in PyTorch.
 
-        Indices (int64) point at the first maximal element. The gradient is split evenly
-        among tied maxima (as `torch.amax`).
+        Indices (int64) point at the first maximal element, and so does the gradient of
+        `values`; `max()` over all elements splits it evenly among tied maxima (as PyTorch).
         """
-        values = self._reduce(F.Max, dim, keepdim)
         if dim is None:
-            return values
+            return self._reduce(F.Max, None, keepdim, False)
+        values = self._reduce(F.Max, dim, keepdim, True)
         d = self._dim(dim)
         indices = np.argmax(self.numpy(), axis=d) if self.dims else np.zeros((), np.int64)
         if keepdim and self.dims:
@@ -354,7 +354,8 @@ class Tensor:
         return MaxResult(values, F._make(indices, np.int64, backend=self.backend))
 
     def amax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
-        return self._reduce(F.Max, dim, keepdim)
+        """Maximum over `dim`; the gradient is split evenly among tied maxima (torch.amax)."""
+        return self._reduce(F.Max, dim, keepdim, False)
 
     def all(self) -> bool:
         """True when every element is non-zero."""

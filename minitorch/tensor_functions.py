@@ -316,22 +316,30 @@ class Sum(Function):
 class Max(Function):
     """out = max_dim a, keeping `dim` with size 1.
 
-    Ties: the gradient is split evenly among the maximal elements along `dim` (as
-    `torch.amax`); with distinct values this equals `torch.max(a, dim)`'s gradient.
+    Ties, as in PyTorch: with `first_only` (what `Tensor.max(dim)` uses) the gradient goes
+    to the first maximal element along `dim`, the one `indices` names; otherwise (`max()`
+    over everything, `amax`) it is split evenly among the tied maxima.
     """
 
     @staticmethod
-    def forward(ctx: Context, a: "Tensor", dim: int) -> "Tensor":
+    def forward(ctx: Context, a: "Tensor", dim: int, first_only: bool) -> "Tensor":
         out = a.backend.max_reduce(a, dim)
-        is_max = a.backend.eq_zip(a, out)
-        count = a.backend.add_reduce(is_max, dim)
-        ctx.save_for_backward(a.backend.mul_zip(is_max, a.backend.inv_map(count)))
+        if first_only:
+            values = a.numpy()
+            first = np.expand_dims(np.argmax(values, axis=dim), dim)
+            share = np.zeros_like(values)
+            np.put_along_axis(share, first, 1.0, axis=dim)
+            ctx.save_for_backward(from_numpy(share, backend=a.backend))
+        else:
+            is_max = a.backend.eq_zip(a, out)
+            count = a.backend.add_reduce(is_max, dim)
+            ctx.save_for_backward(a.backend.mul_zip(is_max, a.backend.inv_map(count)))
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None, None]:
         (share,) = ctx.saved_values
-        return grad_output.backend.mul_zip(share, grad_output), None
+        return grad_output.backend.mul_zip(share, grad_output), None, None
 
 
 class LT(Function):

@@ -56,6 +56,7 @@ UNARY: dict[str, tuple[Callable, Callable, Callable]] = {
     "mean0_keepdim": (lambda x: x.mean(0, keepdim=True), lambda x: x.mean(0, keepdim=True), lambda x: x),
     "max_all": (lambda x: x.max(), lambda x: x.max(), lambda x: x),
     "max_last": (lambda x: x.max(-1).values, lambda x: x.max(-1).values, lambda x: x),
+    "amax0": (lambda x: x.amax(0), lambda x: x.amax(0), lambda x: x),
     "transpose": (lambda x: x.transpose(0, -1) * 1.0, lambda x: x.transpose(0, -1) * 1.0, lambda x: x),
     "reshape": (lambda x: x.reshape(-1) * 2.0, lambda x: x.reshape(-1) * 2.0, lambda x: x),
     "contiguous_view": (lambda x: x.contiguous().view(-1).exp(), lambda x: x.contiguous().view(-1).exp(), lambda x: x),
@@ -286,10 +287,26 @@ def test_comparisons_have_no_gradient() -> None:
 
 
 @pytest.mark.task2_4
-def test_max_ties_split_the_gradient() -> None:
-    x = minitorch.tensor([[1.0, 3.0, 3.0], [2.0, 0.0, 1.0]], backend=B, requires_grad=True)
+def test_max_ties_follow_torch() -> None:
+    """max(dim) sends the gradient to the first maximum; amax and max() split it."""
+    rows = [[1.0, 3.0, 3.0], [2.0, 0.0, 1.0]]
+    x = minitorch.tensor(rows, backend=B, requires_grad=True)
     x.max(1).values.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0, 1, 0], [1, 0, 0]])
+    x.grad = None
+    x.amax(1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [[0, 0.5, 0.5], [1, 0, 0]])
+    x.grad = None
+    x.max().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0, 0.5, 0.5], [0, 0, 0]])
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(rows, requires_grad=True)
+    t.max(1).values.sum().backward()
+    np.testing.assert_allclose(x.max(1).indices.numpy(), t.max(1).indices.numpy())
+    np.testing.assert_allclose(t.grad.numpy(), [[0, 1, 0], [1, 0, 0]])
+    t.grad = None
+    t.max().backward()
+    np.testing.assert_allclose(t.grad.numpy(), [[0, 0.5, 0.5], [0, 0, 0]])
 
 
 @pytest.mark.task2_4
