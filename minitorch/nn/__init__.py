@@ -6,14 +6,10 @@ PyTorch `state_dict` (converted to NumPy arrays) loads into the matching minitor
 
 from ..module import Module, Parameter
 from . import functional
+from .conv import Conv1d, Conv2d
+from .dropout import Dropout
+from .embedding import Embedding
 from .linear import Linear
+from .textcnn import TextCNN
 
-__all__ = ["Module", "Parameter", "functional", "Linear"]
-
-# Stage A4: convolution, dropout, embeddings and Kim's text CNN.
-from .conv import Conv1d, Conv2d  # noqa: E402
-from .dropout import Dropout  # noqa: E402
-from .embedding import Embedding  # noqa: E402
-from .textcnn import TextCNN  # noqa: E402
-
-__all__ += ["Conv1d", "Conv2d", "Dropout", "Embedding", "TextCNN"]
+__all__ = ["Module", "Parameter", "functional", "Linear", "Conv1d", "Conv2d", "Dropout", "Embedding", "TextCNN"]

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
+from .classification import cross_entropy, nll_loss
+from .conv import conv1d, conv2d
+from .dropout import dropout
+from .embedding import embedding
 from .losses import binary_cross_entropy, mse_loss
+from .pooling import avg_pool1d, avg_pool2d, max_over_time, max_pool1d, max_pool2d
+from .softmax import log_softmax, softmax
 
 
 def relu(x: Tensor) -> Tensor:
@@ -21,17 +27,8 @@ def tanh(x: Tensor) -> Tensor:
     return x.tanh()
 
 
-__all__ = ["relu", "sigmoid", "tanh", "mse_loss", "binary_cross_entropy"]
-
-# Stage A4: convolution, pooling, softmax, dropout, embeddings, classification losses.
-from .conv import conv1d, conv2d  # noqa: E402
-from .pooling import avg_pool1d, avg_pool2d, max_over_time, max_pool1d, max_pool2d  # noqa: E402
-from .softmax import log_softmax, softmax  # noqa: E402
-from .dropout import dropout  # noqa: E402
-from .embedding import embedding  # noqa: E402
-from .classification import cross_entropy, nll_loss  # noqa: E402
-
-__all__ += [
+__all__ = [
+    "relu", "sigmoid", "tanh", "mse_loss", "binary_cross_entropy",
     "conv1d", "conv2d", "avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d", "max_over_time",
     "softmax", "log_softmax", "dropout", "embedding", "cross_entropy", "nll_loss",
 ]
