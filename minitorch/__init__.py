@@ -16,20 +16,12 @@ from .module import Module, Parameter
 from .scalar import Scalar, ScalarFunction, derivative_check
 from .tensor_data import IndexingError, ShapeError, TensorData, shape_broadcast
 from .tensor_ops import SimpleOps, TensorBackend, TensorOps
+from .function import Function, grad_enabled, no_grad
 from .tensor import Tensor
-from .tensor_functions import (
-    Function,
-    arange,
-    from_numpy,
-    grad_enabled,
-    manual_seed,
-    no_grad,
-    ones,
-    rand,
-    randn,
-    tensor,
-    zeros,
-)
+from .constructors import arange, from_numpy, ones, rand, randn, tensor, zeros
+from .rng import manual_seed
+from .joining import cat, stack
+from .containers import ModuleList
 from .backends import (
     CudaBackend,
     FastBackend,

@@ -405,6 +405,14 @@ class CudaOps(TensorOps):
     def matmul_kernel() -> Callable[..., None]:
         return _launch_matmul
 
+    @staticmethod
+    def compile_kernel(kernel: Callable[..., None], name: str) -> Callable[..., None]:
+        """CPU loop kernels (A4's im2col, pooling windows) have no CUDA version yet."""
+        raise NotImplementedError(
+            f"{name} is not implemented on the CUDA backend: move the tensors to "
+            f"minitorch.FastBackend (or SimpleBackend) for this operation"
+        )
+
 
 def _launch_matmul(
     out: Storage, out_shape: Shape, out_strides: Strides,

@@ -819,3 +819,8 @@ class FastOps(TensorOps):
     @staticmethod
     def matmul_kernel() -> Callable[..., None]:
         return tensor_matmul
+
+    @staticmethod
+    def compile_kernel(kernel: Callable[..., None], name: str) -> Callable[..., None]:
+        """A library kernel (e.g. A4's im2col), compiled with parallel loops and cached."""
+        return numba.njit(parallel=True, cache=True)(kernel)

@@ -355,7 +355,7 @@ def _load_into(param: Parameter, arr: np.ndarray) -> None:
             # In place: the tensor object (and anything holding it) sees the new values.
             storage[: arr.size] = arr.reshape(-1)
         else:
-            from .tensor_functions import from_numpy  # tensors exist from stage A2 on
+            from .constructors import from_numpy  # tensors exist from stage A2 on
 
             new = from_numpy(np.array(arr, dtype=value.dtype), backend=value.backend)
             param.update(new)

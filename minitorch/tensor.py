@@ -9,13 +9,13 @@ order and defaults, so PyTorch serves as the test oracle.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
 from . import tensor_functions as F
-from .autodiff import Context, backpropagate
+from .autodiff import backpropagate
+from .function import History, no_grad
 from .tensor_data import ShapeError, TensorData, normalize_shape
 
 if TYPE_CHECKING:
@@ -24,19 +24,6 @@ if TYPE_CHECKING:
 TensorLike = Union[float, int, "Tensor"]
 
 _ids = itertools.count()
-
-
-@dataclass
-class History:
-    """How a tensor was made: the Function, its context and its inputs.
-
-    A leaf that requires a gradient has a History with `last_fn` None; a tensor that needs
-    no gradient has no History at all.
-    """
-
-    last_fn: Optional[type[F.Function]] = None
-    ctx: Optional[Context] = None
-    inputs: Sequence[Any] = field(default_factory=tuple)
 
 
 class MaxResult(NamedTuple):
@@ -80,6 +67,32 @@ class Tensor:
     ) -> "Tensor":
         """A tensor over an existing 1-D storage array (no copy)."""
         return Tensor(TensorData(storage, tuple(shape), strides), backend=backend)
+
+    def _view(self, data: TensorData) -> "Tensor":
+        """A new tensor over `data` — typically this tensor's storage seen with another shape
+        or strides (a permuted or reshaped view) — on this tensor's backend, with no history."""
+        return Tensor(data, backend=self.backend)
+
+    # ---- new tensors like this one (PyTorch's `Tensor.new_*`) ---------------------------
+
+    def new_tensor(self, data: Any, dtype: Any = None) -> "Tensor":
+        """A tensor holding a copy of `data`, with self's dtype (unless given) and backend."""
+        array = np.array(data, dtype=self.dtype if dtype is None else dtype, order="C")
+        return Tensor.make(array.reshape(-1), array.shape, backend=self.backend)
+
+    def new_full(self, size: Sequence[int], fill_value: float, dtype: Any = None) -> "Tensor":
+        """A tensor of shape `size` filled with `fill_value`, with self's dtype and backend."""
+        size = normalize_shape((size,))
+        storage = np.full(int(np.prod(size)), fill_value, dtype=self.dtype if dtype is None else dtype)
+        return Tensor.make(storage, size, backend=self.backend)
+
+    def new_zeros(self, size: Sequence[int], dtype: Any = None) -> "Tensor":
+        """A tensor of zeros of shape `size`, with self's dtype and backend."""
+        return self.new_full(size, 0, dtype)
+
+    def new_ones(self, size: Sequence[int], dtype: Any = None) -> "Tensor":
+        """A tensor of ones of shape `size`, with self's dtype and backend."""
+        return self.new_full(size, 1, dtype)
 
     # ---- properties ------------------------------------------------------------------
 
@@ -191,11 +204,11 @@ class Tensor:
                     f"tensor has shape {self.shape}; call .sum() first or pass backward(grad) with "
                     f"a tensor of shape {self.shape}"
                 )
-            grad = F._make(np.ones(self.shape), self.dtype, backend=self.backend)
+            grad = self.new_ones(self.shape)
         elif not isinstance(grad, Tensor) or grad.shape != self.shape:
             got = grad.shape if isinstance(grad, Tensor) else type(grad).__name__
             raise ShapeError(f"backward(grad): grad must be a tensor of shape {self.shape}, got {got}")
-        with F.no_grad():
+        with no_grad():
             backpropagate(self, grad.detach())
 
     def zero_grad_(self) -> None:
@@ -351,7 +364,7 @@ class Tensor:
         indices = np.argmax(self.numpy(), axis=d) if self.dims else np.zeros((), np.int64)
         if keepdim and self.dims:
             indices = np.expand_dims(indices, d)
-        return MaxResult(values, F._make(indices, np.int64, backend=self.backend))
+        return MaxResult(values, self.new_tensor(indices, dtype=np.int64))
 
     def amax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
         """Maximum over `dim`; the gradient is split evenly among tied maxima (torch.amax)."""
@@ -430,12 +443,12 @@ class Tensor:
     def expand(self, *shape: Any) -> "Tensor":
         """A copy of self broadcast to `shape` (gradients sum back)."""
         target = normalize_shape(shape)
-        return self + F.zeros(target, dtype=self.dtype, backend=self.backend)
+        return self + self.new_zeros(target)
 
     # ---- helpers used by nn -----------------------------------------------------------
 
     def zeros(self, shape: Optional[Sequence[int]] = None) -> "Tensor":
-        return F.zeros(self.shape if shape is None else tuple(shape), dtype=self.dtype, backend=self.backend)
+        return self.new_zeros(self.shape if shape is None else tuple(shape))
 
     def float(self) -> "Tensor":
         return self.to(np.float32)
@@ -447,21 +460,7 @@ class Tensor:
         """A copy with another dtype (differentiable between float types)."""
         if np.dtype(dtype) == self.dtype:
             return self
-        return Cast.apply(self, np.dtype(dtype))
-
-
-class Cast(F.Function):
-    """out = a converted to another dtype; the gradient is converted back."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, dtype: np.dtype) -> Tensor:
-        ctx.save_for_backward(a.dtype)
-        return F._make(a.numpy(), dtype, backend=a.backend)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, None]:
-        (dtype,) = ctx.saved_values
-        return F._make(grad_output.numpy(), dtype, backend=grad_output.backend), None
+        return F.Cast.apply(self, np.dtype(dtype))
 
 
 def reduce_to_shape(grad: Tensor, shape: tuple[int, ...], fn_name: str = "") -> Tensor:

@@ -1,91 +1,30 @@
-"""Stage A2: differentiable tensor functions, and the tensor constructors.
+"""Stage A2: the elementary differentiable tensor functions (tasks 2.3 and 2.4).
 
-Each `Function` has a `forward` (values in, value out, computed with the tensor backend)
-and a `backward` that turns ∂L/∂out into ∂L/∂input for every input, exactly like
-`torch.autograd.Function`:
+Each is a `Function` (see `function.py`): a `forward` computed with the tensor's backend
+(`a.backend.add_zip(a, b)`, …) and a `backward` that turns ∂L/∂out into ∂L/∂input for
+every input. If an input was broadcast, the gradient that backward returns has the
+broadcast shape; the framework sums it back to the input's shape (`Tensor.chain_rule`).
 
-    forward(ctx, *args) -> Tensor            args may mix tensors and plain Python values
-    backward(ctx, grad_output) -> one gradient per forward argument (None for non-tensors)
-
-`Function.apply` runs forward without recording (so forward may use any tensor code) and
-records one graph node for the whole function. If an input was broadcast, the gradient that
-backward returns has the broadcast shape; the framework sums it back to the input's shape
-(`Tensor.chain_rule`).
+`Tensor`'s methods (`a + b`, `a.sum(1)`, `a @ b`, …) call these functions.
 """
 
 from __future__ import annotations
 
-import contextlib
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from . import tensor as T
 from .autodiff import Context
-from .tensor_data import ShapeError, normalize_shape, shape_broadcast
+from .function import Function
+from .tensor_data import ShapeError, TensorData, shape_broadcast
 
 if TYPE_CHECKING:
     from .tensor import Tensor
-    from .tensor_ops import TensorBackend
-
-
-# ---------------------------------------------------------------------------------------
-# Gradient mode
-
-
-_GRAD_ENABLED = True
-
-
-def grad_enabled() -> bool:
-    """Whether operations are being recorded for backpropagation."""
-    return _GRAD_ENABLED
-
-
-@contextlib.contextmanager
-def no_grad() -> Iterator[None]:
-    """Context manager: inside it, no operation is recorded (as `torch.no_grad()`)."""
-    global _GRAD_ENABLED
-    previous = _GRAD_ENABLED
-    _GRAD_ENABLED = False
-    try:
-        yield
-    finally:
-        _GRAD_ENABLED = previous
-
-
-# ---------------------------------------------------------------------------------------
-# The Function base class
-
-
-class Function:
-    """Base class of differentiable tensor functions (subclass, then call `.apply`)."""
-
-    @staticmethod
-    def forward(ctx: Context, *args: Any) -> "Tensor":
-        raise NotImplementedError
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: "Tensor") -> Any:
-        raise NotImplementedError
-
-    @classmethod
-    def apply(cls, *args: Any) -> "Tensor":
-        tensors = [a for a in args if isinstance(a, T.Tensor)]
-        need_grad = _GRAD_ENABLED and any(t.requires_grad for t in tensors)
-        ctx = Context(no_grad=not need_grad)
-        with no_grad():
-            out = cls.forward(ctx, *args)
-        if not isinstance(out, T.Tensor):
-            raise TypeError(f"{cls.__name__}.forward must return a Tensor, got {type(out).__name__}")
-        if need_grad:
-            out.history = T.History(cls, ctx, args)
-        return out
 
 
 def _grad_like(ctx_shape: tuple[int, ...], grad: "Tensor") -> "Tensor":
     """Expand `grad` (broadcastable to ctx_shape) to a fresh tensor of shape ctx_shape."""
-    out = T.Tensor.make(np.zeros(_size(ctx_shape), dtype=grad.dtype), ctx_shape, backend=grad.backend)
-    return grad.backend.id_map(grad, out)
+    return grad.backend.id_map(grad, grad.new_zeros(ctx_shape))
 
 
 def _size(shape: Sequence[int]) -> int:
@@ -186,7 +125,7 @@ class Sigmoid(Function):
         # BEGIN SOLUTION 2.4
         (s,) = ctx.saved_values
         b = grad_output.backend
-        one_minus_s = b.add_zip(b.neg_map(s), T.Tensor.make(np.ones(1, dtype=s.dtype), (), backend=b))
+        one_minus_s = b.add_zip(b.neg_map(s), s.new_ones(()))
         return (b.mul_zip(grad_output, b.mul_zip(s, one_minus_s)),)
         # END SOLUTION 2.4
 
@@ -227,7 +166,7 @@ class Tanh(Function):
         # BEGIN SOLUTION 2.4
         (t,) = ctx.saved_values
         b = grad_output.backend
-        one = T.Tensor.make(np.ones(1, dtype=t.dtype), (), backend=b)
+        one = t.new_ones(())
         return (b.mul_zip(grad_output, b.add_zip(one, b.neg_map(b.mul_zip(t, t)))),)
         # END SOLUTION 2.4
 
@@ -278,7 +217,7 @@ class Pow(Function):
     def forward(ctx: Context, a: "Tensor", p: float) -> "Tensor":
         # BEGIN SOLUTION 2.3
         ctx.save_for_backward(a, p)
-        exponent = T.Tensor.make(np.full(1, p, dtype=a.dtype), (), backend=a.backend)
+        exponent = a.new_full((), p)
         return a.backend.pow_zip(a, exponent)
         # END SOLUTION 2.3
 
@@ -288,8 +227,8 @@ class Pow(Function):
         # BEGIN SOLUTION 2.4
         a, p = ctx.saved_values
         b = grad_output.backend
-        exponent = T.Tensor.make(np.full(1, p - 1.0, dtype=a.dtype), (), backend=b)
-        scale = T.Tensor.make(np.full(1, p, dtype=a.dtype), (), backend=b)
+        exponent = a.new_full((), p - 1.0)
+        scale = a.new_full((), p)
         return b.mul_zip(grad_output, b.mul_zip(scale, b.pow_zip(a, exponent))), None
         # END SOLUTION 2.4
 
@@ -329,7 +268,7 @@ class Max(Function):
             first = np.expand_dims(np.argmax(values, axis=dim), dim)
             share = np.zeros_like(values)
             np.put_along_axis(share, first, 1.0, axis=dim)
-            ctx.save_for_backward(from_numpy(share, backend=a.backend))
+            ctx.save_for_backward(a.new_tensor(share))
         else:
             is_max = a.backend.eq_zip(a, out)
             count = a.backend.add_reduce(is_max, dim)
@@ -389,7 +328,7 @@ class Permute(Function):
     def forward(ctx: Context, a: "Tensor", order: tuple[int, ...]) -> "Tensor":
         # BEGIN SOLUTION 2.3
         ctx.save_for_backward(order)
-        return T.Tensor(a._tensor.permute(*order), backend=a.backend)
+        return a._view(a._tensor.permute(*order))
         # END SOLUTION 2.3
 
     @staticmethod
@@ -400,7 +339,7 @@ class Permute(Function):
         inverse = [0] * len(order)
         for k, o in enumerate(order):
             inverse[o] = k
-        return T.Tensor(grad_output._tensor.permute(*inverse), backend=grad_output.backend), None
+        return grad_output._view(grad_output._tensor.permute(*inverse)), None
         # END SOLUTION 2.4
 
 
@@ -415,13 +354,13 @@ class View(Function):
                 f"view({shape}) needs a contiguous tensor, but this one (shape {a.shape}, "
                 f"strides {a._tensor.strides}) is not: call .contiguous() first, or use .reshape()"
             )
-        return T.Tensor.make(a._tensor._storage, shape, backend=a.backend)
+        return a._view(TensorData(a._tensor._storage, shape))
 
     @staticmethod
     def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
         (shape,) = ctx.saved_values
         g = grad_output.contiguous()
-        return T.Tensor.make(g._tensor._storage, shape, backend=g.backend), None
+        return g._view(TensorData(g._tensor._storage, shape)), None
 
 
 class Copy(Function):
@@ -456,7 +395,7 @@ def batched_matmul(a: "Tensor", b: "Tensor") -> "Tensor":
             # A strided view with batch 1; the kernels take any strides, so e.g. a
             # transposed weight Wᵀ is multiplied in place rather than copied first.
             st = t._tensor.strides
-            return T.Tensor.make(t._tensor._storage, (1, rows, cols), (0, st[-2], st[-1]), backend=t.backend)
+            return t._view(TensorData(t._tensor._storage, (1, rows, cols), (0, st[-2], st[-1])))
         if t.shape[:-2] != batch:
             t = _grad_like(batch + (rows, cols), t)  # expand the partly broadcast batch
         return t.contiguous().view(_size(batch), rows, cols)
@@ -487,85 +426,15 @@ class MatMul(Function):
         # END SOLUTION 2.4
 
 
-# ---------------------------------------------------------------------------------------
-# Constructors
+class Cast(Function):
+    """out = a converted to another dtype; the gradient is converted back."""
 
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", dtype: np.dtype) -> "Tensor":
+        ctx.save_for_backward(a.dtype)
+        return a.new_tensor(a.numpy(), dtype=dtype)
 
-_rng = np.random.default_rng(0)
-
-
-def manual_seed(seed: int) -> None:
-    """Seed minitorch's random number generator (rand, randn, dropout, init)."""
-    global _rng
-    _rng = np.random.default_rng(seed)
-
-
-def generator() -> np.random.Generator:
-    """minitorch's random number generator (seeded by `manual_seed`)."""
-    return _rng
-
-
-def _make(
-    array: np.ndarray,
-    dtype: Any = None,
-    requires_grad: bool = False,
-    backend: Optional["TensorBackend"] = None,
-) -> "Tensor":
-    dtype = np.dtype(np.float64 if dtype is None else dtype)
-    if dtype not in (np.float64, np.float32, np.int64):
-        raise TypeError(f"unsupported dtype {dtype}: use minitorch.float64, float32 or int64")
-    array = np.array(array, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
-    out = T.Tensor.make(array.reshape(-1).copy(), array.shape, backend=backend)
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
-
-
-def tensor(
-    data: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None
-) -> "Tensor":
-    """A tensor from nested lists, a number or an array (float64 unless `dtype` is given)."""
-    if isinstance(data, T.Tensor):
-        data = data.numpy()
-    array = np.asarray(data)
-    if array.dtype == object:
-        raise TypeError("tensor(): data must be a number or a rectangular nested list of numbers")
-    return _make(array, dtype, requires_grad, backend)
-
-
-def from_numpy(array: np.ndarray, backend: Optional["TensorBackend"] = None) -> "Tensor":
-    """A tensor holding a copy of a NumPy array (float64, float32 or int64 kept)."""
-    array = np.asarray(array)
-    if array.dtype not in (np.float64, np.float32, np.int64):
-        array = array.astype(np.float64)
-    return _make(array, array.dtype, False, backend)
-
-
-def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> "Tensor":
-    """A tensor of zeros: zeros(2, 3) or zeros((2, 3))."""
-    return _make(np.zeros(normalize_shape(shape)), dtype, requires_grad, backend)
-
-
-def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> "Tensor":
-    """A tensor of ones."""
-    return _make(np.ones(normalize_shape(shape)), dtype, requires_grad, backend)
-
-
-def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> "Tensor":
-    """Uniform samples in [0, 1)."""
-    return _make(_rng.random(normalize_shape(shape)), dtype, requires_grad, backend)
-
-
-def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> "Tensor":
-    """Standard normal samples."""
-    return _make(_rng.standard_normal(normalize_shape(shape)), dtype, requires_grad, backend)
-
-
-def arange(
-    start: float, end: Optional[float] = None, step: float = 1, dtype: Any = None,
-    requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
-) -> "Tensor":
-    """Values start, start + step, … below end (arange(n) = 0 … n−1), float64 by default."""
-    if end is None:
-        start, end = 0, start
-    return _make(np.arange(start, end, step), dtype, requires_grad, backend)
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
+        (dtype,) = ctx.saved_values
+        return grad_output.new_tensor(grad_output.numpy(), dtype=dtype), None

@@ -61,11 +61,7 @@ def result_dtype(*dtypes: np.dtype) -> np.dtype:
 
 def new_tensor(like: "Tensor", shape: tuple[int, ...], dtype: np.dtype, fill: float = 0.0) -> "Tensor":
     """A fresh contiguous tensor on `like`'s backend."""
-    from .tensor import Tensor
-
-    size = int(np.prod(shape)) if shape else 1
-    storage = np.full(size, fill, dtype=dtype)
-    return Tensor.make(storage, shape, backend=like.backend)
+    return like.new_full(shape, fill, dtype)
 
 
 class TensorOps:
@@ -88,6 +84,16 @@ class TensorOps:
     @staticmethod
     def matmul_kernel() -> Callable[..., None]:
         raise NotImplementedError
+
+    @staticmethod
+    def compile_kernel(kernel: Callable[..., None], name: str) -> Callable[..., None]:
+        """How this backend runs a library kernel written like the four above (a loop over
+        raw storages, shapes and strides that fills `out`), e.g. stage A4's im2col.
+
+        The simple backend runs it as Python, the fast backend compiles it with Numba;
+        a backend that cannot run such kernels raises a NotImplementedError naming `name`.
+        """
+        raise NotImplementedError(f"{name} is not available on this backend")
 
     @classmethod
     def map(cls, fn: Callable[[float], float]) -> MapProto:
@@ -345,3 +351,7 @@ class SimpleOps(TensorOps):
     @staticmethod
     def matmul_kernel() -> Callable[..., None]:
         return tensor_matmul
+
+    @staticmethod
+    def compile_kernel(kernel: Callable[..., None], name: str) -> Callable[..., None]:
+        return kernel

@@ -17,7 +17,8 @@ from typing import Callable
 import numpy as np
 
 from .tensor import Tensor
-from .tensor_functions import from_numpy, no_grad
+from .constructors import from_numpy
+from .function import no_grad
 
 
 def _loss(f: Callable[..., Tensor], arrays: list[np.ndarray], like: list[Tensor], g: np.ndarray) -> float:

@@ -26,7 +26,7 @@ import numpy as np
 from ..autodiff import Context
 from ..tensor import Tensor
 from ..tensor_data import ShapeError
-from ..tensor_functions import Function
+from ..function import Function
 from ._kernels import array, check_float, wrap
 from .losses import REDUCTIONS
 from .softmax import log_softmax

@@ -50,7 +50,7 @@ from ..autodiff import Context
 from ..module import Module, Parameter
 from ..tensor import Tensor
 from ..tensor_data import ShapeError
-from ..tensor_functions import Function
+from ..function import Function
 from ..tensor_ops import TensorBackend
 from ._kernels import array, check_float, common_dtype, matmul, wrap
 from .linear import uniform

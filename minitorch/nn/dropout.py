@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..module import Module
 from ..tensor import Tensor
-from ..tensor_functions import generator
+from ..rng import generator
 from ._kernels import check_float, wrap
 
 __all__ = ["dropout", "Dropout"]

@@ -24,7 +24,8 @@ import numpy as np
 from ..autodiff import Context
 from ..module import Module, Parameter
 from ..tensor import Tensor
-from ..tensor_functions import Function, randn, tensor
+from ..constructors import randn, tensor
+from ..function import Function
 from ..tensor_ops import TensorBackend
 from ._kernels import array, check_float, embedding_backward_kernel, wrap
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..module import Module, Parameter
 from ..tensor import Tensor
-from ..tensor_functions import rand
+from ..constructors import rand
 from ..tensor_ops import TensorBackend
 
 

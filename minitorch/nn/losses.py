@@ -6,7 +6,8 @@ import numpy as np
 
 from ..autodiff import Context
 from ..tensor import Tensor
-from ..tensor_functions import Function, from_numpy
+from ..constructors import from_numpy
+from ..function import Function
 
 REDUCTIONS = ("mean", "sum", "none")
 

@@ -32,7 +32,7 @@ from numba import prange
 from ..autodiff import Context
 from ..tensor import Tensor
 from ..tensor_data import ShapeError
-from ..tensor_functions import Function
+from ..function import Function
 from ._kernels import array, check_float, wrap
 
 IntOr2 = Union[int, tuple[int, int]]

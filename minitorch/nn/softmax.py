@@ -32,7 +32,7 @@ import numpy as np
 
 from ..autodiff import Context
 from ..tensor import MaxResult, Tensor
-from ..tensor_functions import Function
+from ..function import Function
 from ._kernels import array, check_float, wrap
 
 __all__ = ["softmax", "log_softmax", "max", "argmax"]

@@ -26,7 +26,7 @@ from ..autodiff import Context
 from ..module import Module
 from ..tensor import Tensor
 from ..tensor_data import ShapeError
-from ..tensor_functions import Function
+from ..function import Function
 from ..tensor_ops import TensorBackend
 from ._kernels import array, wrap
 from .conv import Conv1d
@@ -160,7 +160,7 @@ def saliency(model: TextCNN, tokens: Tensor, target: Optional[int] = None) -> tu
 
     Returns (importance [L], probabilities [num_classes]).
     """
-    from ..tensor_functions import tensor
+    from ..constructors import tensor
     from .classification import cross_entropy
 
     was_training = model.training
