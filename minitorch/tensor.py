@@ -9,13 +9,14 @@ order and defaults, so PyTorch serves as the test oracle.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
 from . import tensor_functions as F
 from .autodiff import backpropagate
 from .function import History, no_grad
+from .indexing import getitem
 from .tensor_data import ShapeError, TensorData, normalize_shape
 
 if TYPE_CHECKING:
@@ -250,6 +251,17 @@ class Tensor:
         return bool(self.item())
 
     __hash__ = object.__hash__  # tensors are hashed by identity (== is element-wise)
+
+    def __getitem__(self, key: Any) -> "Tensor":
+        """Basic indexing as in PyTorch — ints, slices with a positive step, `...`, None:
+        a view sharing this tensor's storage, differentiable (see `indexing.py`)."""
+        return getitem(self, key)
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        """The sub-tensors along dimension 0 (views), as iterating a torch.Tensor."""
+        if self.dims == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
 
     # ---- arithmetic -------------------------------------------------------------------
 
