@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.table import Table
 
 import minitorch
-import minitorch.fast_ops  # noqa: F401  (sets NUMBA_SLP_VECTORIZE, shown in the header)
+import minitorch.fast_ops  # noqa: F401  (its fast_tuned sets NUMBA_SLP_VECTORIZE, shown in the header)
 
 try:  # PyTorch is optional: its column stays empty without it
     import torch

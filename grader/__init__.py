@@ -1,12 +1,24 @@
 """The course kit's autograder and release tool (never shipped to students).
 
-* `grader.fences` — the solution fences of `minitorch/` (parse, validate, render).
-* `grader.manifest` — `assignments/aN-*/manifest.toml`: stages, tasks, points, checks.
-* `grader.release` — `grader release`: student starter repositories, and the trees the
-  sandboxed child imports when grading.
-* `grader.notebooks` — nbgrader: release and autograde the notebook parts (`solutions/`).
-* `grader.run`, `grader.child`, `grader.checks`, `grader.report`, `grader.cli` — `grader run`
-  and `grader check`: hidden checks in a trusted parent, student code in a child process.
+The grader is built in one-job layers; each module names what it must never do.
+
+* `grader.manifest`, `grader.fences` — the stages (``assignments/aN-*/manifest.toml``) and
+  the solution fences of ``minitorch/`` (parse, validate, render).
+* intake: `grader.intake` — open a submission (directory or zip) safely, find its
+  package and notebooks.
+* release / trees: `grader.release` (student starter repositories) and `grader.trees`
+  (the child trees the sandbox imports), both cut out of the one reference source.
+* sandbox: `grader.sandbox` (child processes, limits, output drains, the reference child),
+  `grader.child` and `grader.executor` (the code that runs next to student code),
+  `grader.protocol` (the wire format) and `grader.answers` (answers parsed in the parent).
+* checks: `grader.checks` (the hidden checks and their registry), `grader.checks.runner`
+  (run a check, grade a task), `grader.reference` (the reference in the parent);
+  `grader.notebooks` / `grader.notebook_grading` — nbgrader notebook parts.
+* results: `grader.results` (CheckResult, TaskResult, GradeResult, Problem).
+* report: `grader.report` (table, Gradescope JSON, JUnit XML).
+* `grader.grading` — `grade()`, which only orchestrates the layers above;
+  `grader.invariants` — `grader check`; `grader.examples` — `grader example`;
+  `grader.cli` — the command line.
 
 Importing the package imports nothing heavy; each command loads what it needs.
 """

@@ -1,9 +1,13 @@
-"""The `grader` command: `grader run`, `grader check`, `grader release`.
+"""The `grader` command: `grader run`, `grader check`, `grader release`, `grader example`.
 
     grader run SUBMISSION -a a1 [--task 1.3] [--json results.json] [--junit junit.xml]
                [--fail-under 80] [--isolate] [--timeout 60]
     grader check [-a a1]
     grader release a1 -o out/a1 [--force]
+    grader example [NAME -o DIR]
+
+This module parses arguments and prints; the work is done by `grader.grading` (run),
+`grader.invariants` (check), `grader.release` and `grader.examples`.
 
 Exit status: 0 when grading completed (whatever the score); 1 when --fail-under is given
 and the score is below it (`grader check`: an invariant does not hold); 2 when grading
@@ -38,8 +42,10 @@ for grading submissions you do not trust.
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from .grading import grade
     from .report import print_report, write_json, write_junit
-    from .run import Limits, TaskResult, grade
+    from .results import TaskResult
+    from .sandbox import Limits
 
     console = Console(stderr=False)
     sub = Path(args.submission)
@@ -80,7 +86,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .check import main as check_main
+    from .invariants import main as check_main
 
     return check_main(stages=[args.assignment] if args.assignment else None, timeout=args.timeout)
 
@@ -94,6 +100,26 @@ def _release(args: argparse.Namespace) -> int:
         print(f"grader release: {exc}", file=sys.stderr)
         return 2
     print(f"released {res.stage} to {res.out_dir}: {len(res.files)} files; stubs for tasks {', '.join(res.stubbed)}")
+    return 0
+
+
+def _example(args: argparse.Namespace) -> int:
+    from .examples import EXAMPLES, ExampleError, write_example
+
+    if args.name is None:
+        width = max(len(n) for n in EXAMPLES)
+        for name, ex in EXAMPLES.items():
+            print(f"{name:<{width}}  ({ex.stage}) {ex.about}")
+        print("\nwrite one with: grader example NAME -o DIR, then grade it with: grader run DIR -a STAGE")
+        return 0
+    out = Path(args.out) if args.out else Path(args.name)
+    try:
+        files = write_example(args.name, out)
+    except ExampleError as exc:
+        print(f"grader example: {exc}", file=sys.stderr)
+        return 2
+    stage = EXAMPLES[args.name].stage
+    print(f"wrote example {args.name} to {out} ({len(files)} files); grade it with: grader run {out} -a {stage}")
     return 0
 
 
@@ -127,6 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("-o", "--out", required=True, help="output directory")
     rel.add_argument("--force", action="store_true", help="replace an earlier release there")
     rel.set_defaults(func=_release)
+
+    ex = subs.add_parser("example", help="write an example submission (no NAME: list them)",
+                         description="Write an example submission, generated from the reference and a named set of "
+                                     "edits, into a directory; without NAME, list the examples.")
+    ex.add_argument("name", nargs="?", help="the example, e.g. a1-two-wrong")
+    ex.add_argument("-o", "--out", help="output directory (default: ./NAME)")
+    ex.set_defaults(func=_example)
     return parser
 
 

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import AbstractSet, Callable, Mapping, Sequence
 
+from .results import Problem
+
 __all__ = [
     "Fence",
     "FenceError",
@@ -43,16 +45,19 @@ _BEGIN = re.compile(r"^(?P<indent>[ \t]*)# BEGIN SOLUTION (?P<task>\d+\.\d+)[ \t
 _END = re.compile(r"^(?P<indent>[ \t]*)# END SOLUTION (?P<task>\d+\.\d+)[ \t]*$")
 # Anything that looks like a marker must be a well-formed one.
 _LOOSE = re.compile(r"^[ \t]*#+[ \t]*(BEGIN|END)[ \t]+SOLUTION\b")
+_LOOSE_TASK = re.compile(r"SOLUTION[ \t]+(\d+\.\d+)")
 _DEF = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>\w+)")
 
 
 class FenceError(ValueError):
-    """A malformed fence, with the file and (1-based) line where it was found."""
+    """A malformed fence, with the file and (1-based) line where it was found, and the
+    task ids its markers name (none for a marker without one)."""
 
-    def __init__(self, filename: str, line: int, message: str) -> None:
+    def __init__(self, filename: str, line: int, message: str, tasks: Sequence[str] = ()) -> None:
         self.filename = filename
         self.line = line
         self.message = message
+        self.tasks = tuple(dict.fromkeys(tasks))
         super().__init__(f"{filename}:{line}: {message}")
 
 
@@ -115,8 +120,8 @@ def _scan(text: str, filename: str, strict: bool) -> tuple[list[Fence], list[Fen
     errors: list[FenceError] = []
     open_: tuple[str, int, str] | None = None  # task, begin idx, indent
 
-    def fail(i: int, message: str) -> None:
-        err = FenceError(filename, i + 1, message)
+    def fail(i: int, message: str, *tasks: str) -> None:
+        err = FenceError(filename, i + 1, message, tasks)
         if strict:
             raise err
         errors.append(err)
@@ -128,31 +133,33 @@ def _scan(text: str, filename: str, strict: bool) -> tuple[list[Fence], list[Fen
         if b is None and e is None:
             if _LOOSE.match(stripped):
                 fail(i, f"malformed fence marker {stripped.strip()!r}; expected "
-                        "'# BEGIN SOLUTION X.Y' or '# END SOLUTION X.Y' (with the task id)")
+                        "'# BEGIN SOLUTION X.Y' or '# END SOLUTION X.Y' (with the task id)",
+                     *_LOOSE_TASK.findall(stripped))
             continue
         if b is not None:
             if open_ is not None:
                 fail(i, f"BEGIN SOLUTION {b['task']} inside the fence of task {open_[0]} "
-                        f"opened at line {open_[1] + 1} (fences do not nest; is an END marker missing?)")
+                        f"opened at line {open_[1] + 1} (fences do not nest; is an END marker missing?)",
+                     b["task"], open_[0])
             open_ = (b["task"], i, b["indent"])
             continue
         assert e is not None
         if open_ is None:
-            fail(i, f"END SOLUTION {e['task']} without a matching BEGIN SOLUTION")
+            fail(i, f"END SOLUTION {e['task']} without a matching BEGIN SOLUTION", e["task"])
             continue
         task, start, indent = open_
         open_ = None
         if e["task"] != task:
             fail(i, f"END SOLUTION {e['task']} closes the fence of task {task} "
-                    f"opened at line {start + 1}")
+                    f"opened at line {start + 1}", e["task"], task)
             continue
         if e["indent"] != indent:
             fail(i, f"END SOLUTION {task} is not at the indentation of its BEGIN marker "
-                    f"(line {start + 1}); both markers must be indented alike")
+                    f"(line {start + 1}); both markers must be indented alike", task)
             continue
         spans.append((task, start, i, indent))
     if open_ is not None:
-        fail(open_[1], f"BEGIN SOLUTION {open_[0]} is never closed by '# END SOLUTION {open_[0]}'")
+        fail(open_[1], f"BEGIN SOLUTION {open_[0]} is never closed by '# END SOLUTION {open_[0]}'", open_[0])
 
     bodies = [range(s + 1, e) for _, s, e, _ in spans]
     fences = [
@@ -230,13 +237,16 @@ class StudentBodies:
     """
 
     bodies: Mapping[tuple[str, str, int], tuple[str, ...]]
-    problems: tuple[str, ...]
+    problems: tuple[Problem, ...]
 
 
 def student_bodies(text: str, filename: str) -> StudentBodies:
     """Parse a student's file leniently: broken fences are dropped and reported."""
     fences, errors = _scan(text, filename, strict=False)
-    problems = [f"{e} — the fence is ignored (graded as not implemented)" for e in errors]
+    problems = [
+        Problem(f"{e} — the fence is ignored (graded as not implemented)", e.filename, e.line, e.tasks)
+        for e in errors
+    ]
     bodies = {k: f.body for k, f in zip(_key(fences), fences)}
     return StudentBodies(bodies=bodies, problems=tuple(problems))
 
@@ -251,7 +261,7 @@ def render(
     student: StudentBodies | None = None,
     titles: Mapping[str, str] | Callable[[str], str | None] | None = None,
     filename: str = "<string>",
-) -> tuple[str, list[str]]:
+) -> tuple[str, list[Problem]]:
     """Rewrite `text`, choosing each fence's body by its task id; the markers stay.
 
     Args:
@@ -278,7 +288,7 @@ def render(
     """
     fences = find_fences(text, filename)
     lines = _split(text)
-    problems: list[str] = []
+    problems: list[Problem] = []
     replace = replace or {}
     student_map = student.bodies if student is not None else {}
 
@@ -314,10 +324,11 @@ def render(
             body = student_map.get(key)
             used.add(key)
         if body is None and fence.task not in stub:
-            problems.append(
+            problems.append(Problem(
                 f"{filename}:{fence.begin}: the fence of task {fence.task} in "
-                f"{fence.function} is missing from your file — graded as not implemented"
-            )
+                f"{fence.function} is missing from your file — graded as not implemented",
+                filename, fence.begin, (fence.task,),
+            ))
         if body is None:
             out.append(stub_line(fence, title_of(fence.task)))
         else:
@@ -330,8 +341,9 @@ def render(
     out.extend(lines[cursor:])
     for key in sorted(set(student_map) - used):
         if key[0] in from_student:
-            problems.append(
+            problems.append(Problem(
                 f"{filename}: your fence of task {key[0]} in {key[1]} (#{key[2]}) "
-                "matches no fence of the assignment — ignored"
-            )
+                "matches no fence of the assignment — ignored",
+                filename, None, (key[0],),
+            ))
     return "".join(out), problems

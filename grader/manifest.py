@@ -19,9 +19,14 @@
     points = 15
     title = "Backpropagation by hand"
 
+A top-level ``reference_only = ["minitorch/fast_tuned.py"]`` (optional; paths relative to
+the kit's root, files of ``minitorch/`` without fences) names files that hold the stage's
+reference technique outside fences: they are left out of student releases and grader
+child trees of this stage and of earlier stages, and ship from the next stage on.
+
 `load_manifest("a1")` returns a `Manifest`; every mistake (unknown key, wrong type,
-duplicate id, a fence id that no `# BEGIN SOLUTION` in minitorch/ carries, a notebook that
-does not exist) is a `ManifestError` naming the file.
+duplicate id, a fence id that no `# BEGIN SOLUTION` in minitorch/ carries, a notebook or
+reference-only file that does not exist) is a `ManifestError` naming the file.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-from .fences import package_fences
+from .fences import find_fences, package_fences
 
 __all__ = [
     "Manifest",
@@ -121,6 +126,8 @@ class Manifest:
     directory: Path
     tasks: tuple[Task, ...]
     notebooks: tuple[NotebookPart, ...] = ()
+    #: files (``minitorch/…``) withheld from releases and child trees up to this stage.
+    reference_only: tuple[str, ...] = ()
 
     @property
     def slug(self) -> str:
@@ -266,7 +273,7 @@ class _Reader:
         return tuple(v)
 
 
-_TOP_KEYS = {"id", "title", "tasks", "notebooks"}
+_TOP_KEYS = {"id", "title", "tasks", "notebooks", "reference_only"}
 _TASK_KEYS = {"id", "title", "points", "fences", "checks", "hint", "public_tests", "performance"}
 _PERF_KEYS = {"max_ratio"}
 _NOTEBOOK_KEYS = {"path", "points", "title"}
@@ -345,7 +352,31 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
             r.fail(f"duplicate notebook {nb_path}")
         notebooks.append(NotebookPart(path=nb_path, points=r.points("points"), title=r.string("title", "")))
 
-    return Manifest(id=mid, title=title, directory=path.parent, tasks=tuple(tasks), notebooks=tuple(notebooks))
+    reference_only = top.strings("reference_only", required=False)
+    for rel in reference_only:
+        _check_reference_only(top, rel, root)
+
+    return Manifest(
+        id=mid,
+        title=title,
+        directory=path.parent,
+        tasks=tuple(tasks),
+        notebooks=tuple(notebooks),
+        reference_only=reference_only,
+    )
+
+
+def _check_reference_only(top: _Reader, rel: str, root: Path) -> None:
+    """A reference-only file: an existing file of minitorch/ (not _release.py) without fences."""
+    parts = rel.split("/")
+    if not re.fullmatch(r"minitorch/[A-Za-z0-9_./-]+", rel) or any(p in ("", ".", "..") for p in parts):
+        top.fail(f"reference_only entry {rel!r} must be a path under minitorch/, e.g. 'minitorch/fast_tuned.py'")
+    if rel == "minitorch/_release.py" or rel.endswith("/__init__.py"):
+        top.fail(f"reference_only entry {rel!r} cannot be withheld (the package needs it)")
+    if not (root / rel).is_file():
+        top.fail(f"reference_only file {rel} does not exist")
+    if rel.endswith(".py") and find_fences((root / rel).read_text(encoding="utf-8"), rel):
+        top.fail(f"reference_only file {rel} holds solution fences: its tasks would vanish from the release")
 
 
 def load_manifest(stage: str, repo_root: Path | str | None = None) -> Manifest:

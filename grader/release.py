@@ -1,4 +1,4 @@
-"""Student releases and the grader's child trees, both cut out of the one reference source.
+"""Release: the student starter repository of a stage, cut out of the one reference source.
 
     release("a1", Path("out/a1"))          # `grader release a1 -o out/a1`
 
@@ -11,85 +11,42 @@ writes a starter repository for stage A1:
     .gitignore
     minitorch/                 fences of A1 and later: `raise NotImplementedError("Task …")`
                                between the kept markers; earlier stages: the reference
+                               (rendered by `grader.trees`; ``reference_only`` files of A1
+                               and later are left out)
     minitorch/_release.py      STAGE = "a1", DEFAULT_BACKEND = "simple" ("fast" from A4)
     tests/                     the public tests of the tasks of stages ≤ A1 (+ helpers)
     notebooks/backprop.ipynb   the stage's notebooks, released by nbgrader
 
 The release is deterministic (sorted walks, no timestamps, fixed notebook metadata), holds
-no reference code of the released stage or later and nothing of `grader/`.
-
-    build_child_tree("a1", submission, Path("tree"))
-
-writes the package the sandboxed child imports when grading stage A1: the reference's
-code outside fences, the student's fence bodies for A1 (matched by task, function and
-order), the reference for earlier stages and stubs for later ones. With
-`isolate_task="1.3"` every other A1 task gets the reference too, so one task is graded
-without depending on the student's other tasks. Submissions may be a directory or a zip
-(extracted safely); anything missing or damaged becomes a stub and a problem message.
-
-Interfaces (agreed with `grader/cli.py`):
-
-    release(stage: str, out_dir: Path, *, repo_root=None, force=False) -> ReleaseResult
-    build_child_tree(stage: str, submission_dir: Path, out_dir: Path, *,
-                     isolate_task: str | None = None, repo_root=None) -> list[str]
-    open_submission(submission: Path, workdir: Path) -> Path   # dir, or zip extracted
-    find_package(root: Path) -> Path | None
-    find_notebook(root: Path, name: str) -> Path | None
-    release_module_source(stage: str) -> str                    # minitorch/_release.py
+no reference code of the released stage or later and nothing of `grader/`: this module
+never copies a hidden check, a solution notebook or a withheld file.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import os
-import re
 import shutil
-import stat
 import sys
-import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-from .fences import Fence, find_fences, render, student_bodies
-from .manifest import Manifest, Task, all_manifests, repo_root as _default_root, stage_number, stage_of_task
+from .fences import Fence, render
+from .manifest import Manifest, Task, all_manifests, stage_number
+from .results import Problem
+from .trees import fence_stage, fence_titles, kit_root, reference_only_files, release_module_source, render_package, write_file
 
-__all__ = [
-    "ReleaseError",
-    "ReleaseResult",
-    "SubmissionError",
-    "build_child_tree",
-    "default_backend",
-    "find_notebook",
-    "find_package",
-    "open_submission",
-    "release",
-    "release_module_source",
-]
-
-#: Limits on what a submission may hold.
-MAX_SUBMISSION_BYTES = 64 * 1024 * 1024
-MAX_SUBMISSION_FILES = 5000
-MAX_SOURCE_BYTES = 2 * 1024 * 1024
-
-_SKIP_DIRS = {"__pycache__", ".pytest_cache", ".hypothesis", ".ipynb_checkpoints", ".mypy_cache"}
-_SKIP_SUFFIXES = {".pyc", ".pyo", ".nbi", ".nbc"}
-_SKIP_NAMES = {".DS_Store"}
+__all__ = ["ReleaseError", "ReleaseResult", "release"]
 
 
 class ReleaseError(RuntimeError):
     """The release cannot be written (unknown stage, missing file, a test that imports the grader…)."""
-
-
-class SubmissionError(ValueError):
-    """A submission that cannot be read safely (unsafe zip, too large)."""
 
 
 @dataclass(frozen=True)
@@ -113,93 +70,6 @@ class ReleaseResult:
     filled: tuple[str, ...]
     public_tests: tuple[str, ...]
     notebooks: tuple[str, ...]
-
-
-# ---------------------------------------------------------------------------- helpers
-
-
-def _root(repo_root: Path | str | None) -> Path:
-    return Path(repo_root).resolve() if repo_root is not None else _default_root()
-
-
-def default_backend(stage: str) -> str:
-    """The backend a release of `stage` uses by default: "simple" up to A3 (students
-    write the fast backends in A3), "fast" from A4 on."""
-    return "simple" if stage_number(stage) <= 3 else "fast"
-
-
-def release_module_source(stage: str) -> str:
-    """The text of `minitorch/_release.py` for a release (or child tree) of `stage`."""
-    return (
-        '"""Written by `grader release`: which stage this copy of minitorch is."""\n\n'
-        f'STAGE = "{stage}"\n'
-        f'DEFAULT_BACKEND = "{default_backend(stage)}"\n'
-    )
-
-
-def _skipped(rel: Path) -> bool:
-    return (
-        any(part in _SKIP_DIRS or part.endswith(".egg-info") for part in rel.parts)
-        or rel.suffix in _SKIP_SUFFIXES
-        or rel.name in _SKIP_NAMES
-    )
-
-
-def _package_files(package: Path) -> list[Path]:
-    """Files of the reference package, sorted, without caches; paths relative to it."""
-    files = []
-    for dirpath, dirnames, filenames in os.walk(package):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        for name in sorted(filenames):
-            rel = (Path(dirpath) / name).relative_to(package)
-            if not _skipped(rel) and rel.name != "_release.py":
-                files.append(rel)
-    return sorted(files, key=lambda p: p.as_posix())
-
-
-def _write(path: Path, data: bytes | str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    path.write_bytes(data)
-
-
-def _titles(manifests: dict[str, Manifest]) -> dict[str, str]:
-    """Fence id → title of the task that covers it."""
-    titles: dict[str, str] = {}
-    for m in manifests.values():
-        for t in m.tasks:
-            for f in t.fences:
-                titles[f] = t.title
-    return titles
-
-
-def _fence_stage(fence_id: str) -> int:
-    return stage_number(stage_of_task(fence_id))
-
-
-def _render_package(
-    package: Path,
-    out_package: Path,
-    choose: Callable[[Path, list[Fence], str], tuple[str, list[str]]],
-) -> list[str]:
-    """Copy the reference package to out_package, rendering every .py file with fences
-    through `choose(rel, fences, text) -> (text, problems)`."""
-    problems: list[str] = []
-    for rel in _package_files(package):
-        src = package / rel
-        dst = out_package / rel
-        if rel.suffix == ".py":
-            text = src.read_text(encoding="utf-8")
-            name = f"minitorch/{rel.as_posix()}"
-            fences = find_fences(text, name)
-            if fences:
-                text, found = choose(rel, fences, text)
-                problems.extend(found)
-            _write(dst, text)
-        else:
-            _write(dst, src.read_bytes())
-    return problems
 
 
 # ---------------------------------------------------------------------------- release
@@ -390,7 +260,7 @@ def release(stage: str, out_dir: Path, *, repo_root: Path | str | None = None, f
             a public test that imports the grader.
         FenceError / ManifestError: a malformed fence or manifest.
     """
-    root = _root(repo_root)
+    root = kit_root(repo_root)
     out_dir = Path(out_dir)
     manifests = all_manifests(root)
     if stage not in manifests:
@@ -422,23 +292,23 @@ def release(stage: str, out_dir: Path, *, repo_root: Path | str | None = None, f
             )
     out_dir.mkdir(parents=True, exist_ok=True)
 
-    titles = _titles(manifests)
+    titles = fence_titles(manifests)
     stubbed: set[str] = set()
     filled: set[str] = set()
 
-    def choose(rel: Path, fences: list[Fence], text: str) -> tuple[str, list[str]]:
+    def choose(rel: Path, fences: list[Fence], text: str) -> tuple[str, list[Problem]]:
         ids = {f.task for f in fences}
-        keep = {t for t in ids if _fence_stage(t) < n}
+        keep = {t for t in ids if fence_stage(t) < n}
         stub = ids - keep
         filled.update(keep)
         stubbed.update(stub)
         return render(text, keep=keep, stub=stub, titles=titles, filename=f"minitorch/{rel.as_posix()}")
 
-    _render_package(root / "minitorch", out_dir / "minitorch", choose)
-    _write(out_dir / "minitorch" / "_release.py", release_module_source(stage))
+    render_package(root / "minitorch", out_dir / "minitorch", choose, reference_only_files(stage, manifests))
+    write_file(out_dir / "minitorch" / "_release.py", release_module_source(stage))
 
     for rel, text in tests.items():
-        _write(out_dir / rel, text)
+        write_file(out_dir / rel, text)
 
     # Notebooks of this stage, released by nbgrader.
     notebooks: list[str] = []
@@ -450,10 +320,10 @@ def release(stage: str, out_dir: Path, *, repo_root: Path | str | None = None, f
             release_notebook(root / "solutions" / part.path, out_dir / rel)
             notebooks.append(rel)
 
-    _write(out_dir / "pyproject.toml", _pyproject(stage, manifest, root))
-    _write(out_dir / "README.md", _readme(stage, manifest, tasks, notebooks))
-    _write(out_dir / ".github" / "workflows" / "tests.yml", _workflow(stage, tasks))
-    _write(out_dir / ".gitignore", _GITIGNORE)
+    write_file(out_dir / "pyproject.toml", _pyproject(stage, manifest, root))
+    write_file(out_dir / "README.md", _readme(stage, manifest, tasks, notebooks))
+    write_file(out_dir / ".github" / "workflows" / "tests.yml", _workflow(stage, tasks))
+    write_file(out_dir / ".gitignore", _GITIGNORE)
 
     files = sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file())
     return ReleaseResult(
@@ -470,217 +340,3 @@ def release(stage: str, out_dir: Path, *, repo_root: Path | str | None = None, f
 def _task_key(task_id: str) -> tuple[int, int]:
     a, b = task_id.split(".")
     return int(a), int(b)
-
-
-# ---------------------------------------------------------------------------- submissions
-
-
-def _safe_name(name: str) -> bool:
-    if not name or name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or "\x00" in name:
-        return False
-    return all(part not in ("..",) for part in re.split(r"[\\/]+", name))
-
-
-def _extract_zip(archive: Path, dest: Path) -> None:
-    """Extract a zip, refusing absolute paths, `..`, links and more than the size limits."""
-    try:
-        zf = zipfile.ZipFile(archive)
-    except (zipfile.BadZipFile, OSError) as e:
-        raise SubmissionError(f"{archive.name} is not a readable zip file: {e}") from None
-    with zf:
-        infos = zf.infolist()
-        if len(infos) > MAX_SUBMISSION_FILES:
-            raise SubmissionError(f"{archive.name} holds {len(infos)} entries (at most {MAX_SUBMISSION_FILES})")
-        total = 0
-        root = dest.resolve()
-        for info in infos:
-            name = info.filename
-            if not _safe_name(name):
-                raise SubmissionError(f"{archive.name}: unsafe path {name!r} in the zip")
-            mode = info.external_attr >> 16
-            if stat.S_ISLNK(mode):
-                raise SubmissionError(f"{archive.name}: {name!r} is a symbolic link (not allowed)")
-            target = (dest / name).resolve()
-            if target != root and root not in target.parents:
-                raise SubmissionError(f"{archive.name}: {name!r} points outside the submission")
-            if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(target, "wb") as out:
-                while True:
-                    chunk = src.read(1 << 16)
-                    if not chunk:
-                        break
-                    total += len(chunk)
-                    if total > MAX_SUBMISSION_BYTES:
-                        raise SubmissionError(
-                            f"{archive.name} unpacks to more than {MAX_SUBMISSION_BYTES // (1024 * 1024)} MiB"
-                        )
-                    out.write(chunk)
-
-
-def open_submission(submission: Path, workdir: Path) -> Path:
-    """The directory of a submission: itself, or a zip extracted (safely) into `workdir`."""
-    submission = Path(submission)
-    if submission.is_dir():
-        return submission
-    if submission.is_file() and zipfile.is_zipfile(submission):
-        dest = Path(workdir) / "submission"
-        if dest.exists():
-            shutil.rmtree(dest)
-        dest.mkdir(parents=True)
-        _extract_zip(submission, dest)
-        return dest
-    raise SubmissionError(f"{submission} is neither a directory nor a zip file")
-
-
-def _walk_dirs(root: Path, max_depth: int) -> list[Path]:
-    """Directories under root (not following links), breadth first, sorted."""
-    found, level = [], [root]
-    for _ in range(max_depth):
-        nxt = []
-        for d in level:
-            try:
-                entries = sorted(os.scandir(d), key=lambda e: e.name)
-            except OSError:
-                continue
-            for e in entries:
-                if e.is_dir(follow_symlinks=False) and e.name not in _SKIP_DIRS and not e.name.startswith("."):
-                    nxt.append(Path(e.path))
-        found.extend(nxt)
-        level = nxt
-    return found
-
-
-def find_package(root: Path) -> Path | None:
-    """Where the student's `minitorch/` is: root/minitorch, else the shallowest folder
-    named minitorch (a zip of a GitHub repo nests one level), else root itself when the
-    .py files were uploaded flat; None if nothing looks like the package."""
-    root = Path(root)
-    direct = root / "minitorch"
-    if direct.is_dir() and not direct.is_symlink():
-        return direct
-    for d in _walk_dirs(root, 3):
-        if d.name == "minitorch" and any(d.glob("*.py")):
-            return d
-    if any(p.is_file() and not p.is_symlink() for p in root.glob("*.py")):
-        return root
-    return None
-
-
-def find_notebook(root: Path, name: str) -> Path | None:
-    """The submitted notebook `name` (e.g. "backprop.ipynb"): root/notebooks/name, else
-    the shallowest file of that name; None if absent. Links are not followed."""
-    root = Path(root)
-    for d in [root / "notebooks", root, *_walk_dirs(root, 3)]:
-        p = d / name
-        if p.is_file() and not p.is_symlink():
-            return p
-    return None
-
-
-def _read_student(package: Path, rel: Path) -> tuple[str | None, str | None]:
-    """(text, problem) of a student's file; text is None when it cannot be used."""
-    shown = f"minitorch/{rel.as_posix()}"
-    path = package / rel
-    cur = package
-    for part in rel.parts:
-        cur = cur / part
-        if cur.is_symlink():
-            return None, f"{shown} is a symbolic link — not accepted; its tasks are graded as not implemented"
-    if not path.exists():
-        return None, f"{shown} missing — its tasks are graded as not implemented"
-    if not path.is_file():
-        return None, f"{shown} is not a regular file — its tasks are graded as not implemented"
-    if path.stat().st_size > MAX_SOURCE_BYTES:
-        return None, f"{shown} is larger than {MAX_SOURCE_BYTES // 1024} KiB — not accepted"
-    try:
-        return path.read_text(encoding="utf-8"), None
-    except UnicodeDecodeError as e:
-        return None, f"{shown} is not UTF-8 text ({e.reason} at byte {e.start}) — its tasks are graded as not implemented"
-
-
-def build_child_tree(
-    stage: str,
-    submission_dir: Path,
-    out_dir: Path,
-    *,
-    isolate_task: str | None = None,
-    repo_root: Path | str | None = None,
-) -> list[str]:
-    """Write out_dir/minitorch, the package the grading child imports for `stage`.
-
-    Args:
-        stage: the graded stage, e.g. "a1".
-        submission_dir: the student's repository (a directory or a zip).
-        out_dir: where to write; out_dir/minitorch is replaced.
-        isolate_task: grade one task alone: its fences come from the student, the other
-            fences of the stage from the reference.
-        repo_root: the kit (default: the grader's own checkout).
-
-    Returns:
-        Problems for the student (missing files, damaged or missing fences), in file order.
-
-    Raises:
-        SubmissionError: the submission cannot be opened safely (bad or unsafe zip).
-        ValueError: isolate_task is not a task of the stage.
-    """
-    root = _root(repo_root)
-    n = stage_number(stage)
-    manifests = all_manifests(root)
-    if stage not in manifests:
-        raise ValueError(f"no assignment for stage {stage!r}")
-    manifest = manifests[stage]
-    student_fences: set[str] | None = None
-    if isolate_task is not None:
-        try:
-            student_fences = set(manifest.task(isolate_task).fences)
-        except KeyError:
-            raise ValueError(f"isolate_task={isolate_task!r} is not a task of stage {stage}") from None
-
-    out_dir = Path(out_dir)
-    out_package = out_dir / "minitorch"
-    if out_package.exists():
-        shutil.rmtree(out_package)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    titles = _titles(manifests)
-    problems: list[str] = []
-
-    with tempfile.TemporaryDirectory(prefix="minitorch-submission-") as tmp:
-        sub_root = open_submission(Path(submission_dir), Path(tmp))
-        package = find_package(sub_root)
-        if package is None:
-            problems.append("no minitorch/ package found in the submission — every task is graded as not implemented")
-
-        def choose(rel: Path, fences: list[Fence], text: str) -> tuple[str, list[str]]:
-            ids = {f.task for f in fences}
-            keep = {t for t in ids if _fence_stage(t) < n}
-            stub = {t for t in ids if _fence_stage(t) > n}
-            mine = ids - keep - stub
-            if student_fences is not None:
-                keep |= mine - student_fences
-                mine &= student_fences
-            name = f"minitorch/{rel.as_posix()}"
-            if not mine:
-                return render(text, keep=keep, stub=stub, titles=titles, filename=name)
-            student_text, problem = (None, None) if package is None else _read_student(package, rel)
-            if student_text is None:
-                found = [problem] if problem else []
-                out, _ = render(text, keep=keep, stub=stub | mine, titles=titles, filename=name)
-                return out, found
-            parsed = student_bodies(student_text, name)
-            out, found = render(text, keep=keep, stub=stub, from_student=mine, student=parsed,
-                                titles=titles, filename=name)
-            relevant = [p for p in parsed.problems if _mentions_tasks(p, mine)]
-            return out, relevant + found
-
-        problems.extend(_render_package(root / "minitorch", out_package, choose))
-    _write(out_package / "_release.py", release_module_source(stage))
-    return problems
-
-
-def _mentions_tasks(problem: str, tasks: set[str]) -> bool:
-    """Whether a fence problem of a student file concerns one of `tasks`."""
-    ids = set(re.findall(r"SOLUTION (\d+\.\d+)", problem)) | set(re.findall(r"task (\d+\.\d+)", problem))
-    return not ids or bool(ids & tasks)

@@ -1,7 +1,8 @@
 """Reports of a grading run: a rich table, Gradescope's results.json, JUnit XML.
 
-All three are made from a `GradeResult` by the parent after every child process is gone;
-files are written atomically (a temporary file in the same directory, then a rename), so a
+All three are made from a `GradeResult` (`grader.results`) by the parent after every child
+process is gone; they render what the results say and never change a score or a status. Files
+are written atomically (a temporary file in the same directory, then a rename), so a
 reader never sees half a report and nothing a child wrote at that path survives.
 """
 
@@ -19,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .run import GradeResult, TaskResult
+from .results import GradeResult, TaskResult
 
 STATUS_STYLE = {"passed": "bold green", "failed": "bold red", "error": "bold magenta", "timeout": "bold yellow"}
 
@@ -67,7 +68,7 @@ def print_report(result: GradeResult, console: Optional[Console] = None, feedbac
                 console.print(Text(f"── {_name(row)} ({row.status})", style=STATUS_STYLE.get(row.status, "bold")))
                 console.print(Text(_short_lines(row.feedback, 40)))
     for p in result.problems:
-        console.print(Text(f"note: {p}", style="yellow"))
+        console.print(Text(f"note: {p.message}", style="yellow"))
     for e in result.grader_errors:
         console.print(Text(f"GRADER ERROR: {e}", style="bold red"))
 
@@ -103,7 +104,7 @@ def gradescope(result: GradeResult) -> dict[str, Any]:
         })
     output = f"{result.stage.upper()} · {result.title}: {_fmt(result.score)} / {_fmt(result.max_score)}"
     if result.problems:
-        output += "\n\nProblems with the submission:\n" + "\n".join(f"- {p}" for p in result.problems)
+        output += "\n\nProblems with the submission:\n" + "\n".join(f"- {p.message}" for p in result.problems)
     if result.grader_errors:
         output += "\n\nGrading failed for some checks (not your fault; the staff has been told)."
     return {

@@ -7,7 +7,7 @@ A4 convolution · A5 recurrent networks · A6 attention.
 import os
 
 # LLVM's SLP vectorizer is off by default in Numba; the fast kernels need it (≈ 8× on the
-# matmul, see fast_ops). Set before any Numba kernel of the package compiles.
+# matmul, see fast_tuned). Set before any Numba kernel of the package compiles.
 os.environ.setdefault("NUMBA_SLP_VECTORIZE", "1")
 
 from . import operators

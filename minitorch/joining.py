@@ -73,18 +73,24 @@ def _check_dim(name: str, dim: int, dims: int) -> int:
     return dim % dims
 
 
+def _tensor_list(name: str, tensors: Sequence[Tensor]) -> list[Tensor]:
+    """The tensors as a list, checked: not empty, tensors only."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError(f"{name}: expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}: expected a list of Tensors, but element {i} is {type(t).__name__}")
+    return tensors
+
+
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along the existing dimension `dim` (as `torch.cat`).
 
     Every tensor has the same number of dimensions and the same sizes except along `dim`.
     The result has the common dtype (float64 if float32 and float64 are mixed).
     """
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("cat(): expected a non-empty list of Tensors")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"cat(): expected a list of Tensors, but element {i} is {type(t).__name__}")
+    tensors = _tensor_list("cat()", tensors)
     first = tensors[0]
     if first.dims == 0:
         raise ShapeError("cat(): zero-dimensional tensor (at position 0) cannot be concatenated")
@@ -107,12 +113,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dimension `dim` (as `torch.stack`):
     stack(ts, dim) = cat([t.unsqueeze(dim) for t in ts], dim)."""
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("stack(): expected a non-empty list of Tensors")
+    tensors = _tensor_list("stack()", tensors)
     for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"stack(): expected a list of Tensors, but element {i} is {type(t).__name__}")
         if t.shape != tensors[0].shape:
             raise ShapeError(
                 f"stack(): expects each tensor to be equal size, but got {list(tensors[0].shape)} "

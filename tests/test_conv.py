@@ -1,6 +1,8 @@
-"""Tasks 4.1 (conv1d) and 4.2 (conv2d): values and gradients against PyTorch over generated
-shapes, strides, paddings and dilations; central differences; layers and state dicts;
-errors that name the function and the shapes."""
+"""Tasks 4.1 (conv1d) and 4.2 (conv2d): the im2col/col2im kernels on raw storages (against
+their definition, and col2im as the adjoint of im2col), conv values and gradients against
+a NumPy loop on every CPU backend and against PyTorch over generated shapes, strides,
+paddings and dilations; central differences; layers and state dicts; errors that name the
+function and the shapes; a clear error on the CUDA backend."""
 
 from __future__ import annotations
 
@@ -12,8 +14,11 @@ from hypothesis import strategies as st
 import minitorch
 from minitorch import nn
 from minitorch.nn import functional as F
+from minitorch.nn.conv import unfold1d, unfold2d
 from minitorch.testing import grad_check
 from tensor_strategies import to_minitorch
+
+CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
 
 CHECK = settings(max_examples=25, deadline=None)
 
@@ -73,8 +78,90 @@ def _inputs(rng, x_shape, w_shape, c_out, bias, permuted):
     return x, w, b, X, W, B
 
 
+def _conv_numpy(x: np.ndarray, w: np.ndarray, b, stride, padding, dilation) -> np.ndarray:
+    """The definition, as loops: x [N, C, *S], w [O, C, *K] with per-axis stride, padding
+    (before, after) pairs and dilation; 1-D and 2-D alike."""
+    dims = x.ndim - 2
+    pads = [(0, 0), (0, 0)] + list(padding)
+    xp = np.pad(x, pads)
+    out_size = [(xp.shape[2 + a] - dilation[a] * (w.shape[2 + a] - 1) - 1) // stride[a] + 1 for a in range(dims)]
+    out = np.zeros((x.shape[0], w.shape[0], *out_size))
+    for pos in np.ndindex(*out_size):
+        for offset in np.ndindex(*w.shape[2:]):
+            idx = tuple(pos[a] * stride[a] + offset[a] * dilation[a] for a in range(dims))
+            patch = xp[(slice(None), slice(None)) + idx]  # [N, C]
+            out[(slice(None), slice(None)) + pos] += patch @ w[(slice(None), slice(None)) + offset].T
+    if b is not None:
+        out += b.reshape((1, -1) + (1,) * dims)
+    return out
+
+
+def _raw(t: minitorch.Tensor):
+    return t.tuple()
+
+
 # ---------------------------------------------------------------------------------------
 # conv1d
+
+
+@pytest.mark.task4_1
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+@pytest.mark.parametrize("stride,padding,dilation", [(1, (0, 0), 1), (2, (1, 1), 1), (1, (2, 1), 2), (3, (0, 2), 2)])
+def test_im2col1d_follows_its_definition(backend, stride, padding, dilation) -> None:
+    """cols[n, l, c·K + k] = x[n, c, l·stride + k·dilation − padding] (0 outside), read
+    from a permuted (non-contiguous) input."""
+    rng = np.random.default_rng(stride + 3 * dilation)
+    n, c, length, k = 2, 3, 8, 3
+    x = rng.standard_normal((n, c, length))
+    X = to_minitorch(x, (2, 0, 1), backend)
+    cols = unfold1d(X, k, stride, padding, dilation).numpy()
+    xp = np.pad(x, [(0, 0), (0, 0), padding])
+    l_out = (length + sum(padding) - dilation * (k - 1) - 1) // stride + 1
+    assert cols.shape == (n, l_out, c * k)
+    for l in range(l_out):  # noqa: E741
+        for kk in range(k):
+            np.testing.assert_array_equal(cols[:, l, kk::k], xp[:, :, l * stride + kk * dilation])
+
+
+@pytest.mark.task4_1
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+@pytest.mark.parametrize("stride,padding,dilation", [(1, (0, 0), 1), (2, (1, 2), 1), (1, (2, 2), 2), (3, (1, 0), 3)])
+def test_col2im1d_is_the_adjoint_of_im2col1d(backend, stride, padding, dilation) -> None:
+    """⟨im2col(x), c⟩ = ⟨x, col2im(c)⟩ for every x and c: col2im sums each input value's
+    copies (the backward of im2col), and overwrites whatever its output held."""
+    rng = np.random.default_rng(stride + 5 * dilation)
+    x = minitorch.tensor(rng.standard_normal((2, 3, 9)), backend=backend, requires_grad=True)
+    cols = unfold1d(x, 3, stride, padding, dilation)
+    c = rng.standard_normal(cols.shape)
+    cols.backward(minitorch.tensor(c, backend=backend))  # x.grad = col2im1d(c)
+    assert x.grad is not None
+    np.testing.assert_allclose((cols.numpy() * c).sum(), (x.numpy() * x.grad.numpy()).sum(), rtol=1e-12)
+    # and directly: a raw kernel call into a storage full of garbage
+    grad = np.full(x.numel(), np.nan)
+    g = minitorch.tensor(c, backend=backend)
+    shape, strides = np.array(x.shape), np.array(x._tensor.strides)
+    backend.col2im1d(grad, shape, strides, *_raw(g), 3, stride, padding[0], dilation)
+    np.testing.assert_allclose(grad.reshape(x.shape), x.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.task4_1
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_conv1d_matches_the_definition_on_each_backend(backend, dtype) -> None:
+    rng = np.random.default_rng(11)
+    x, w, b = rng.standard_normal((2, 3, 10)), rng.standard_normal((4, 3, 3)), rng.standard_normal(4)
+    out = F.conv1d(*(minitorch.tensor(a, dtype=dtype, backend=backend) for a in (x, w, b)), stride=2, padding=2, dilation=2)
+    assert out.dtype == dtype and out.backend is backend
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(out.numpy(), _conv_numpy(x, w, b, (2,), [(2, 2)], (2,)), rtol=tol, atol=tol)
+
+
+@pytest.mark.task4_1
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+def test_conv1d_central_differences_on_each_backend(backend) -> None:
+    rng = np.random.default_rng(12)
+    x, w, b = (minitorch.tensor(rng.standard_normal(s), backend=backend) for s in ((1, 2, 6), (2, 2, 3), (2,)))
+    grad_check(lambda x, w, b: F.conv1d(x, w, b, stride=2, padding="valid", dilation=1), x, w, b)
 
 
 @pytest.mark.task4_1
@@ -200,6 +287,44 @@ def test_conv1d_layer_loads_torch_state_dict() -> None:
 
 
 @pytest.mark.task4_2
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+@pytest.mark.parametrize("stride,padding,dilation", [((1, 1), (0, 0, 0, 0), (1, 1)), ((2, 1), (1, 1, 0, 2), (1, 2))])
+def test_im2col2d_follows_its_definition_and_col2im2d_is_its_adjoint(backend, stride, padding, dilation) -> None:
+    """cols[n, i, j, (c·KH + a)·KW + b] = x[n, c, i·sh + a·dh − ph, j·sw + b·dw − pw], read
+    from a permuted input; ⟨im2col(x), c⟩ = ⟨x, col2im(c)⟩."""
+    rng = np.random.default_rng(sum(stride))
+    n, c, h, w, kh, kw = 2, 2, 5, 6, 2, 3
+    x = rng.standard_normal((n, c, h, w))
+    X = to_minitorch(x, (3, 1, 0, 2), backend).requires_grad_(True)
+    cols = unfold2d(X, (kh, kw), stride, padding, dilation)
+    xp = np.pad(x, [(0, 0), (0, 0), padding[:2], padding[2:]])
+    got = cols.numpy()
+    oh, ow = got.shape[1:3]
+    assert got.shape == (n, (h + padding[0] + padding[1] - dilation[0] * (kh - 1) - 1) // stride[0] + 1, ow, c * kh * kw)
+    for i in range(oh):
+        for j in range(ow):
+            for a in range(kh):
+                for b in range(kw):
+                    want = xp[:, :, i * stride[0] + a * dilation[0], j * stride[1] + b * dilation[1]]
+                    np.testing.assert_array_equal(got[:, i, j, a * kw + b :: kh * kw], want)
+    g = rng.standard_normal(cols.shape)
+    cols.backward(minitorch.tensor(g, backend=backend))
+    assert X.grad is not None
+    np.testing.assert_allclose((got * g).sum(), (x * X.grad.numpy()).sum(), rtol=1e-12)
+
+
+@pytest.mark.task4_2
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+def test_conv2d_matches_the_definition_on_each_backend(backend) -> None:
+    rng = np.random.default_rng(13)
+    x, w, b = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((2, 3, 3, 2)), rng.standard_normal(2)
+    out = F.conv2d(*(minitorch.tensor(a, backend=backend) for a in (x, w, b)), stride=(2, 1), padding=(1, 0), dilation=(1, 2))
+    np.testing.assert_allclose(out.numpy(), _conv_numpy(x, w, b, (2, 1), [(1, 1), (0, 0)], (1, 2)), rtol=1e-12, atol=1e-12)
+    grad_check(lambda x: F.conv2d(x, minitorch.tensor(w, backend=backend), None, 1, "same"),
+               minitorch.tensor(x[:1, :, :4, :4], backend=backend))
+
+
+@pytest.mark.task4_2
 @CHECK
 @given(conv2d_cases())
 def test_conv2d_matches_torch(case) -> None:
@@ -262,3 +387,23 @@ def test_conv2d_layer_loads_torch_state_dict() -> None:
     layer.load_state_dict({k: v.detach().numpy() for k, v in t_layer.state_dict().items()})
     x = np.random.default_rng(7).standard_normal((2, 3, 6, 5))
     np.testing.assert_allclose(layer(minitorch.tensor(x)).numpy(), t_layer(torch.tensor(x)).detach().numpy(), rtol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------
+# The CUDA backend has no im2col: a clear error, not a silent trip through the CPU
+
+
+@pytest.mark.task4_1
+def test_conv_on_the_cuda_backend_says_it_is_not_implemented() -> None:
+    cuda = minitorch.CudaBackend
+    x1, w1 = minitorch.zeros(1, 2, 5, backend=cuda), minitorch.zeros(3, 2, 2, backend=cuda)
+    with pytest.raises(NotImplementedError, match=r"conv1d.*CUDA backend.*FastBackend"):
+        F.conv1d(x1, w1)
+
+
+@pytest.mark.task4_2
+def test_conv2d_on_the_cuda_backend_says_it_is_not_implemented() -> None:
+    cuda = minitorch.CudaBackend
+    x2, w2 = minitorch.zeros(1, 2, 4, 4, backend=cuda), minitorch.zeros(3, 2, 2, 2, backend=cuda)
+    with pytest.raises(NotImplementedError, match=r"conv2d.*CUDA backend"):
+        F.conv2d(x2, w2)

@@ -68,6 +68,24 @@ def test_masks_follow_the_seed_and_keep_the_dtype() -> None:
     assert not np.array_equal(b.numpy(), c.numpy())
 
 
+@pytest.mark.parametrize("backend", [pytest.param(minitorch.SimpleBackend, id="simple"),
+                                     pytest.param(minitorch.FastBackend, id="fast")])
+def test_the_mask_lives_on_the_input_backend(backend) -> None:
+    """The same seed gives the same mask on every backend; the output stays on the input's
+    backend and keeps its dtype."""
+    values = np.random.default_rng(4).uniform(1.0, 2.0, (6, 7))
+    x = minitorch.tensor(values, dtype=minitorch.float32, backend=backend, requires_grad=True)
+    minitorch.manual_seed(11)
+    out = F.dropout(x, 0.4)
+    assert out.backend is backend and out.dtype == np.float32
+    minitorch.manual_seed(11)
+    reference = F.dropout(minitorch.tensor(values, dtype=minitorch.float32), 0.4)
+    np.testing.assert_array_equal(out.numpy(), reference.numpy())
+    out.sum().backward()
+    assert x.grad is not None
+    np.testing.assert_allclose(x.grad.numpy(), (out.numpy() != 0) / np.float32(0.6), rtol=1e-6)
+
+
 def test_dropout_layer_respects_training_mode() -> None:
     layer = nn.Dropout(0.5)
     x = _x((20, 20))

@@ -89,6 +89,33 @@ def test_float32_and_state_dict_round_trip_with_torch() -> None:
     assert torch.equal(back.weight, t_layer.weight)
 
 
+@pytest.mark.parametrize("backend", [pytest.param(minitorch.SimpleBackend, id="simple"),
+                                     pytest.param(minitorch.FastBackend, id="fast")])
+def test_gather_and_scatter_add_on_each_cpu_backend(backend) -> None:
+    """Lookup and scatter-add are backend kernels: the same results on every CPU backend,
+    a strided (transposed) table read in place, the padding row left without gradient."""
+    table = np.random.default_rng(3).standard_normal((4, 5))
+    weight = minitorch.tensor(np.ascontiguousarray(table.T), backend=backend).permute(1, 0).detach()
+    weight.requires_grad_(True)
+    ids = np.array([[3, 1, 3], [0, 3, 2]])
+    out = F.embedding(_ids(ids), weight, padding_idx=1)
+    assert out.backend is backend and out.shape == (2, 3, 5)
+    np.testing.assert_array_equal(out.numpy(), table[ids])
+    g = np.random.default_rng(4).standard_normal(out.shape)
+    out.backward(minitorch.tensor(g, backend=backend))
+    want = np.zeros_like(table)
+    np.add.at(want, ids.reshape(-1), g.reshape(-1, 5))
+    want[1] = 0.0
+    assert weight.grad is not None
+    np.testing.assert_allclose(weight.grad.numpy(), want, rtol=1e-12)
+
+
+def test_embedding_on_the_cuda_backend_says_it_is_not_implemented() -> None:
+    weight = minitorch.zeros(4, 2, backend=minitorch.CudaBackend)
+    with pytest.raises(NotImplementedError, match=r"embedding.*CUDA backend"):
+        F.embedding(_ids([1, 2]), weight)
+
+
 def test_errors() -> None:
     layer = nn.Embedding(5, 2)
     with pytest.raises(IndexError, match="id 5 is out of range for 5 embeddings"):

@@ -91,6 +91,21 @@ def test_malformed_fences_are_errors_naming_file_and_line(text: str, line: int, 
     assert fragment in str(info.value) and f"minitorch/x.py:{line}:" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "text, tasks",
+    [
+        ("def f():\n    # BEGIN SOLUTION 1.1\n    # BEGIN SOLUTION 1.2\n", {"1.1", "1.2"}),
+        ("def f():\n    # BEGIN SOLUTION 1.1\n    return 1\n    # END SOLUTION 1.3\n", {"1.1", "1.3"}),
+        ("def f():\n    ### BEGIN SOLUTION 1.1\n    return 1\n", {"1.1"}),
+        ("def f():\n    # BEGIN SOLUTION\n    return 1\n", set()),
+    ],
+)
+def test_fence_errors_name_the_tasks_of_their_markers(text: str, tasks: set) -> None:
+    with pytest.raises(FenceError) as info:
+        find_fences(text, "minitorch/x.py")
+    assert set(info.value.tasks) == tasks
+
+
 def test_marker_text_inside_other_lines_is_not_a_marker() -> None:
     text = 'def f():\n    """Write between # BEGIN SOLUTION 1.1 and its END."""\n    return 1\n'
     assert find_fences(text) == []
@@ -127,7 +142,8 @@ def test_render_replace_splices_bodies_in_order_and_stubs_the_rest() -> None:
     fences = find_fences(out)
     assert fences[1].body == ("        return 42\n",)
     assert fences[2].body == (stub_line(fences[2]),)
-    assert len(problems) == 1 and "ops.py:22" in problems[0] and "factory._apply" in problems[0]
+    assert len(problems) == 1 and "ops.py:22" in problems[0].message and "factory._apply" in problems[0].message
+    assert (problems[0].file, problems[0].line, problems[0].tasks) == ("ops.py", 22, ("0.2",))
 
 
 def test_student_bodies_match_by_function_even_when_a_fence_is_lost() -> None:
@@ -142,18 +158,19 @@ def test_student_bodies_match_by_function_even_when_a_fence_is_lost() -> None:
     fences = find_fences(out)
     assert fences[1].body == (stub_line(fences[1]),)  # lost: a stub, reported
     assert fences[2].body == ("        return [fn(x) for x in xs]\n",)  # not shifted into Box.area
-    assert len(problems) == 1 and "Box.area" in problems[0]
+    assert len(problems) == 1 and "Box.area" in problems[0].message
 
 
 def test_damaged_student_markers_are_reported_and_that_fence_is_dropped() -> None:
     student = SOURCE.replace("    # END SOLUTION 0.1\n", "").replace("return x * y", "return y * x")
     student = student.replace("return w * self.h", "return self.h * w")
     parsed = student_bodies(student, "ops.py")
-    assert len(parsed.problems) == 1 and "opened at line 6" in parsed.problems[0]
+    assert len(parsed.problems) == 1 and "opened at line 6" in parsed.problems[0].message
+    assert parsed.problems[0].file == "ops.py" and "0.1" in parsed.problems[0].tasks
     out, problems = render(SOURCE, from_student={"0.1", "0.2"}, student=parsed, filename="ops.py")
     fences = find_fences(out)
     assert fences[0].body == (stub_line(fences[0]),)
-    assert any("0.1" in p for p in problems)
+    assert any("0.1" in p.tasks for p in problems)
     # Fences after the damage still come through.
     assert fences[2].body == ("        return [fn(x) for x in xs]\n",)
 
@@ -161,7 +178,7 @@ def test_damaged_student_markers_are_reported_and_that_fence_is_dropped() -> Non
 def test_student_fences_that_match_nothing_are_reported() -> None:
     student = SOURCE + "\n\ndef extra():\n    # BEGIN SOLUTION 0.2\n    return 1\n    # END SOLUTION 0.2\n"
     _, problems = render(SOURCE, keep={"0.1"}, from_student={"0.2"}, student=student_bodies(student, "s.py"))
-    assert any("extra" in p and "matches no fence" in p for p in problems)
+    assert any("extra" in p.message and "matches no fence" in p.message and p.tasks == ("0.2",) for p in problems)
 
 
 def test_student_lines_are_taken_verbatim() -> None:

@@ -1,7 +1,7 @@
 """The grader against hostile and broken submissions.
 
 Each submission is the reference with one fence body replaced (written with
-`grader.examples.make_examples.write_submission`). Whatever the body does — hang, exit,
+`grader.examples.write_submission`). Whatever the body does — hang, exit,
 crash, print fake results, overwrite the report, return impostor objects — the grading
 run completes, the bad task gets a clear message and no points, and every other task is
 still graded (and scores its full points).
@@ -16,8 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.examples.make_examples import write_submission
-from grader.run import GradeResult, Limits, grade
+from grader.examples import write_submission
+from grader.grading import grade
+from grader.results import GradeResult
+from grader.sandbox import Limits
 
 pytestmark = pytest.mark.grader
 
@@ -64,12 +66,25 @@ def test_missing_file_costs_only_its_tasks(tmp_path: Path) -> None:
     sub = write_submission(tmp_path / "submission", "a1")
     (sub / "minitorch" / "autodiff.py").unlink()  # holds tasks 1.1 and 1.4
     result = grade(sub, "a1", limits=FAST, notebooks=False)
-    assert any("autodiff.py" in p and "missing" in p for p in result.problems)
+    assert any(p.file == "minitorch/autodiff.py" and "missing" in p.message for p in result.problems)
     assert _row(result, "1.1").score == 0 and "not implemented" in _row(result, "1.1").message
     assert "autodiff.py" in _row(result, "1.1").feedback  # the problem is shown with the task
     assert _row(result, "1.2").status == "passed"
     # 1.3's own check passes; its gradient check needs backpropagate (1.4, missing)
     assert [c.status for c in _row(result, "1.3").checks] == ["passed", "error"]
+
+
+def test_a_damaged_fence_is_shown_with_its_task_only(tmp_path: Path) -> None:
+    sub = write_submission(tmp_path / "submission", "a1")
+    scalar = sub / "minitorch" / "scalar.py"
+    text = scalar.read_text()
+    assert "# END SOLUTION 1.2\n" in text
+    scalar.write_text(text.replace("# END SOLUTION 1.2\n", "# END SOLUTION 1.3\n", 1))  # closes the wrong task
+    result = grade(sub, "a1", limits=FAST, notebooks=False)
+    damaged = [p for p in result.problems if "closes the fence of task 1.2" in p.message]
+    assert len(damaged) == 1 and damaged[0].file == "minitorch/scalar.py" and set(damaged[0].tasks) == {"1.2", "1.3"}
+    assert "closes the fence of task 1.2" in _row(result, "1.2").feedback
+    assert "Problems with the submitted files" not in _row(result, "1.1").feedback  # autodiff.py is intact
 
 
 def test_import_error_inside_a_task(tmp_path: Path) -> None:
@@ -298,7 +313,7 @@ for n in range(out_shape[0]):
 
 def test_a_slow_kernel_fails_its_performance_check(tmp_path: Path) -> None:
     # Correct but serial, with an allocation per multiply-add: ~10-20x the reference.
-    result = _grade(tmp_path, "a3", {("3.2", "tensor_matmul_parallel"): SLOW_MATMUL}, task="3.2", limits=Limits(check_timeout=60))
+    result = _grade(tmp_path, "a3", {("3.2", "tensor_matmul"): SLOW_MATMUL}, task="3.2", limits=Limits(check_timeout=60))
     row = _row(result, "3.2")
     status = {c.name: c for c in row.checks}
     assert status["fast_matmul"].status == "passed"
@@ -306,3 +321,22 @@ def test_a_slow_kernel_fails_its_performance_check(tmp_path: Path) -> None:
     assert speed.status == "failed" and "slower than the reference (limit 3×)" in speed.message, speed.message
     assert "ms per run" in speed.details
     assert row.score == row.max_points / 2
+
+
+# --------------------------------------------------------------------------- no answer leaks
+
+
+@pytest.mark.parametrize(
+    "fence, body",
+    [
+        (("2.1", "to_index"), "pass"),  # out_index must not arrive holding the answer
+        (("2.2", "broadcast_index"), "pass"),  # nor out_index of broadcast_index
+    ],
+)
+def test_a_no_op_body_that_should_fill_a_buffer_scores_nothing(tmp_path: Path, fence: tuple, body: str) -> None:
+    """The reference runs a decoded copy of each probe, so a kernel that writes into its
+    arguments cannot leave the expected values in what the child receives."""
+    result = _grade(tmp_path, "a2", {fence: body}, task=fence[0])
+    row = _row(result, fence[0])
+    assert row.score < row.max_points, row.feedback
+    assert row.status == "failed", (row.status, row.message)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader.check import check_stage, main
-from grader.run import Limits
+from grader.invariants import check_stage, main
+from grader.sandbox import Limits
 
 pytestmark = pytest.mark.grader
 
@@ -35,7 +35,7 @@ def test_check_reports_a_broken_invariant(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_cli_check_exit_status(monkeypatch: pytest.MonkeyPatch) -> None:
-    from grader import check as check_module
+    from grader import invariants as check_module
 
     monkeypatch.setattr(check_module, "check_stage", lambda stage, limits, console=None: [check_module.Invariant(stage, "x", True, "", 0.0)])
     assert main(["a0"]) == 0

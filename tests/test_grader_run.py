@@ -1,5 +1,5 @@
 """`grader run`: the wire protocol, answer validation, comparisons, grading end to end,
-reports and the command line."""
+reports, the command line and the generated examples."""
 
 from __future__ import annotations
 
@@ -13,24 +13,27 @@ import numpy as np
 import pytest
 
 from grader import protocol
-from grader.checks.probe import (
-    ArrayVal,
-    BadTensor,
-    ObjectVal,
-    TensorVal,
-    Tol,
-    diff,
-    parse_answer,
-    parse_value,
-)
+from grader.answers import ArrayVal, BadTensor, ObjectVal, TensorVal, parse_answer, parse_value
+from grader.checks.compare import Tol, diff
 from grader.cli import main
-from grader.examples.make_examples import HERE as EXAMPLES, examples, write_submission
+from grader.examples import EXAMPLES as EXAMPLE_TABLE, example_files, write_example, write_submission
+from grader.grading import grade
 from grader.report import gradescope, junit, write_atomic
-from grader.run import Limits, grade
+from grader.results import Problem
+from grader.sandbox import Limits
 
 pytestmark = pytest.mark.grader
 
 FAST = Limits(check_timeout=20, start_timeout=60)
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding every example submission, generated (`grader example`)."""
+    base = tmp_path_factory.mktemp("examples")
+    for name in EXAMPLE_TABLE:
+        write_example(name, base / name)
+    return base
 
 
 def _roundtrip(value):
@@ -170,8 +173,8 @@ def test_reference_scores_full_marks_and_a_release_zero(tmp_path: Path) -> None:
     assert all(r.message.startswith("not implemented yet") for r in zero.tasks)
 
 
-def test_two_wrong_example_is_graded_with_feedback() -> None:
-    result = grade(EXAMPLES / "a1-two-wrong", "a1", limits=FAST, notebooks=False)
+def test_two_wrong_example_is_graded_with_feedback(examples: Path) -> None:
+    result = grade(examples / "a1-two-wrong", "a1", limits=FAST, notebooks=False)
     scores = {r.id: (r.status, r.score) for r in result.tasks}
     assert scores == {"1.1": ("failed", 0), "1.2": ("passed", 20), "1.3": ("failed", 0), "1.4": ("passed", 25)}
     r11 = result.tasks[0]
@@ -182,19 +185,19 @@ def test_two_wrong_example_is_graded_with_feedback() -> None:
     assert "central difference" in r13.feedback  # the gradient check's evidence
 
 
-def test_grading_is_deterministic() -> None:
+def test_grading_is_deterministic(examples: Path) -> None:
     def summary():
-        res = grade(EXAMPLES / "a1-two-wrong", "a1", limits=FAST, notebooks=False)
+        res = grade(examples / "a1-two-wrong", "a1", limits=FAST, notebooks=False)
         return [(r.id, r.score, r.status, r.message, r.feedback) for r in res.tasks]
 
     assert summary() == summary()
 
 
-def test_task_option_grades_one_task() -> None:
-    result = grade(EXAMPLES / "a1-two-wrong", "a1", task="1.2", limits=FAST, notebooks=False)
+def test_task_option_grades_one_task(examples: Path) -> None:
+    result = grade(examples / "a1-two-wrong", "a1", task="1.2", limits=FAST, notebooks=False)
     assert [r.id for r in result.tasks] == ["1.2"] and result.max_score == 20
     with pytest.raises(ValueError, match="no task"):
-        grade(EXAMPLES / "a1-two-wrong", "a1", task="9.9", limits=FAST)
+        grade(examples / "a1-two-wrong", "a1", task="9.9", limits=FAST)
 
 
 def test_isolate_grades_each_task_with_the_reference_for_the_others(tmp_path: Path) -> None:
@@ -209,36 +212,52 @@ def test_isolate_grades_each_task_with_the_reference_for_the_others(tmp_path: Pa
     assert isolated.isolate
 
 
-def test_a_zip_submission_is_graded(tmp_path: Path) -> None:
+def test_a_zip_submission_is_graded(tmp_path: Path, examples: Path) -> None:
     import zipfile
 
     archive = tmp_path / "sub.zip"
     with zipfile.ZipFile(archive, "w") as zf:
-        for path in sorted((EXAMPLES / "a1-two-wrong" / "minitorch").glob("*.py")):
+        for path in sorted((examples / "a1-two-wrong" / "minitorch").glob("*.py")):
             zf.write(path, f"my-repo/minitorch/{path.name}")  # a GitHub zip nests one folder
     result = grade(archive, "a1", limits=FAST, notebooks=False)
     assert result.score == 45
 
 
-def test_notebook_points_are_merged() -> None:
-    result = grade(EXAMPLES / "a1-complete", "a1", limits=Limits(check_timeout=20, notebook_timeout=240))
+def test_notebook_points_are_merged(examples: Path) -> None:
+    result = grade(examples / "a1-complete", "a1", limits=Limits(check_timeout=20, notebook_timeout=240))
     nb = [r for r in result.tasks if r.kind == "notebook"]
     assert len(nb) == 1 and nb[0].score == nb[0].max_points == 15 and nb[0].status == "passed"
     assert result.score == result.max_score == 100
 
 
-def test_examples_match_their_generator() -> None:
-    for name, files in examples().items():
-        on_disk = {p.relative_to(EXAMPLES / name).as_posix(): p.read_text(encoding="utf-8") for p in (EXAMPLES / name).rglob("*") if p.is_file()}
-        assert on_disk == files, f"grader/examples/{name} is stale: run python -m grader.examples.make_examples"
+def test_examples_are_generated_not_committed(examples: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    root = Path(__file__).resolve().parents[1]
+    assert not (root / "grader" / "examples").exists()  # no second copy of the reference
+    for name in EXAMPLE_TABLE:
+        on_disk = {p.relative_to(examples / name).as_posix(): p.read_text(encoding="utf-8") for p in (examples / name).rglob("*") if p.is_file()}
+        assert on_disk == example_files(name), name  # deterministic
+    two = example_files("a1-two-wrong")
+    assert "one-sided" in two["minitorch/autodiff.py"] and "notebooks/backprop.ipynb" in two
+    assert "notebooks/backprop.ipynb" not in example_files("a1-no-import")
+    # the command: a list without a name; a name writes DIR (again: replaced); a foreign DIR is refused
+    assert main(["example"]) == 0
+    listing = capsys.readouterr().out
+    assert all(name in listing for name in EXAMPLE_TABLE)
+    out = tmp_path / "ex"
+    assert main(["example", "a1-two-wrong", "-o", str(out)]) == 0
+    assert main(["example", "a1-two-wrong", "-o", str(out)]) == 0
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == sorted(two)
+    assert main(["example", "a1-no-import", "-o", str(out)]) == 2  # would leave the notebook behind
+    assert main(["example", "a9-nothing", "-o", str(tmp_path / "none")]) == 2
+    assert not (tmp_path / "none").exists()
 
 
 # --------------------------------------------------------------------------- reports and CLI
 
 
-def test_reports_follow_the_gradescope_and_junit_schemas(tmp_path: Path) -> None:
+def test_reports_follow_the_gradescope_and_junit_schemas(tmp_path: Path, examples: Path) -> None:
     out_json, out_xml = tmp_path / "r" / "results.json", tmp_path / "r" / "junit.xml"
-    code = main(["run", str(EXAMPLES / "a1-two-wrong"), "-a", "a1", "--json", str(out_json), "--junit", str(out_xml), "--no-notebooks", "-q"])
+    code = main(["run", str(examples / "a1-two-wrong"), "-a", "a1", "--json", str(out_json), "--junit", str(out_xml), "--no-notebooks", "-q"])
     assert code == 0
     data = json.loads(out_json.read_text())
     assert data["score"] == 45 and isinstance(data["execution_time"], float) and isinstance(data["output"], str)
@@ -254,12 +273,12 @@ def test_reports_follow_the_gradescope_and_junit_schemas(tmp_path: Path) -> None
     assert not list(tmp_path.glob("r/.*.tmp"))  # no temporary files left behind
 
 
-def test_exit_codes(tmp_path: Path) -> None:
-    args = ["run", str(EXAMPLES / "a1-two-wrong"), "-a", "a1", "--no-notebooks", "-q"]
+def test_exit_codes(tmp_path: Path, examples: Path) -> None:
+    args = ["run", str(examples / "a1-two-wrong"), "-a", "a1", "--no-notebooks", "-q"]
     assert main(args + ["--fail-under", "50"]) == 0  # 45 / 85 = 53 %
     assert main(args + ["--fail-under", "60"]) == 1
     assert main(["run", str(tmp_path / "missing"), "-a", "a1"]) == 2
-    assert main(["run", str(EXAMPLES / "a1-two-wrong"), "-a", "a9"]) == 2
+    assert main(["run", str(examples / "a1-two-wrong"), "-a", "a9"]) == 2
     with pytest.raises(SystemExit) as exc:
         main(["run"])
     assert exc.value.code == 2
@@ -274,12 +293,14 @@ def test_write_atomic_replaces_whole_files(tmp_path: Path) -> None:
 
 
 def test_report_builders_without_files() -> None:
-    from grader.run import GradeResult, TaskResult
+    from grader.results import GradeResult, TaskResult
 
     res = GradeResult("a9", "T", "sub", [TaskResult("9.1", "t", 10, 5, "failed", "m", "fb"),
-                                          TaskResult("nb:x.ipynb", "nb", 5, 5, "passed", "ok", kind="notebook")], 1.0)
+                                          TaskResult("nb:x.ipynb", "nb", 5, 5, "passed", "ok", kind="notebook")], 1.0,
+                      problems=[Problem("minitorch/x.py:3: the fence of task 9.1 in f is missing", "minitorch/x.py", 3, ("9.1",))])
     data = gradescope(res)
     assert data["score"] == 10 and [t["number"] for t in data["tests"]] == ["9.1", "x.ipynb"]
+    assert "- minitorch/x.py:3: the fence of task 9.1 in f is missing" in data["output"]
     root = ET.fromstring(junit(res))
     assert root.find("testsuite").get("failures") == "1"
 
@@ -287,12 +308,23 @@ def test_report_builders_without_files() -> None:
 # --------------------------------------------------------------------------- the child process
 
 
-def test_the_child_imports_its_own_tree_and_only_it(tmp_path: Path) -> None:
-    from grader.release import build_child_tree
-    from grader.run import ChildStartFailed, Session
+def test_problems_concern_their_tasks_or_files() -> None:
+    one = Problem("m", "minitorch/a.py", 3, ("1.1",))
+    two = Problem("m", "minitorch/a.py", 3, ("1.2", "1.1"))
+    whole_file = Problem("m", "minitorch/a.py")
+    everything = Problem("no package")
+    assert one.concerns("1.1", set()) and not one.concerns("1.4", {"minitorch/a.py"})
+    assert two.concerns("1.2", set()) and two.concerns("1.1", set())
+    assert whole_file.concerns("1.4", {"minitorch/a.py"}) and not whole_file.concerns("1.2", {"minitorch/b.py"})
+    assert everything.concerns("1.2", set()) and str(everything) == "no package"
+
+
+def test_the_child_imports_its_own_tree_and_only_it(tmp_path: Path, examples: Path) -> None:
+    from grader.sandbox import ChildStartFailed, Session
+    from grader.trees import build_child_tree
 
     tree = tmp_path / "tree"
-    build_child_tree("a1", EXAMPLES / "a1-complete", tree)  # operators (A0): the reference
+    build_child_tree("a1", examples / "a1-complete", tree)  # operators (A0): the reference
     session = Session(tree, tmp_path, FAST)
     try:
         child = session.ensure()

@@ -80,6 +80,25 @@ def test_binary_cross_entropy_is_finite_when_saturated() -> None:
     assert np.all(np.isfinite(p.grad.numpy()))
 
 
+def test_regression_and_binary_losses_run_on_the_cuda_backend() -> None:
+    """mse_loss and binary_cross_entropy are tensor operations of the backend (no NumPy
+    round trip), so they run on CUDA (here Numba's simulator) with the clamped logs."""
+    from numba import cuda
+
+    if not cuda.is_available():
+        pytest.skip("no CUDA GPU and the CUDA simulator is off (NUMBA_ENABLE_CUDASIM=1)")
+    C = minitorch.CudaBackend
+    p_np, t_np = np.array([1.0, 0.0, 0.25]), np.array([0.0, 1.0, 1.0])
+    p = minitorch.tensor(p_np, backend=C, requires_grad=True)
+    loss = Fn.binary_cross_entropy(p, minitorch.tensor(t_np, backend=C), reduction="sum")
+    assert loss.backend is C and loss.item() == pytest.approx(200.0 - np.log(0.25))
+    loss.backward()
+    np.testing.assert_allclose(p.grad.numpy(), (p_np - t_np) / np.maximum(p_np * (1 - p_np), 1e-12), rtol=1e-12)
+    y = minitorch.tensor([1.0, 2.0, 4.0], backend=C, requires_grad=True)
+    Fn.mse_loss(y, minitorch.tensor([0.0, 2.0, 1.0], backend=C)).backward()
+    np.testing.assert_allclose(y.grad.numpy(), [2 / 3, 0.0, 2.0], rtol=1e-12)
+
+
 def test_loss_errors() -> None:
     a, b = minitorch.zeros(3, backend=B), minitorch.zeros(4, backend=B)
     with pytest.raises(ValueError, match=r"mse_loss: input shape \(3,\) and target shape \(4,\)"):

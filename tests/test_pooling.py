@@ -1,5 +1,6 @@
 """Task 4.3: max/average pooling (1-D, 2-D) and max-over-time pooling — values and gradients
-against PyTorch over generated windows, strides and paddings; central differences; ties."""
+against a NumPy definition on every CPU backend and against PyTorch over generated
+windows, strides and paddings; central differences; ties; a clear error on CUDA."""
 
 from __future__ import annotations
 
@@ -118,6 +119,66 @@ def test_pool2d_central_differences(fn) -> None:
     grad_check(lambda t: fn(t, (2, 3), (1, 2), (1, 1)), minitorch.tensor(x))
 
 
+def _pool_numpy(x: np.ndarray, k, s, p, reduce) -> np.ndarray:
+    """The definition: reduce over each window of x [N, C, H, W] padded with NaN (skipped)."""
+    xp = np.pad(x, [(0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])], constant_values=np.nan)
+    oh, ow = (xp.shape[2] - k[0]) // s[0] + 1, (xp.shape[3] - k[1]) // s[1] + 1
+    out = np.empty(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            out[:, :, i, j] = reduce(xp[:, :, i * s[0] : i * s[0] + k[0], j * s[1] : j * s[1] + k[1]].reshape(x.shape[:2] + (-1,)), axis=2)
+    return out
+
+
+CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+
+
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+def test_pooling_matches_the_definition_on_each_backend(backend) -> None:
+    """Values against NumPy; gradients: max sends g to the window's first maximum, avg
+    (count_include_pad=False) spreads g over the window's positions inside x."""
+    rng = np.random.default_rng(5)
+    x = np.round(rng.standard_normal((2, 2, 5, 6)) * 2) / 2  # ties
+    X = to_minitorch(x, (3, 2, 1, 0), backend).requires_grad_(True)
+    k, s, p = (3, 2), (2, 2), (1, 1)
+    out = F.max_pool2d(X, k, s, p)
+    np.testing.assert_array_equal(out.numpy(), _pool_numpy(x, k, s, p, np.nanmax))
+    avg = F.avg_pool2d(X, k, s, p, count_include_pad=False)
+    np.testing.assert_allclose(avg.numpy(), _pool_numpy(x, k, s, p, np.nanmean), rtol=1e-12)
+    g = rng.standard_normal(out.shape)
+    out.backward(minitorch.tensor(g, backend=backend))
+    assert X.grad is not None
+    want = np.zeros_like(x)
+    xp = np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)], constant_values=-np.inf)
+    for n, c, i, j in np.ndindex(*out.shape):
+        window = xp[n, c, i * 2 : i * 2 + 3, j * 2 : j * 2 + 2]
+        a, b = np.unravel_index(np.argmax(window), window.shape)  # the first maximum
+        want[n, c, i * 2 + a - 1, j * 2 + b - 1] += g[n, c, i, j]
+    np.testing.assert_allclose(X.grad.numpy(), want, rtol=1e-12)
+    grad_check(lambda t: F.avg_pool1d(t, 3, 2, 1), minitorch.tensor(x[:, :, 0], backend=backend))
+    grad_check(lambda t: F.max_pool1d(t, 2, 1), minitorch.tensor(rng.permutation(12).reshape(1, 2, 6) * 0.1, backend=backend))
+
+
+def test_max_pool_of_a_window_of_minus_infinity_points_inside_the_input() -> None:
+    """A window holding only −inf has max −inf and (like PyTorch) its gradient goes to its
+    first position inside x, never outside the input."""
+    x = minitorch.tensor([[[[-np.inf, -np.inf, 1.0], [-np.inf, -np.inf, 2.0]]]], requires_grad=True)
+    out = F.max_pool2d(x, 2, stride=1, padding=1)  # out [1, 1, 3, 4]
+    assert out.numpy()[0, 0, 0, 0] == -np.inf and out.numpy()[0, 0, 1, 3] == 2.0
+    out.sum().backward()
+    assert x.grad is not None
+    # the windows seeing only −inf send their gradient to (0, 0) or (1, 0), as PyTorch does
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], [[4.0, 0.0, 2.0], [2.0, 0.0, 4.0]])
+
+
+def test_pooling_on_the_cuda_backend_says_it_is_not_implemented() -> None:
+    x = minitorch.zeros(1, 2, 4, 4, backend=minitorch.CudaBackend)
+    with pytest.raises(NotImplementedError, match=r"max pooling.*CUDA backend"):
+        F.max_pool2d(x, 2)
+    with pytest.raises(NotImplementedError, match=r"average pooling.*CUDA backend"):
+        F.avg_pool2d(x, 2)
+
+
 def test_max_pool2d_float32_keeps_dtype() -> None:
     torch = _torch()
     x = np.random.default_rng(4).standard_normal((2, 2, 5, 5)).astype(np.float32)
@@ -134,7 +195,7 @@ def test_max_pool2d_float32_keeps_dtype() -> None:
         (F.max_pool2d, (1, 1, 5, 5), {"kernel_size": 2, "padding": 2}, "at most half the window"),
         (F.max_pool1d, (2, 5), {"kernel_size": 2}, "max_pool1d: input must be 3-D"),
         (F.max_over_time, (2, 5), {}, "max_over_time: input must be 3-D"),
-        (F.max_pool2d, (1, 1, 4, 4), {"kernel_size": 0}, "kernel_size must be integers ≥ 1"),
+        (F.max_pool2d, (1, 1, 4, 4), {"kernel_size": 0}, "kernel_size must be an integer ≥ 1"),
     ],
 )
 def test_pooling_errors(fn, shape, kwargs, message) -> None:

@@ -1,6 +1,6 @@
 """Task 4.5: Kim's text CNN against a PyTorch twin (values, gradients, state dicts), a quick
 training smoke test and saliency; plus the library pieces it rests on: SST-2, the tokenizer,
-vocabulary and batching, `cat`, and the PNG bar-chart writer."""
+vocabulary and batching, and the PNG bar-chart writer (`cat` is tested in test_joining)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from minitorch.datasets import load_sst2
 from minitorch.examples import sentiment
 from minitorch.examples.png import bar_chart_png, write_png
 from minitorch.nn import functional as F
-from minitorch.nn.textcnn import TextCNN, cat, saliency
+from minitorch.nn.textcnn import TextCNN, saliency
 from minitorch.text import Vocab, batches, pad_batch, tokenize
 
 V, E, FILTERS, CLASSES = 30, 6, 4, 3
@@ -144,22 +144,7 @@ def test_saliency_is_the_gradient_norm_per_token() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Library pieces: cat, SST-2, text utilities, PNG
-
-
-@pytest.mark.library
-def test_cat_values_and_gradients() -> None:
-    a = minitorch.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
-    b = minitorch.tensor(np.arange(4.0).reshape(2, 2), requires_grad=True)
-    out = cat([a, b], dim=1)
-    np.testing.assert_array_equal(out.numpy(), np.concatenate([a.numpy(), b.numpy()], axis=1))
-    g = np.arange(10.0).reshape(2, 5)
-    out.backward(minitorch.tensor(g))
-    assert a.grad is not None and b.grad is not None
-    np.testing.assert_array_equal(a.grad.numpy(), g[:, :3])
-    np.testing.assert_array_equal(b.grad.numpy(), g[:, 3:])
-    with pytest.raises(minitorch.ShapeError, match="cat: sizes must match"):
-        cat([a, minitorch.zeros(3, 2)], dim=1)
+# Library pieces: SST-2, text utilities, PNG
 
 
 @pytest.mark.library

@@ -1,8 +1,10 @@
 """The hidden checks, one module per stage (`a0` … `a4`), registered by name.
 
 Manifests name checks (``checks = ["operators_forward", …]``); `get_check(stage, name)`
-finds them. Everything here runs in the trusted parent only and is never copied into a
-child's reach.
+finds them. `base` holds the registry and the `CheckContext` a check talks to, `probe`
+builds probes, `compare` compares answers, `inputs` generates inputs, and `runner` runs
+a check or a whole task against a student's session. Everything here runs in the trusted
+parent only and is never copied into a child's reach.
 """
 
 from __future__ import annotations

@@ -9,7 +9,13 @@ manifest's ``checks = [...]`` uses::
 
 It returns normally when the submission passes and raises `CheckFailed` (wrong answer) or
 `StudentError` (the student's code raised) otherwise; timeouts and a dying child surface as
-exceptions from the transport and are handled by `grader.run`.
+exceptions from the transport and are handled by `grader.checks.runner`.
+
+A check reaches the student's code only through its `CheckContext`: `ctx.child(probes)`
+runs probes in the student's child, `ctx.reference(probes)` runs them on the reference in
+this process, and `ctx.services` (a `Services`) holds the rest — the task being graded,
+the limits, the student's session, the reference child (for timing) and a list the check
+may fill with its timings. Expected values, tolerances and verdicts stay in the check.
 
 Kinds (all decided in the parent from raw numbers the child sends back):
 
@@ -24,12 +30,15 @@ from __future__ import annotations
 
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from .. import protocol
+from ..executor import Executor
+from ..manifest import Task
+from ..sandbox import Limits, ReferenceChild, Session
 from .probe import Answer, ErrorInfo, Probe, TensorVal, Tol, describe, diff, fmt_array, parse_answer
 
 KINDS = ("equivalence", "gradient", "property", "performance")
@@ -111,6 +120,30 @@ def seed_of(stage: str, name: str) -> int:
     return zlib.crc32(f"{stage}/{name}".encode())
 
 
+#: One timed kernel of a performance check: (label, student seconds per run, reference
+#: seconds per run, ratio, runs per round).
+Timing = tuple[str, float, float, float, int]
+
+
+@dataclass
+class Services:
+    """What the runner gives a check besides the probe channels (one per check run).
+
+    Attributes:
+        limits: the run's limits (a check's budget is ``limits.check_timeout`` scaled).
+        task: the task being graded (its ``performance`` thresholds); None outside a task.
+        student: the session of the student's child (paused while the reference is timed).
+        reference_child: the kit's minitorch in a child of its own (performance checks).
+        timings: what a performance check measured, for its verdict and feedback.
+    """
+
+    limits: Limits
+    task: Optional[Task] = None
+    student: Optional[Session] = None
+    reference_child: Optional[ReferenceChild] = None
+    timings: list[Timing] = field(default_factory=list)
+
+
 class CheckContext:
     """What a running check talks to.
 
@@ -119,16 +152,15 @@ class CheckContext:
         run_child: sends programs to the child, returns decoded answers (raises on timeout
             or a dead child).
         reference: the reference `Executor` (runs programs in this process).
-        extra: stage-specific services (e.g. the reference child for timing).
+        services: the task, limits, sessions and timings of this run of the check.
     """
 
-    def __init__(self, check: Check, run_child: Callable[[list[dict]], list[Any]], reference: Any, extra: Optional[dict] = None):
+    def __init__(self, check: Check, run_child: Callable[[list[dict]], list[Any]], reference: Executor, services: Services):
         self.check = check
         self._run_child = run_child
         self._reference = reference
         self.rng = np.random.default_rng(seed_of(check.stage, check.name))
-        self.extra = extra or {}
-        self.probes_sent = 0
+        self.services = services
 
     # ---- running ------------------------------------------------------------------------
 
@@ -136,7 +168,6 @@ class CheckContext:
         """Run probes in the student's process."""
         programs = [p.program() for p in probes]
         raw = self._run_child(programs)
-        self.probes_sent += len(programs)
         if type(raw) is not list or len(raw) != len(programs):
             raise protocol.ProtocolError("malformed answer: wrong number of answers")
         return [parse_answer(r) for r in raw]
@@ -150,10 +181,12 @@ class CheckContext:
     def timed_reference_child(self, probes: Sequence[Probe]) -> tuple[list[Answer], float]:
         """Run probes in the reference child (the kit's minitorch in its own process, under
         the same limits): the yardstick of performance checks."""
-        session = self.extra["reference_child"].get()
-        limits = self.extra["limits"]
+        if self.services.reference_child is None:
+            raise GraderBug(f"check {self.check.name} times the reference, but no reference child was given")
+        session = self.services.reference_child.get()
+        limits = self.services.limits
         programs = [p.program() for p in probes]
-        student = self.extra.get("session")
+        student = self.services.student
         paused = student.pause() if student is not None else False  # it cannot slow the reference down
         try:
             start = time.perf_counter()
@@ -169,10 +202,16 @@ class CheckContext:
         return answers, seconds
 
     def reference(self, probes: Sequence[Probe]) -> list[Answer]:
-        """Run probes against the reference, in this process, through the same encoding."""
+        """Run probes against the reference, in this process, through the same encoding.
+
+        The reference runs a decoded *copy* of each program: a kernel that writes into an
+        argument (an `out` buffer, `to_index`'s `out_index`) must not write the answer into
+        the arrays that are later sent to the student's child.
+        """
         out = []
         for p in probes:
-            raw = self._reference.run(p.program())
+            program = protocol.decode(protocol.encode(p.program())[8:])
+            raw = self._reference.run(program)
             out.append(parse_answer(protocol.decode(protocol.encode(raw)[8:])))
         return out
 
@@ -321,19 +360,17 @@ def compare_answer(p: Probe, expected: Answer, got: Answer, tol: Tol = Tol(), st
             )
 
 
-def run_check(check: Check, ctx: CheckContext) -> None:
-    """Run one check (exceptions propagate to the caller)."""
-    check.fn(ctx)
-
-
 __all__ = [
     "Check",
     "CheckContext",
     "CheckFailed",
     "GraderBug",
     "REGISTRY",
+    "Services",
     "StudentError",
+    "Timing",
     "check",
     "compare_answer",
+    "inputs_text",
     "seed_of",
 ]

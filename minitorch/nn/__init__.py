@@ -2,8 +2,13 @@
 
 Layer names, constructor arguments and parameter names/layouts follow `torch.nn`, so a
 PyTorch `state_dict` (converted to NumPy arrays) loads into the matching minitorch module.
+
+Files: `linear` (Linear), `conv` (conv1d/conv2d by im2col, task 4.1/4.2), `pooling`
+(task 4.3), `softmax` and `dropout` (task 4.4), `losses` (mse, BCE, NLL, cross-entropy),
+`embedding`, `textcnn` (Kim's CNN, task 4.5), `validation` (argument checks).
 """
 
+from ..containers import ModuleList
 from ..module import Module, Parameter
 from . import functional
 from .conv import Conv1d, Conv2d
@@ -12,4 +17,7 @@ from .embedding import Embedding
 from .linear import Linear
 from .textcnn import TextCNN
 
-__all__ = ["Module", "Parameter", "functional", "Linear", "Conv1d", "Conv2d", "Dropout", "Embedding", "TextCNN"]
+__all__ = [
+    "Module", "Parameter", "ModuleList", "functional",
+    "Linear", "Conv1d", "Conv2d", "Dropout", "Embedding", "TextCNN",
+]

@@ -11,30 +11,30 @@ where x is 0 outside 0 … L−1 (zero padding), and
 
 (Like PyTorch, this is a cross-correlation: the filter is not flipped.)
 
-## How it is computed: im2col + one matrix product
+## How it is computed: im2col, then one matrix product
 
 For every output position (n, l), copy the C_in·K input values the filter sees into one
-row of a matrix, `cols` [N·L_out, C_in·K] ("image to columns", `im2col1d`). Then the whole
+row of a matrix `cols` [N, L_out, C_in·K] ("image to columns", `im2col1d`). Then the whole
 convolution is one matrix product with the flattened weight W [C_out, C_in·K]:
 
-    out[(n, l), o] = Σ_j cols[(n, l), j] · W[o, j]        i.e.  out = cols @ Wᵀ
+    out[(n, l), o] = Σ_j cols[(n, l), j] · W[o, j]        i.e.  out = cols @ Wᵀ  (+ b)
 
-which BLAS computes at close to peak speed. The backward pass is two more products and the
-inverse copy:
-
-    ∂L/∂W    = gᵀ @ cols            g = ∂L/∂out as [N·L_out, C_out]
-    ∂L/∂cols = g @ W                 then  ∂L/∂x = col2im(∂L/∂cols)
-    ∂L/∂b[o] = Σ_{n,l} g[(n, l), o]
-
-`col2im1d` is the adjoint of `im2col1d`: every input value was copied into several rows
+computed by the tensor backend's matmul (stage A3's tiled kernel on the fast backend).
+Autograd differentiates the product and the bias for free; the only new backward is that
+of im2col itself, `col2im1d`, its adjoint: every input value was copied into several rows
 of cols (once per filter position that covers it), so its gradient is the *sum* of the
-gradients of its copies.
+gradients of its copies:
 
-The kernels are Numba-parallel (`prange` over output positions for im2col, over
-(sample, channel) planes for col2im, so no two iterations write the same value); the
-matrix products are the tensor backend's (stage A3's tiled Numba matmul on the parallel
-CPU backend; NumPy's `@` on the others). 2-D is the same with (h, w) positions and
-(kh, kw) filter offsets.
+    ∂L/∂x[n, c, p] = Σ_{(l, k): l·stride + k·dilation − padding = p} ∂L/∂cols[n, l, c·K + k]
+
+im2col and col2im are *kernels* in the sense of `tensor_ops`: loops over a raw storage,
+shape and strides that fill a preallocated `out`. The backend runs them (`backend.im2col1d`,
+…): as Python on the simple backend, compiled with Numba (`prange` loops in parallel) on
+the fast backend; the CUDA backend has no version of them and says so. So write them with
+plain loops, integers and indexing only — no NumPy calls, no Python objects.
+
+2-D is the same with (i, j) output positions and (a, b) filter offsets:
+cols [N, OH, OW, C_in·KH·KW] and out = cols @ Wᵀ with W [C_out, C_in·KH·KW].
 """
 
 from __future__ import annotations
@@ -42,80 +42,176 @@ from __future__ import annotations
 import math
 from typing import Optional, Union
 
-import numba
-import numpy as np
 from numba import prange
 
 from ..autodiff import Context
+from ..function import Function
 from ..module import Module, Parameter
 from ..tensor import Tensor
-from ..tensor_data import ShapeError
-from ..function import Function
+from ..tensor_data import Shape, ShapeError, Storage, Strides
 from ..tensor_ops import TensorBackend
-from ._kernels import array, check_float, common_dtype, matmul, wrap
 from .linear import uniform
+from .validation import check_float, int_tuple
 
 IntOr2 = Union[int, tuple[int, int]]
 Padding1d = Union[int, str, tuple[int]]
 Padding2d = Union[int, str, tuple[int, int]]
 
-__all__ = ["conv1d", "conv2d", "Conv1d", "Conv2d", "im2col1d", "col2im1d", "im2col2d", "col2im2d"]
+__all__ = [
+    "conv1d", "conv2d", "Conv1d", "Conv2d", "unfold1d", "unfold2d",
+    "im2col1d", "col2im1d", "im2col2d", "col2im2d",
+]
 
 
 # ---------------------------------------------------------------------------------------
 # ## Task 4.1: conv1d — the kernels
 
 
-@numba.njit(parallel=True, cache=True)
-def im2col1d(x: np.ndarray, cols: np.ndarray, kernel_size: int, stride: int, padding: int, dilation: int) -> None:
-    """Fill cols [N, L_out, C·K] from x [N, C, L]:
+def im2col1d(
+    out: Storage, out_shape: Shape, out_strides: Strides,
+    x: Storage, x_shape: Shape, x_strides: Strides,
+    kernel_size: int, stride: int, padding: int, dilation: int,
+) -> None:
+    """Kernel: fill cols = out [N, L_out, C·K] from x [N, C, L] (both with any strides):
 
         cols[n, l, c·K + k] = x[n, c, l·stride + k·dilation − padding]   (0 outside 0 … L−1)
 
     `padding` is the number of zeros before position 0 (those after the end follow from
-    L_out = cols.shape[1]). Parallel over the N·L_out rows of cols.
+    L_out = out_shape[1]). Parallel (`prange`) over the N·L_out rows of cols: each
+    iteration writes only its own row.
     """
     # BEGIN SOLUTION 4.1
-    n_batch, channels, length = x.shape
-    l_out = cols.shape[1]
-    for row in prange(n_batch * l_out):
+    channels, length = x_shape[1], x_shape[2]
+    l_out = out_shape[1]
+    for row in prange(out_shape[0] * l_out):
         n = row // l_out
-        l = row % l_out
+        l = row % l_out  # noqa: E741
         start = l * stride - padding
+        out_row = n * out_strides[0] + l * out_strides[1]
         for c in range(channels):
+            x_plane = n * x_strides[0] + c * x_strides[1]
             for k in range(kernel_size):
                 pos = start + k * dilation
-                if pos >= 0 and pos < length:
-                    cols[n, l, c * kernel_size + k] = x[n, c, pos]
+                o = out_row + (c * kernel_size + k) * out_strides[2]
+                if 0 <= pos < length:
+                    out[o] = x[x_plane + pos * x_strides[2]]
                 else:
-                    cols[n, l, c * kernel_size + k] = 0.0
+                    out[o] = 0.0
     # END SOLUTION 4.1
 
 
-@numba.njit(parallel=True, cache=True)
-def col2im1d(cols: np.ndarray, x: np.ndarray, kernel_size: int, stride: int, padding: int, dilation: int) -> None:
-    """The adjoint of `im2col1d`: overwrite x [N, C, L] with the sums
+def col2im1d(
+    out: Storage, out_shape: Shape, out_strides: Strides,
+    cols: Storage, cols_shape: Shape, cols_strides: Strides,
+    kernel_size: int, stride: int, padding: int, dilation: int,
+) -> None:
+    """Kernel, the adjoint of `im2col1d`: overwrite out = x [N, C, L] with the sums
 
         x[n, c, p] = Σ_{(l, k): l·stride + k·dilation − padding = p} cols[n, l, c·K + k]
 
-    Parallel over the N·C (sample, channel) rows of x: each iteration writes only its own
-    row, so the additions never race.
+    of cols [N, L_out, C·K]. Parallel over the N·C (sample, channel) rows of x: each
+    iteration writes only its own row, so the additions never race.
     """
     # BEGIN SOLUTION 4.1
-    n_batch, channels, length = x.shape
-    l_out = cols.shape[1]
-    for plane in prange(n_batch * channels):
+    channels, length = out_shape[1], out_shape[2]
+    l_out = cols_shape[1]
+    for plane in prange(out_shape[0] * channels):
         n = plane // channels
         c = plane % channels
+        x_plane = n * out_strides[0] + c * out_strides[1]
         for p in range(length):
-            x[n, c, p] = 0.0
-        for l in range(l_out):
+            out[x_plane + p * out_strides[2]] = 0.0
+        for l in range(l_out):  # noqa: E741
             start = l * stride - padding
+            cols_row = n * cols_strides[0] + l * cols_strides[1]
             for k in range(kernel_size):
                 pos = start + k * dilation
-                if pos >= 0 and pos < length:
-                    x[n, c, pos] += cols[n, l, c * kernel_size + k]
+                if 0 <= pos < length:
+                    out[x_plane + pos * out_strides[2]] += cols[cols_row + (c * kernel_size + k) * cols_strides[2]]
     # END SOLUTION 4.1
+
+
+# ---------------------------------------------------------------------------------------
+# ## Task 4.2: conv2d — the kernels
+
+
+def im2col2d(
+    out: Storage, out_shape: Shape, out_strides: Strides,
+    x: Storage, x_shape: Shape, x_strides: Strides,
+    kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, dh: int, dw: int,
+) -> None:
+    """Kernel: fill cols = out [N, OH, OW, C·KH·KW] from x [N, C, H, W] (any strides):
+
+        cols[n, i, j, (c·KH + a)·KW + b] = x[n, c, i·sh + a·dh − ph, j·sw + b·dw − pw]
+
+    (0 where the position falls in the padding). Window (kh, kw), stride (sh, sw), padding
+    before (ph, pw), dilation (dh, dw). Parallel over the N·OH·OW rows of cols.
+    """
+    # BEGIN SOLUTION 4.2
+    channels, height, width = x_shape[1], x_shape[2], x_shape[3]
+    out_h, out_w = out_shape[1], out_shape[2]
+    for row in prange(out_shape[0] * out_h * out_w):
+        n = row // (out_h * out_w)
+        i = (row // out_w) % out_h
+        j = row % out_w
+        top = i * sh - ph
+        left = j * sw - pw
+        out_row = n * out_strides[0] + i * out_strides[1] + j * out_strides[2]
+        col = 0
+        for c in range(channels):
+            x_plane = n * x_strides[0] + c * x_strides[1]
+            for a in range(kh):
+                y = top + a * dh
+                for b in range(kw):
+                    z = left + b * dw
+                    o = out_row + col * out_strides[3]
+                    if 0 <= y < height and 0 <= z < width:
+                        out[o] = x[x_plane + y * x_strides[2] + z * x_strides[3]]
+                    else:
+                        out[o] = 0.0
+                    col += 1
+    # END SOLUTION 4.2
+
+
+def col2im2d(
+    out: Storage, out_shape: Shape, out_strides: Strides,
+    cols: Storage, cols_shape: Shape, cols_strides: Strides,
+    kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, dh: int, dw: int,
+) -> None:
+    """Kernel, the adjoint of `im2col2d`: overwrite out = x [N, C, H, W] with
+
+        x[n, c, y, z] = Σ over the (i, j, a, b) with i·sh + a·dh − ph = y and
+                        j·sw + b·dw − pw = z of cols[n, i, j, (c·KH + a)·KW + b]
+
+    Parallel over the N·C planes of x (each iteration writes only its own plane).
+    """
+    # BEGIN SOLUTION 4.2
+    channels, height, width = out_shape[1], out_shape[2], out_shape[3]
+    out_h, out_w = cols_shape[1], cols_shape[2]
+    for plane in prange(out_shape[0] * channels):
+        n = plane // channels
+        c = plane % channels
+        x_plane = n * out_strides[0] + c * out_strides[1]
+        for y in range(height):
+            for z in range(width):
+                out[x_plane + y * out_strides[2] + z * out_strides[3]] = 0.0
+        for i in range(out_h):
+            for j in range(out_w):
+                cols_row = n * cols_strides[0] + i * cols_strides[1] + j * cols_strides[2]
+                for a in range(kh):
+                    y = i * sh - ph + a * dh
+                    if y < 0 or y >= height:
+                        continue
+                    for b in range(kw):
+                        z = j * sw - pw + b * dw
+                        if 0 <= z < width:
+                            col = (c * kh + a) * kw + b
+                            out[x_plane + y * out_strides[2] + z * out_strides[3]] += cols[cols_row + col * cols_strides[3]]
+    # END SOLUTION 4.2
+
+
+# ---------------------------------------------------------------------------------------
+# im2col as a differentiable function (library code: allocate, call the backend's kernel)
 
 
 def _out_size(size: int, before: int, after: int, kernel: int, stride: int, dilation: int) -> int:
@@ -123,201 +219,74 @@ def _out_size(size: int, before: int, after: int, kernel: int, stride: int, dila
     return (size + before + after - dilation * (kernel - 1) - 1) // stride + 1
 
 
-class Conv1dFun(Function):
-    """out = conv1d(input, weight, bias) with stride, padding (before, after) and dilation."""
+class Unfold1d(Function):
+    """cols = im2col1d(input): [N, C, L] → [N, L_out, C·K]; backward: col2im1d."""
 
     @staticmethod
     def forward(
-        ctx: Context, input: Tensor, weight: Tensor, bias: Optional[Tensor],
-        stride: int, padding: tuple[int, int], dilation: int,
+        ctx: Context, input: Tensor, kernel_size: int, stride: int, padding: tuple[int, int], dilation: int
     ) -> Tensor:
-        """input [N, C_in, L], weight [C_out, C_in, K], bias [C_out] or None → [N, C_out, L_out].
-
-        Shapes were checked by `conv1d`. Save for backward what the three gradients need.
-        """
-        dtype = common_dtype(input, weight, bias)
-        x, w = array(input, dtype), array(weight, dtype)
-        b = None if bias is None else array(bias, dtype)
-        n, c_in, length = x.shape
-        c_out, _, k = w.shape
-        l_out = _out_size(length, padding[0], padding[1], k, stride, dilation)
-        # BEGIN SOLUTION 4.1
-        cols = np.empty((n, l_out, c_in * k), dtype=dtype)
-        im2col1d(x, cols, k, stride, padding[0], dilation)
-        w2 = w.reshape(c_out, c_in * k)
-        out = matmul(cols.reshape(n * l_out, c_in * k), w2.T, input)  # [N·L_out, C_out]
-        if b is not None:
-            out += b
-        out = out.reshape(n, l_out, c_out).transpose(0, 2, 1)  # [N, C_out, L_out]
-        ctx.save_for_backward(cols, w2, x.shape, k, stride, padding, dilation, input, weight, bias)
-        # END SOLUTION 4.1
-        return wrap(out, input)
+        kernel = input.backend.im2col1d  # the backend's version (raises if it has none)
+        n, c, length = input.shape
+        l_out = _out_size(length, padding[0], padding[1], kernel_size, stride, dilation)
+        cols = input.new_zeros((n, l_out, c * kernel_size))
+        kernel(*cols.tuple(), *input.tuple(), kernel_size, stride, padding[0], dilation)
+        ctx.save_for_backward(input.shape, input.dtype, kernel_size, stride, padding[0], dilation)
+        return cols
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple:
-        """From g = ∂L/∂out [N, C_out, L_out]: ∂L/∂input, ∂L/∂weight, ∂L/∂bias (see module doc)."""
-        # BEGIN SOLUTION 4.1
-        cols, w2, x_shape, k, stride, padding, dilation, input, weight, bias = ctx.saved_values
-        n, l_out, ck = cols.shape
-        c_out = w2.shape[0]
-        g = array(grad_output, cols.dtype)
-        g_t = g.transpose(1, 0, 2).reshape(c_out, n * l_out)  # gᵀ [C_out, N·L_out]
-        grad_weight = matmul(g_t, cols.reshape(n * l_out, ck), grad_output).reshape(weight.shape)
-        grad_input = None
-        if input.requires_grad:
-            g_rows = g.transpose(0, 2, 1).reshape(n * l_out, c_out)  # g [N·L_out, C_out]
-            grad_cols = matmul(g_rows, w2, grad_output).reshape(n, l_out, ck)
-            grad_x = np.empty(x_shape, dtype=cols.dtype)
-            col2im1d(grad_cols, grad_x, k, stride, padding[0], dilation)
-            grad_input = wrap(grad_x, input, input.dtype)
-        grad_bias = None if bias is None else wrap(g.sum(axis=(0, 2)), bias, bias.dtype)
-        return grad_input, wrap(grad_weight, weight, weight.dtype), grad_bias, None, None, None
-        # END SOLUTION 4.1
+        shape, dtype, kernel_size, stride, before, dilation = ctx.saved_values
+        kernel = grad_output.backend.col2im1d
+        grad = grad_output.new_zeros(shape, dtype=dtype)  # the input's dtype
+        kernel(*grad.tuple(), *grad_output.tuple(), kernel_size, stride, before, dilation)
+        return grad, None, None, None, None
 
 
-# ---------------------------------------------------------------------------------------
-# ## Task 4.2: conv2d — the kernels
-
-
-@numba.njit(parallel=True, cache=True)
-def im2col2d(
-    x: np.ndarray, cols: np.ndarray, kh: int, kw: int, out_w: int,
-    stride_h: int, stride_w: int, pad_h: int, pad_w: int, dil_h: int, dil_w: int,
-) -> None:
-    """Fill cols [N, OH·OW, C·KH·KW] from x [N, C, H, W]:
-
-        cols[n, i·OW + j, (c·KH + a)·KW + b] = x[n, c, i·sh + a·dh − ph, j·sw + b·dw − pw]
-
-    (0 where the position falls in the padding). Parallel over the N·OH·OW rows of cols.
-    """
-    # BEGIN SOLUTION 4.2
-    n_batch, channels, height, width = x.shape
-    positions = cols.shape[1]
-    for row in prange(n_batch * positions):
-        n = row // positions
-        pos = row % positions
-        i = pos // out_w
-        j = pos % out_w
-        top = i * stride_h - pad_h
-        left = j * stride_w - pad_w
-        col = 0
-        for c in range(channels):
-            for a in range(kh):
-                y = top + a * dil_h
-                for b in range(kw):
-                    z = left + b * dil_w
-                    if y >= 0 and y < height and z >= 0 and z < width:
-                        cols[n, pos, col] = x[n, c, y, z]
-                    else:
-                        cols[n, pos, col] = 0.0
-                    col += 1
-    # END SOLUTION 4.2
-
-
-@numba.njit(parallel=True, cache=True)
-def col2im2d(
-    cols: np.ndarray, x: np.ndarray, kh: int, kw: int, out_w: int,
-    stride_h: int, stride_w: int, pad_h: int, pad_w: int, dil_h: int, dil_w: int,
-) -> None:
-    """The adjoint of `im2col2d`: overwrite x [N, C, H, W] with the sum, over every copy of
-    x[n, c, y, z] in cols, of that copy's value. Parallel over the N·C planes of x."""
-    # BEGIN SOLUTION 4.2
-    n_batch, channels, height, width = x.shape
-    positions = cols.shape[1]
-    for plane in prange(n_batch * channels):
-        n = plane // channels
-        c = plane % channels
-        for y in range(height):
-            for z in range(width):
-                x[n, c, y, z] = 0.0
-        for pos in range(positions):
-            i = pos // out_w
-            j = pos % out_w
-            top = i * stride_h - pad_h
-            left = j * stride_w - pad_w
-            for a in range(kh):
-                y = top + a * dil_h
-                if y < 0 or y >= height:
-                    continue
-                for b in range(kw):
-                    z = left + b * dil_w
-                    if z >= 0 and z < width:
-                        x[n, c, y, z] += cols[n, pos, (c * kh + a) * kw + b]
-    # END SOLUTION 4.2
-
-
-class Conv2dFun(Function):
-    """out = conv2d(input, weight, bias) with per-axis stride, padding and dilation."""
+class Unfold2d(Function):
+    """cols = im2col2d(input): [N, C, H, W] → [N, OH, OW, C·KH·KW]; backward: col2im2d."""
 
     @staticmethod
     def forward(
-        ctx: Context, input: Tensor, weight: Tensor, bias: Optional[Tensor],
-        stride: tuple[int, int], padding: tuple[int, int, int, int], dilation: tuple[int, int],
+        ctx: Context, input: Tensor, kernel_size: tuple[int, int], stride: tuple[int, int],
+        padding: tuple[int, int, int, int], dilation: tuple[int, int],
     ) -> Tensor:
-        """input [N, C_in, H, W], weight [C_out, C_in, KH, KW] → [N, C_out, OH, OW].
-
-        `padding` is (top, bottom, left, right); shapes were checked by `conv2d`.
-        """
-        dtype = common_dtype(input, weight, bias)
-        x, w = array(input, dtype), array(weight, dtype)
-        b = None if bias is None else array(bias, dtype)
-        n, c_in, height, width = x.shape
-        c_out, _, kh, kw = w.shape
-        oh = _out_size(height, padding[0], padding[1], kh, stride[0], dilation[0])
-        ow = _out_size(width, padding[2], padding[3], kw, stride[1], dilation[1])
-        geometry = (kh, kw, ow, stride[0], stride[1], padding[0], padding[2], dilation[0], dilation[1])
-        # BEGIN SOLUTION 4.2
-        ck = c_in * kh * kw
-        cols = np.empty((n, oh * ow, ck), dtype=dtype)
-        im2col2d(x, cols, *geometry)
-        w2 = w.reshape(c_out, ck)
-        out = matmul(cols.reshape(n * oh * ow, ck), w2.T, input)  # [N·OH·OW, C_out]
-        if b is not None:
-            out += b
-        out = out.reshape(n, oh, ow, c_out).transpose(0, 3, 1, 2)  # [N, C_out, OH, OW]
-        ctx.save_for_backward(cols, w2, x.shape, geometry, input, weight, bias)
-        # END SOLUTION 4.2
-        return wrap(out, input)
+        kernel = input.backend.im2col2d
+        n, c, height, width = input.shape
+        (kh, kw), (sh, sw), (dh, dw) = kernel_size, stride, dilation
+        oh = _out_size(height, padding[0], padding[1], kh, sh, dh)
+        ow = _out_size(width, padding[2], padding[3], kw, sw, dw)
+        geometry = (kh, kw, sh, sw, padding[0], padding[2], dh, dw)
+        cols = input.new_zeros((n, oh, ow, c * kh * kw))
+        kernel(*cols.tuple(), *input.tuple(), *geometry)
+        ctx.save_for_backward(input.shape, input.dtype, geometry)
+        return cols
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple:
-        """From g = ∂L/∂out [N, C_out, OH, OW]: ∂L/∂input, ∂L/∂weight, ∂L/∂bias."""
-        # BEGIN SOLUTION 4.2
-        cols, w2, x_shape, geometry, input, weight, bias = ctx.saved_values
-        n, positions, ck = cols.shape
-        c_out = w2.shape[0]
-        g = array(grad_output, cols.dtype)
-        g_t = g.transpose(1, 0, 2, 3).reshape(c_out, n * positions)  # gᵀ [C_out, N·OH·OW]
-        grad_weight = matmul(g_t, cols.reshape(n * positions, ck), grad_output).reshape(weight.shape)
-        grad_input = None
-        if input.requires_grad:
-            g_rows = g.transpose(0, 2, 3, 1).reshape(n * positions, c_out)  # g [N·OH·OW, C_out]
-            grad_cols = matmul(g_rows, w2, grad_output).reshape(n, positions, ck)
-            grad_x = np.empty(x_shape, dtype=cols.dtype)
-            col2im2d(grad_cols, grad_x, *geometry)
-            grad_input = wrap(grad_x, input, input.dtype)
-        grad_bias = None if bias is None else wrap(g.sum(axis=(0, 2, 3)), bias, bias.dtype)
-        return grad_input, wrap(grad_weight, weight, weight.dtype), grad_bias, None, None, None
-        # END SOLUTION 4.2
+        shape, dtype, geometry = ctx.saved_values
+        kernel = grad_output.backend.col2im2d
+        grad = grad_output.new_zeros(shape, dtype=dtype)  # the input's dtype
+        kernel(*grad.tuple(), *grad_output.tuple(), *geometry)
+        return grad, None, None, None, None
+
+
+def unfold1d(input: Tensor, kernel_size: int, stride: int = 1, padding: tuple[int, int] = (0, 0), dilation: int = 1) -> Tensor:
+    """im2col of a [N, C, L] input: cols [N, L_out, C·K] (padding = zeros before, after)."""
+    return Unfold1d.apply(input, kernel_size, stride, tuple(padding), dilation)
+
+
+def unfold2d(
+    input: Tensor, kernel_size: tuple[int, int], stride: tuple[int, int] = (1, 1),
+    padding: tuple[int, int, int, int] = (0, 0, 0, 0), dilation: tuple[int, int] = (1, 1),
+) -> Tensor:
+    """im2col of a [N, C, H, W] input: cols [N, OH, OW, C·KH·KW] (padding = top, bottom,
+    left, right)."""
+    return Unfold2d.apply(input, tuple(kernel_size), tuple(stride), tuple(padding), tuple(dilation))
 
 
 # ---------------------------------------------------------------------------------------
-# The functional forms: argument checks, then the Functions
-
-
-def _positive(name: str, what: str, value: int, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name}: {what} must be an integer ≥ {minimum}, got {value!r}")
-    return int(value)
-
-
-def _tuple(name: str, what: str, value: Union[int, tuple], n: int, minimum: int) -> tuple[int, ...]:
-    """An int or an n-tuple of ints, as an n-tuple (each ≥ minimum)."""
-    if isinstance(value, (tuple, list)):
-        if len(value) != n:
-            raise ValueError(f"{name}: {what} must be an int or a tuple of {n} ints, got {value!r}")
-        return tuple(_positive(name, what, v, minimum) for v in value)
-    return (_positive(name, what, value, minimum),) * n
+# The functional forms: argument checks, then im2col and a matrix product
 
 
 def _same_padding(name: str, kernel: tuple[int, ...], dilation: tuple[int, ...], stride: tuple[int, ...]) -> list[int]:
@@ -337,6 +306,14 @@ def _same_padding(name: str, kernel: tuple[int, ...], dilation: tuple[int, ...],
 def _check_bias(name: str, bias: Optional[Tensor], c_out: int) -> None:
     if bias is not None and bias.shape != (c_out,):
         raise ShapeError(f"{name}: bias must have shape ({c_out},) (one per output channel), got {bias.shape}")
+
+
+def _check_channels(name: str, input: Tensor, weight: Tensor) -> None:
+    if weight.shape[1] != input.shape[1]:
+        raise ShapeError(
+            f"{name}: input has {input.shape[1]} channels (shape {input.shape}) but weight expects "
+            f"{weight.shape[1]} (shape {weight.shape})"
+        )
 
 
 def conv1d(
@@ -363,6 +340,9 @@ def conv1d(
 
     Returns:
         [N, C_out, L_out] with L_out = ⌊(L + 2·padding − dilation·(K − 1) − 1) / stride⌋ + 1.
+
+    Computed as cols = im2col1d(input) [N, L_out, C_in·K], out = cols @ Wᵀ + bias with
+    W = weight as [C_out, C_in·K], moved back to [N, C_out, L_out].
     """
     name = "conv1d"
     check_float(name, input=input, weight=weight, bias=bias)
@@ -373,31 +353,35 @@ def conv1d(
                          + (" (add a batch dimension with .unsqueeze(0))" if input.dims == 2 else ""))
     if weight.dims != 3:
         raise ShapeError(f"{name}: weight must be 3-D [C_out, C_in, K], got shape {weight.shape}")
+    _check_channels(name, input, weight)
     n, c_in, length = input.shape
-    c_out, w_in, k = weight.shape
-    if w_in != c_in:
-        raise ShapeError(
-            f"{name}: input has {c_in} channels (shape {input.shape}) but weight expects {w_in} "
-            f"(shape {weight.shape})"
-        )
+    c_out, _, k = weight.shape
     _check_bias(name, bias, c_out)
-    (s,) = _tuple(name, "stride", stride, 1, 1)
-    (d,) = _tuple(name, "dilation", dilation, 1, 1)
+    (s,) = int_tuple(name, "stride", stride, 1, 1)
+    (d,) = int_tuple(name, "dilation", dilation, 1, 1)
     if padding == "valid":
-        pads = [0, 0]
+        pads = (0, 0)
     elif padding == "same":
-        pads = _same_padding(name, (k,), (d,), (s,))
+        pads = tuple(_same_padding(name, (k,), (d,), (s,)))
     elif isinstance(padding, str):
         raise ValueError(f"{name}: padding must be an int, 'valid' or 'same', got {padding!r}")
     else:
-        pads = list(_tuple(name, "padding", padding, 1, 0)) * 2
+        pads = int_tuple(name, "padding", padding, 1, 0) * 2
     span = d * (k - 1) + 1
     if length + pads[0] + pads[1] < span:
         raise ShapeError(
             f"{name}: the kernel (size {k}, dilation {d}, spanning {span}) is larger than the "
             f"padded input (length {length} + padding {pads[0]}+{pads[1]}); input {input.shape}, weight {weight.shape}"
         )
-    return Conv1dFun.apply(input, weight, bias, s, (pads[0], pads[1]), d)
+    # BEGIN SOLUTION 4.1
+    cols = unfold1d(input, k, s, pads, d)  # [N, L_out, C_in·K]
+    l_out = cols.shape[1]
+    w = weight.reshape(c_out, c_in * k)  # W [C_out, C_in·K]
+    out = cols.view(n * l_out, c_in * k) @ w.transpose(0, 1)  # [N·L_out, C_out]
+    if bias is not None:
+        out = out + bias
+    return out.view(n, l_out, c_out).permute(0, 2, 1).contiguous()  # [N, C_out, L_out]
+    # END SOLUTION 4.1
 
 
 def conv2d(
@@ -422,6 +406,9 @@ def conv2d(
 
     Returns:
         [N, C_out, OH, OW], OH = ⌊(H + 2·ph − dh·(KH − 1) − 1) / sh⌋ + 1 (OW likewise).
+
+    Computed as cols = im2col2d(input) [N, OH, OW, C_in·KH·KW], out = cols @ Wᵀ + bias with
+    W = weight as [C_out, C_in·KH·KW], moved back to [N, C_out, OH, OW].
     """
     name = "conv2d"
     check_float(name, input=input, weight=weight, bias=bias)
@@ -432,25 +419,21 @@ def conv2d(
                          + (" (add a batch dimension with .unsqueeze(0))" if input.dims == 3 else ""))
     if weight.dims != 4:
         raise ShapeError(f"{name}: weight must be 4-D [C_out, C_in, KH, KW], got shape {weight.shape}")
+    _check_channels(name, input, weight)
     n, c_in, height, width = input.shape
-    c_out, w_in, kh, kw = weight.shape
-    if w_in != c_in:
-        raise ShapeError(
-            f"{name}: input has {c_in} channels (shape {input.shape}) but weight expects {w_in} "
-            f"(shape {weight.shape})"
-        )
+    c_out, _, kh, kw = weight.shape
     _check_bias(name, bias, c_out)
-    s = _tuple(name, "stride", stride, 2, 1)
-    d = _tuple(name, "dilation", dilation, 2, 1)
+    s = int_tuple(name, "stride", stride, 2, 1)
+    d = int_tuple(name, "dilation", dilation, 2, 1)
     if padding == "valid":
-        pads = [0, 0, 0, 0]
+        pads = (0, 0, 0, 0)
     elif padding == "same":
-        pads = _same_padding(name, (kh, kw), d, s)
+        pads = tuple(_same_padding(name, (kh, kw), d, s))
     elif isinstance(padding, str):
         raise ValueError(f"{name}: padding must be an int, a pair, 'valid' or 'same', got {padding!r}")
     else:
-        ph, pw = _tuple(name, "padding", padding, 2, 0)
-        pads = [ph, ph, pw, pw]
+        ph, pw = int_tuple(name, "padding", padding, 2, 0)
+        pads = (ph, ph, pw, pw)
     for axis, size, k, dd, before, after in (("height", height, kh, d[0], pads[0], pads[1]),
                                              ("width", width, kw, d[1], pads[2], pads[3])):
         span = dd * (k - 1) + 1
@@ -460,7 +443,15 @@ def conv2d(
                 f"larger than the padded input ({size} + padding {before}+{after}); "
                 f"input {input.shape}, weight {weight.shape}"
             )
-    return Conv2dFun.apply(input, weight, bias, s, tuple(pads), d)
+    # BEGIN SOLUTION 4.2
+    cols = unfold2d(input, (kh, kw), s, pads, d)  # [N, OH, OW, C_in·KH·KW]
+    _, oh, ow, ck = cols.shape
+    w = weight.reshape(c_out, ck)  # W [C_out, C_in·KH·KW]
+    out = cols.view(n * oh * ow, ck) @ w.transpose(0, 1)  # [N·OH·OW, C_out]
+    if bias is not None:
+        out = out + bias
+    return out.view(n, oh, ow, c_out).permute(0, 3, 1, 2).contiguous()  # [N, C_out, OH, OW]
+    # END SOLUTION 4.2
 
 
 # ---------------------------------------------------------------------------------------
@@ -490,7 +481,7 @@ class _ConvNd(Module):
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
         self.groups, self.padding_mode = groups, padding_mode
-        fan_in = in_channels * int(np.prod(kernel_size))
+        fan_in = in_channels * math.prod(kernel_size)
         bound = 1.0 / math.sqrt(fan_in)
         self.weight = Parameter(uniform((out_channels, in_channels) + kernel_size, bound, dtype, backend))
         self.bias = Parameter(uniform((out_channels,), bound, dtype, backend)) if bias else None
@@ -521,10 +512,10 @@ class Conv1d(_ConvNd):
         dtype=None, backend: Optional[TensorBackend] = None,
     ) -> None:
         name = "Conv1d"
-        pad = padding if isinstance(padding, str) else _tuple(name, "padding", padding, 1, 0)
+        pad = padding if isinstance(padding, str) else int_tuple(name, "padding", padding, 1, 0)
         super().__init__(
-            in_channels, out_channels, _tuple(name, "kernel_size", kernel_size, 1, 1),
-            _tuple(name, "stride", stride, 1, 1), pad, _tuple(name, "dilation", dilation, 1, 1),
+            in_channels, out_channels, int_tuple(name, "kernel_size", kernel_size, 1, 1),
+            int_tuple(name, "stride", stride, 1, 1), pad, int_tuple(name, "dilation", dilation, 1, 1),
             groups, bias, padding_mode, dtype, backend,
         )
 
@@ -549,10 +540,10 @@ class Conv2d(_ConvNd):
         dtype=None, backend: Optional[TensorBackend] = None,
     ) -> None:
         name = "Conv2d"
-        pad = padding if isinstance(padding, str) else _tuple(name, "padding", padding, 2, 0)
+        pad = padding if isinstance(padding, str) else int_tuple(name, "padding", padding, 2, 0)
         super().__init__(
-            in_channels, out_channels, _tuple(name, "kernel_size", kernel_size, 2, 1),
-            _tuple(name, "stride", stride, 2, 1), pad, _tuple(name, "dilation", dilation, 2, 1),
+            in_channels, out_channels, int_tuple(name, "kernel_size", kernel_size, 2, 1),
+            int_tuple(name, "stride", stride, 2, 1), pad, int_tuple(name, "dilation", dilation, 2, 1),
             groups, bias, padding_mode, dtype, backend,
         )
 

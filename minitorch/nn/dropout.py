@@ -6,27 +6,29 @@ unchanged:
 
     out = x · m / (1 − p),   m_i ~ Bernoulli(1 − p)        E[out] = x
 
-At evaluation time dropout is the identity, with no rescaling needed. The gradient is the
-same mask: ∂L/∂x = ∂L/∂out · m / (1 − p). Edge cases: p = 0 keeps everything (identity);
-p = 1 drops everything (the output is all zeros — no division by 1 − p = 0).
+The mask is a tensor on the input's backend: uniform samples u ~ U[0, 1) from minitorch's
+seeded generator (`rand`, seeded by `minitorch.manual_seed`, so runs repeat), and
+m = (u > p). The output is a product of tensors, so autograd gives the gradient — the same
+mask: ∂L/∂x = ∂L/∂out · m / (1 − p).
 
-The mask comes from minitorch's seeded generator (`minitorch.manual_seed`), so runs repeat.
+At evaluation time dropout is the identity, with no rescaling needed. Edge cases: p = 0
+keeps everything (identity); p = 1 drops everything (the output is all zeros — no division
+by 1 − p = 0).
 """
 
 from __future__ import annotations
 
-
+from ..constructors import rand
 from ..module import Module
 from ..tensor import Tensor
-from ..rng import generator
-from ._kernels import check_float, wrap
+from .validation import check_float
 
 __all__ = ["dropout", "Dropout"]
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1 − p) when training;
-    return the input unchanged when not training."""
+    return the input unchanged when not training. Same shape and dtype as the input."""
     check_float("dropout", input=input)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be a probability in [0, 1], got {p}")
@@ -35,8 +37,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     # BEGIN SOLUTION 4.4
     if p == 1.0:
         return input * 0.0
-    keep = generator().random(input.shape) >= p
-    mask = wrap(keep * (1.0 / (1.0 - p)), input, input.dtype)
+    u = rand(input.shape, dtype=input.dtype, backend=input.backend)  # U[0, 1)
+    mask = (u > p) * (1.0 / (1.0 - p))  # m / (1 − p): 1/(1 − p) with probability 1 − p, else 0
     return input * mask
     # END SOLUTION 4.4
 

@@ -13,6 +13,12 @@ pass is a *scatter-add*: each occurrence of an id adds its output gradient to th
 so an id used twice in a batch receives the sum of both gradients, and rows of ids not in
 the batch receive 0. With `padding_idx`, that row starts at zero and never receives a
 gradient, so padding stays a zero vector.
+
+Both directions are kernels over raw storages that the tensor backend runs
+(`backend.embedding_gather`, `backend.embedding_scatter_add`; see `tensor_ops`): Python
+on the simple backend, compiled and parallel on the fast one; the CUDA backend has no
+version and raises a NotImplementedError naming the operation. The ids are data, not part
+of the graph: they are checked and flattened as a NumPy int64 array before the lookup.
 """
 
 from __future__ import annotations
@@ -20,16 +26,59 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import numpy as np
+from numba import prange
 
 from ..autodiff import Context
 from ..module import Module, Parameter
 from ..tensor import Tensor
 from ..constructors import randn, tensor
 from ..function import Function
+from ..tensor_data import Shape, Storage, Strides
 from ..tensor_ops import TensorBackend
-from ._kernels import array, check_float, embedding_backward_kernel, wrap
+from .validation import check_float
 
 __all__ = ["embedding", "Embedding"]
+
+
+# ---------------------------------------------------------------------------------------
+# The kernels (library code; the backend runs them, see `tensor_ops.compile_kernel`)
+
+
+def embedding_gather(
+    out: Storage, out_shape: Shape, out_strides: Strides,
+    weight: Storage, weight_shape: Shape, weight_strides: Strides,
+    ids: Storage,
+) -> None:
+    """Kernel: out[i, :] = weight[ids[i], :] for out [M, D], weight [V, D], ids [M] (int64,
+    contiguous). Parallel over the M rows of out."""
+    for i in prange(out_shape[0]):
+        row = ids[i]
+        for j in range(out_shape[1]):
+            out[i * out_strides[0] + j * out_strides[1]] = weight[row * weight_strides[0] + j * weight_strides[1]]
+
+
+def embedding_scatter_add(
+    out: Storage, out_shape: Shape, out_strides: Strides,
+    grad: Storage, grad_shape: Shape, grad_strides: Strides,
+    ids: Storage, padding_idx: int,
+) -> None:
+    """Kernel: out[ids[i], :] += grad[i, :] for every i with ids[i] ≠ padding_idx, into
+    out = ∂L/∂weight [V, D] (zero on arrival); grad [M, D], ids [M] int64 contiguous.
+
+    Repeated ids add up. Parallel over the D columns, not the M rows: two rows with the
+    same id would race on the same entries of out, two columns never do.
+    """
+    for j in prange(out_shape[1]):
+        for i in range(grad_shape[0]):
+            row = ids[i]
+            if row != padding_idx:
+                out[row * out_strides[0] + j * out_strides[1]] += grad[i * grad_strides[0] + j * grad_strides[1]]
+
+
+def _rows(t: Tensor, m: int) -> tuple[Storage, Shape, Strides]:
+    """(storage, shape, strides) of a contiguous tensor seen as [M, D] (its last dimension D)."""
+    d = t.shape[-1]
+    return t.tuple()[0], np.array([m, d], dtype=np.int64), np.array([d, 1], dtype=np.int64)
 
 
 class EmbeddingFun(Function):
@@ -37,20 +86,22 @@ class EmbeddingFun(Function):
 
     @staticmethod
     def forward(ctx: Context, weight: Tensor, ids: np.ndarray, padding_idx: Optional[int]) -> Tensor:
-        w = array(weight)
-        out = w[ids]  # NumPy fancy indexing: [*ids.shape, dim]
-        ctx.save_for_backward(ids, w.shape, padding_idx)
-        return wrap(out, weight)
+        """`ids`: int64 ndarray of any shape [*] (checked by `embedding`) → [*, D]."""
+        gather = weight.backend.embedding_gather  # the backend's version (raises if it has none)
+        flat = np.ascontiguousarray(ids, dtype=np.int64).reshape(-1)
+        out = weight.new_zeros(ids.shape + (weight.shape[1],))
+        gather(*_rows(out, flat.size), *weight.tuple(), flat)
+        ctx.save_for_backward(flat, weight.shape, weight.dtype, padding_idx)
+        return out
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, None, None]:
-        ids, shape, padding_idx = ctx.saved_values
-        grad = np.zeros(shape, dtype=grad_output.dtype)
-        g = array(grad_output).reshape(-1, shape[1])
-        embedding_backward_kernel(grad, ids.reshape(-1), g)
-        if padding_idx is not None:
-            grad[padding_idx] = 0.0
-        return wrap(grad, grad_output), None, None
+        flat, shape, dtype, padding_idx = ctx.saved_values
+        scatter_add = grad_output.backend.embedding_scatter_add
+        grad = grad_output.new_zeros(shape, dtype=dtype)
+        g = grad_output.contiguous()
+        scatter_add(*grad.tuple(), *_rows(g, flat.size), flat, -1 if padding_idx is None else padding_idx)
+        return grad, None, None
 
 
 def _ids(name: str, input: Any, num_embeddings: int) -> np.ndarray:
@@ -58,7 +109,7 @@ def _ids(name: str, input: Any, num_embeddings: int) -> np.ndarray:
     if isinstance(input, Tensor):
         if input.dtype != np.int64:
             raise TypeError(f"{name}: ids must be an int64 tensor (minitorch.int64), got dtype {input.dtype}")
-        ids = array(input)
+        ids = input.numpy()
     else:
         ids = np.asarray(input)
         if ids.dtype.kind not in "iu":

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .classification import cross_entropy, nll_loss
 from .conv import conv1d, conv2d
 from .dropout import dropout
 from .embedding import embedding
-from .losses import binary_cross_entropy, mse_loss
+from .losses import binary_cross_entropy, cross_entropy, mse_loss, nll_loss
 from .pooling import avg_pool1d, avg_pool2d, max_over_time, max_pool1d, max_pool2d
 from .softmax import log_softmax, softmax
 

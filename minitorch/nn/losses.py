@@ -1,13 +1,46 @@
-"""Regression and binary classification losses (PyTorch semantics)."""
+"""Loss functions, with PyTorch's names, arguments and semantics.
+
+Regression and binary classification:
+
+    mse_loss(x, y)               = mean_i (x_i − y_i)²
+    binary_cross_entropy(p, t)   = mean_i −[t_i · ln p_i + (1 − t_i) · ln(1 − p_i)]
+
+Multi-class classification, for logits z [N, C] and integer targets t [N] (class ids, int64):
+
+    cross_entropy(z, t) = nll_loss(log_softmax(z, dim=1), t)
+    nll_loss(lp, t)     = mean_n  −w[t_n] · lp[n, t_n]     (over the n with t_n ≠ ignore_index)
+
+With class weights w the mean divides by Σ_n w[t_n] (PyTorch's weighted mean); without,
+w = 1 and it divides by the number of targets that are not ignored. Targets equal to
+`ignore_index` (e.g. padding in a language model) contribute nothing, not even to the
+count. If every target is ignored the mean is NaN (0/0), as in PyTorch. Also accepted, as
+in PyTorch: unbatched input [C] with a 0-d target, and input [N, C, d1, …] with target
+[N, d1, …] (e.g. per-token logits [batch, classes, time]).
+
+How nll_loss picks lp[n, t_n] with tensor operations: a constant "pick" matrix P [N, C]
+holds w[t_n] at (n, t_n) and 0 elsewhere (0 in the whole row of an ignored target), built
+from the integer targets; then the per-example losses are −Σ_c lp[n, c] · P[n, c] — a
+product and a sum, so autograd gives the gradient −P · g. (Log-probabilities must be
+finite: −inf · 0 would be NaN. A gather kernel would avoid the [N, C] matrix, but then
+the loss could not run on a backend without one, such as CUDA.)
+
+Every reduction is 'mean' (the default), 'sum' or 'none' (per-element losses).
+"""
 
 from __future__ import annotations
+
+from typing import Any, Optional
 
 import numpy as np
 
 from ..autodiff import Context
-from ..tensor import Tensor
-from ..constructors import from_numpy
 from ..function import Function
+from ..tensor import Tensor
+from ..tensor_data import ShapeError
+from .softmax import log_softmax
+from .validation import check_float
+
+__all__ = ["mse_loss", "binary_cross_entropy", "nll_loss", "cross_entropy", "REDUCTIONS"]
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -27,6 +60,10 @@ def _check_shapes(name: str, input: Tensor, target: Tensor) -> None:
         raise ValueError(f"{name}: input shape {input.shape} and target shape {target.shape} differ")
 
 
+# ---------------------------------------------------------------------------------------
+# Regression and binary classification
+
+
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error: mean over elements of (input − target)²."""
     _check_shapes("mse_loss", input, target)
@@ -34,28 +71,30 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce(diff * diff, reduction)
 
 
+def _clamped_log(x: Tensor) -> Tensor:
+    """max(ln x, −100), element-wise: ln 0 = −inf becomes −100 (PyTorch's BCE clamp)."""
+    return x.backend.max_zip(x.log(), x.new_tensor(-100.0))
+
+
 class BinaryCrossEntropy(Function):
     r"""Element-wise ℓ = −[t · ln p + (1 − t) · ln(1 − p)], each ln clamped to ≥ −100.
 
     Backward, as PyTorch: ∂ℓ/∂p = (p − t) / max(p (1 − p), 10⁻¹²). Written as one function
     rather than composed from log and arithmetic, because at a saturated sigmoid (p exactly
-    1.0) the composed backward would meet 0 / 0 = nan.
+    1.0) the composed backward would meet 0 / 0 = nan. Both directions are tensor
+    operations of the backend (forward runs without recording a graph).
     """
 
     @staticmethod
     def forward(ctx: Context, p: Tensor, t: Tensor) -> Tensor:
-        pv, tv = p.numpy(), t.numpy()
-        ctx.save_for_backward(pv, tv)
-        with np.errstate(divide="ignore"):
-            log_p = np.maximum(np.log(pv), -100.0)
-            log_1p = np.maximum(np.log(1.0 - pv), -100.0)
-        return from_numpy(-(tv * log_p + (1.0 - tv) * log_1p), backend=p.backend)
+        ctx.save_for_backward(p, t)
+        return -(t * _clamped_log(p) + (1.0 - t) * _clamped_log(1.0 - p))
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, None]:
-        pv, tv = ctx.saved_values
-        d = (pv - tv) / np.maximum(pv * (1.0 - pv), 1e-12)
-        return from_numpy(d * grad_output.numpy(), backend=grad_output.backend), None
+        p, t = ctx.saved_values
+        denominator = p.backend.max_zip(p * (1.0 - p), p.new_tensor(1e-12))
+        return grad_output * (p - t) / denominator, None
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -68,3 +107,103 @@ def binary_cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean")
     """
     _check_shapes("binary_cross_entropy", input, target)
     return _reduce(BinaryCrossEntropy.apply(input, target), reduction)
+
+
+# ---------------------------------------------------------------------------------------
+# Multi-class classification
+
+
+def _target_array(name: str, target: Any) -> np.ndarray:
+    """The class ids as an int64 ndarray (they index: they are data, not part of the graph)."""
+    if isinstance(target, Tensor):
+        if target.dtype != np.int64:
+            raise TypeError(f"{name}: target must hold class indices as int64 (minitorch.int64), got dtype {target.dtype}")
+        return target.numpy()
+    t = np.asarray(target)
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"{name}: target must hold integer class indices, got {t.dtype}")
+    return t.astype(np.int64)
+
+
+def nll_loss(
+    input: Tensor,
+    target: Any,
+    weight: Optional[Tensor] = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of integer targets under log-probabilities `input` [N, C].
+
+    Returns the mean over non-ignored targets (`reduction='mean'`), their sum ('sum'), or
+    the per-example losses ('none', shape of the target, 0 where ignored).
+    """
+    name = "nll_loss"
+    check_float(name, input=input, weight=weight)
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{name}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    t = _target_array(name, target)
+    # Bring every accepted layout to [M, C] log-probs and [M] targets.
+    if input.dims == 1:
+        if t.ndim != 0:
+            raise ShapeError(f"{name}: unbatched input of shape {input.shape} needs a 0-d target, got shape {t.shape}")
+        lp, t_flat = input.view(1, input.shape[0]), t.reshape(1)
+    elif input.dims >= 2:
+        n, c = input.shape[0], input.shape[1]
+        expected = (n,) + input.shape[2:]
+        if t.shape != expected:
+            raise ShapeError(
+                f"{name}: input of shape {input.shape} (N={n}, C={c}) needs a target of shape "
+                f"{expected}, got {t.shape}"
+            )
+        if input.dims > 2:  # [N, C, d…] → [N·d…, C]
+            order = (0,) + tuple(range(2, input.dims)) + (1,)
+            lp = input.permute(*order).contiguous().view(-1, c)
+        else:
+            lp = input
+        t_flat = t.reshape(-1)
+    else:
+        raise ShapeError(f"{name}: input must have a class dimension, got a 0-d tensor")
+    classes = lp.shape[1]
+    keep = t_flat != ignore_index
+    bad = keep & ((t_flat < 0) | (t_flat >= classes))
+    if bad.any():
+        raise IndexError(
+            f"{name}: target {int(t_flat[bad][0])} is out of bounds for {classes} classes "
+            f"(valid: 0 … {classes - 1}, or ignore_index={ignore_index})"
+        )
+    if weight is None:
+        w = np.ones(len(t_flat))
+    else:
+        if weight.shape != (classes,):
+            raise ShapeError(f"{name}: weight must have shape ({classes},) (one per class), got {weight.shape}")
+        w = weight.numpy().astype(np.float64)[np.where(keep, t_flat, 0)]
+    w = np.where(keep, w, 0.0)
+    # −P: −w[t_m] at (m, t_m), 0 elsewhere and in the rows of ignored targets
+    pick = np.zeros(lp.shape, dtype=lp.dtype)
+    rows = np.flatnonzero(keep)
+    pick[rows, t_flat[rows]] = -w[rows]
+    picked = lp * lp.new_tensor(pick)  # [M, C]: −w[t_m] · lp[m, t_m] in each row, else 0
+    if reduction == "none":
+        losses = picked.sum(1)  # [M]
+        return losses.view(*t.shape) if t.ndim != 1 else losses
+    total = picked.sum()
+    if reduction == "sum":
+        return total
+    denominator = float(np.sum(w, dtype=np.float64))
+    return total * (1.0 / denominator if denominator != 0 else float("nan"))
+
+
+def cross_entropy(
+    input: Tensor,
+    target: Any,
+    weight: Optional[Tensor] = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Tensor:
+    """Cross-entropy of integer targets under logits `input` [N, C]:
+    nll_loss(log_softmax(input, dim=1), target) — stable for any finite logits."""
+    check_float("cross_entropy", input=input)
+    if input.dims == 0:
+        raise ShapeError("cross_entropy: input must have a class dimension, got a 0-d tensor")
+    dim = 0 if input.dims == 1 else 1
+    return nll_loss(log_softmax(input, dim), target, weight, ignore_index, reduction)

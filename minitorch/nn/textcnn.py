@@ -18,74 +18,23 @@ of `nn.Conv1d` called `convs` and an `nn.Linear` called `fc` (`embedding.weight`
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..autodiff import Context
+from ..containers import ModuleList
+from ..joining import cat
 from ..module import Module
 from ..tensor import Tensor
 from ..tensor_data import ShapeError
-from ..function import Function
 from ..tensor_ops import TensorBackend
-from ._kernels import array, wrap
 from .conv import Conv1d
 from .dropout import Dropout
 from .embedding import Embedding
 from .linear import Linear
 from .pooling import max_over_time
 
-__all__ = ["TextCNN", "cat"]
-
-
-class Cat(Function):
-    """out = the inputs joined along `dim` (all other sizes equal); the gradient is sliced back."""
-
-    @staticmethod
-    def forward(ctx: Context, dim: int, *tensors: Tensor) -> Tensor:
-        arrays = [array(t) for t in tensors]
-        ctx.save_for_backward(dim, [a.shape[dim] for a in arrays], [t.dtype for t in tensors])
-        return wrap(np.concatenate(arrays, axis=dim), tensors[0])
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> tuple:
-        dim, sizes, dtypes = ctx.saved_values
-        g = array(grad_output)
-        pieces = np.split(g, np.cumsum(sizes)[:-1], axis=dim)
-        return (None,) + tuple(wrap(p, grad_output, d) for p, d in zip(pieces, dtypes))
-
-
-def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    """Join tensors along an existing dimension, as `torch.cat` (differentiable)."""
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("cat: expected a non-empty sequence of tensors")
-    first = tensors[0]
-    d = dim % first.dims if first.dims else 0
-    for t in tensors[1:]:
-        if t.dims != first.dims or any(a != b for k, (a, b) in enumerate(zip(t.shape, first.shape)) if k != d):
-            raise ShapeError(
-                f"cat: sizes must match except in dimension {dim}, got shapes {[x.shape for x in tensors]}"
-            )
-    return Cat.apply(d, *tensors)
-
-
-class _ModuleList(Module):
-    """Sub-modules named "0", "1", … (the parameter names of `torch.nn.ModuleList`)."""
-
-    def __init__(self, modules: Sequence[Module]) -> None:
-        super().__init__()
-        for i, m in enumerate(modules):
-            self.add_module(str(i), m)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __getitem__(self, i: int) -> Module:
-        return list(self._modules.values())[i]
+__all__ = ["TextCNN", "saliency"]
 
 
 class TextCNN(Module):
@@ -118,7 +67,7 @@ class TextCNN(Module):
         super().__init__()
         self.kernel_sizes = tuple(kernel_sizes)
         self.embedding = Embedding(vocab_size, embedding_dim, padding_idx=padding_idx, dtype=dtype, backend=backend)
-        self.convs = _ModuleList(
+        self.convs = ModuleList(
             [Conv1d(embedding_dim, num_filters, k, dtype=dtype, backend=backend) for k in self.kernel_sizes]
         )
         self.dropout = Dropout(dropout)
@@ -161,15 +110,15 @@ def saliency(model: TextCNN, tokens: Tensor, target: Optional[int] = None) -> tu
     Returns (importance [L], probabilities [num_classes]).
     """
     from ..constructors import tensor
-    from .classification import cross_entropy
+    from .losses import cross_entropy
+    from .softmax import softmax
 
     was_training = model.training
     model.eval()
     try:
         embedded = model.embedding(tokens).detach().requires_grad_(True)
         logits = model.forward_embedded(embedded)
-        probs = np.exp(logits.numpy()[0] - logits.numpy()[0].max())
-        probs /= probs.sum()
+        probs = softmax(logits, dim=1).numpy()[0]
         label = int(np.argmax(probs)) if target is None else int(target)
         loss = cross_entropy(logits, tensor([label], dtype=np.int64, backend=tokens.backend))
         loss.backward()

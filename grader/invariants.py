@@ -1,4 +1,4 @@
-"""`grader check`: prove the grading invariants for every stage (or one).
+"""The grading invariants, proved by `grader check` for every stage (or one).
 
 For a stage S with tasks T₁ … Tₙ:
 
@@ -31,8 +31,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .grading import grade
 from .manifest import all_stages, load_manifest, repo_root, stage_number
-from .run import GradeResult, Limits, grade
+from .release import release
+from .results import GradeResult
+from .sandbox import Limits
+from .trees import build_child_tree
 
 
 @dataclass
@@ -66,8 +70,6 @@ def _same_tree(a: Path, b: Path) -> Optional[str]:
 
 def check_stage(stage: str, limits: Limits, console: Optional[Console] = None) -> list[Invariant]:
     """Run the four invariants for one stage."""
-    from .release import build_child_tree, release
-
     out: list[Invariant] = []
     manifest = load_manifest(stage)
     task_points = sum(t.points for t in manifest.tasks)

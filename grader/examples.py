@@ -1,34 +1,40 @@
-"""Write the bundled example submissions (run from the kit's root; output is committed):
+"""Example submissions, generated from the reference and a table of named edits.
 
-    python -m grader.examples.make_examples
+    grader example                         # the names, with what each shows
+    grader example a1-two-wrong -o DIR     # write that submission into DIR
+    grader run DIR -a a1
 
-* ``a1-complete/``  — the stage's files with the reference bodies, and the notebook solved:
-  full marks.
-* ``a1-two-wrong/`` — the same with two tasks wrong: a one-sided difference in
-  `central_difference` (1.1) and `Log.backward` multiplying by a instead of dividing (1.3).
-* ``a1-no-import/`` — a syntax error in `minitorch/scalar.py`: nothing imports, every
-  task is an error with the line to fix.
+Nothing is committed: an example is the stage's files with the reference's fence bodies
+(`submission_files`), some bodies replaced by the edits of `EXAMPLES`, plus — where it is
+solved — the released notebook with the solution cells filled in. So the examples never
+drift from the kit, and writing one twice gives the same bytes.
 
 A submission holds only the files with the stage's fences (the grader takes nothing else
-from a student) plus, where it is solved, the notebook. Everything is derived from the
-kit (reference fences, the released notebook), so the examples never drift from it;
-writing them twice gives the same bytes.
-
-`submission_files` and `write_submission` are also what the grader's tests use to make
-broken submissions: reference fence bodies with one body replaced.
+from a student). `submission_files` and `write_submission` are also what the grader's
+tests use to make broken submissions: reference fence bodies with one body replaced.
+This module writes files only where it is told to, and never into the kit.
 """
 
 from __future__ import annotations
 
-import shutil
-import sys
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional
 
-from ..fences import find_fences
-from ..manifest import load_manifest, repo_root
+from .fences import find_fences, package_fences
+from .manifest import load_manifest, repo_root
 
-HERE = Path(__file__).resolve().parent
+__all__ = [
+    "EXAMPLES",
+    "Example",
+    "ExampleError",
+    "example_files",
+    "solved_notebook",
+    "submission_files",
+    "write_example",
+    "write_submission",
+]
 
 #: (task, enclosing function) → replacement body (unindented; indented to the fence).
 Edits = Mapping[tuple[str, str], str]
@@ -36,8 +42,6 @@ Edits = Mapping[tuple[str, str], str]
 
 def stage_files(stage: str) -> list[str]:
     """Paths (``minitorch/…``) of the reference files holding the stage's fences."""
-    from ..fences import package_fences
-
     ids = {f for t in load_manifest(stage).tasks for f in t.fences}
     fences = package_fences(repo_root() / "minitorch")
     return sorted(rel for rel, fs in fences.items() if any(f.task in ids for f in fs))
@@ -74,9 +78,12 @@ def submission_files(stage: str, edits: Optional[Edits] = None) -> dict[str, str
 
 def write_submission(out_dir: Path, stage: str, edits: Optional[Edits] = None, extra: Optional[Mapping[str, str]] = None) -> Path:
     """Write a submission directory: the stage's files (with `edits`) and `extra` files."""
-    out_dir = Path(out_dir)
     files = submission_files(stage, edits)
     files.update(extra or {})
+    return _write_files(Path(out_dir), files)
+
+
+def _write_files(out_dir: Path, files: Mapping[str, str]) -> Path:
     for rel, text in sorted(files.items()):
         path = out_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -89,11 +96,9 @@ def solved_notebook(stage: str, name: str) -> str:
 
     Built from the release, so no hidden test of the source is copied.
     """
-    import tempfile
-
     import nbformat
 
-    from ..notebooks import release_notebook
+    from .notebooks import release_notebook  # nbgrader: loaded only for solved notebooks
 
     part = next(n for n in load_manifest(stage).notebooks if n.name == name)
     source = repo_root() / "solutions" / part.path
@@ -119,7 +124,7 @@ def _strip_markers(source: str) -> str:
     return "\n".join(keep)
 
 
-# ---- the bundled examples
+# ---------------------------------------------------------------------------- the examples
 
 ONE_SIDED = """\
 up = list(vals)
@@ -135,30 +140,70 @@ return Add.apply(self, b
 """
 
 
-def examples() -> dict[str, dict[str, str]]:
-    """Example name → files (path → text)."""
-    notebook = {f"notebooks/{n.name}": solved_notebook("a1", n.name) for n in load_manifest("a1").notebooks}
-    complete = {**submission_files("a1"), **notebook}
-    two_wrong = {
-        **submission_files("a1", {("1.1", "central_difference"): ONE_SIDED, ("1.3", "Log.backward"): LOG_BACKWARD_WRONG}),
-        **notebook,
-    }
-    no_import = submission_files("a1", {("1.2", "Scalar.__add__"): SCALAR_SYNTAX_ERROR})
-    return {"a1-complete": complete, "a1-two-wrong": two_wrong, "a1-no-import": no_import}
+class ExampleError(ValueError):
+    """An unknown example name, or an output directory that holds something else."""
 
 
-def main(out: Path = HERE) -> int:
-    for name, files in examples().items():
-        target = out / name
-        if target.exists():
-            shutil.rmtree(target)
-        for rel, text in sorted(files.items()):
-            path = target / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        print(f"wrote {target} ({len(files)} files)")
-    return 0
+@dataclass(frozen=True)
+class Example:
+    """A named example submission: the stage's reference bodies with `edits` applied.
+
+    Attributes:
+        stage: the stage it is graded for.
+        about: one line for `grader example` (what grading it shows).
+        edits: (task, enclosing function) → replacement body.
+        notebooks: include the stage's notebooks, solved.
+    """
+
+    stage: str
+    about: str
+    edits: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    notebooks: bool = True
 
 
-if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE))
+#: The examples by name (`grader example NAME -o DIR`).
+EXAMPLES: dict[str, Example] = {
+    "a1-complete": Example("a1", "the reference bodies and the notebook solved: full marks"),
+    "a1-two-wrong": Example(
+        "a1",
+        "two tasks wrong: a one-sided difference (1.1) and Log.backward multiplying by a (1.3)",
+        {("1.1", "central_difference"): ONE_SIDED, ("1.3", "Log.backward"): LOG_BACKWARD_WRONG},
+    ),
+    "a1-no-import": Example(
+        "a1",
+        "a syntax error in minitorch/scalar.py: nothing imports, every task is an error with the line to fix",
+        {("1.2", "Scalar.__add__"): SCALAR_SYNTAX_ERROR},
+        notebooks=False,
+    ),
+}
+
+
+def example_files(name: str) -> dict[str, str]:
+    """The files (path → text) of the example `name`."""
+    if name not in EXAMPLES:
+        raise ExampleError(f"no example {name!r} (examples: {', '.join(EXAMPLES)})")
+    ex = EXAMPLES[name]
+    files = submission_files(ex.stage, ex.edits)
+    if ex.notebooks:
+        for part in load_manifest(ex.stage).notebooks:
+            files[f"notebooks/{part.name}"] = solved_notebook(ex.stage, part.name)
+    return files
+
+
+def write_example(name: str, out_dir: Path) -> list[str]:
+    """Write the example `name` into `out_dir`; return the paths written (sorted).
+
+    `out_dir` may exist when it holds nothing but files this example writes (an earlier
+    copy, replaced); anything else there is an `ExampleError`, and nothing is written.
+    """
+    files = example_files(name)
+    out_dir = Path(out_dir)
+    if out_dir.exists():
+        if not out_dir.is_dir():
+            raise ExampleError(f"{out_dir} is not a directory")
+        present = {p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+        other = sorted(present - set(files))
+        if other:
+            raise ExampleError(f"{out_dir} holds files that are not part of example {name} ({', '.join(other[:3])}…): choose an empty or new directory")
+    _write_files(out_dir, files)
+    return sorted(files)

@@ -1,0 +1,166 @@
+"""Comparing answers: an expected value (from the reference) with a got value (from the
+student's child), and short descriptions of values for feedback.
+
+`diff` compares type first, then dtype and shape, then the numbers (a NaN or ±inf where
+the reference has a finite number is a mismatch) and returns what differs, for the
+student, or None. Parent side only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from ..answers import ArrayVal, BadTensor, NpScalar, ObjectVal, TensorVal
+
+__all__ = ["F32", "Tol", "describe", "diff", "diff_arrays", "fmt_array", "is_number", "kind_name", "num_text"]
+
+
+def describe(v: Any) -> str:
+    """A short description of a value for feedback."""
+    if isinstance(v, TensorVal):
+        return f"tensor of shape {v.array.shape}, dtype {v.array.dtype}: {fmt_array(v.array)}"
+    if isinstance(v, ArrayVal):
+        return f"{v.type} of shape {v.array.shape}: {fmt_array(v.array)}"
+    if isinstance(v, NpScalar):
+        return f"{v.type}({v.value!r})"
+    if isinstance(v, ObjectVal):
+        return f"an object of type {v.type}" + (f" ({v.repr})" if v.repr else "")
+    if isinstance(v, BadTensor):
+        return f"a broken tensor ({v.why})"
+    if isinstance(v, float):
+        return num_text(v)
+    if isinstance(v, (list, tuple)):
+        inner = ", ".join(describe(x) for x in v[:8]) + (", …" if len(v) > 8 else "")
+        return f"[{inner}]" if isinstance(v, list) else f"({inner}{',' if len(v) == 1 else ''})"
+    return repr(v)
+
+
+def num_text(x: float) -> str:
+    """A float in at most 10 significant digits, still looking like a float ("2.0")."""
+    text = f"{x:.10g}"
+    return text + ".0" if text.lstrip("-").isdigit() else text
+
+
+def kind_name(v: Any) -> str:
+    if isinstance(v, TensorVal):
+        return "a Tensor"
+    if isinstance(v, ArrayVal):
+        return f"a {v.type}"
+    if isinstance(v, ObjectVal):
+        return f"an object of type {v.type}"
+    if isinstance(v, BadTensor):
+        return "a broken Tensor"
+    if isinstance(v, NpScalar):
+        return f"a {v.type}"
+    return f"a {type(v).__name__}"
+
+
+def fmt_array(a: np.ndarray) -> str:
+    if a.ndim == 0:
+        return f"{a.item()!r}"
+    return np.array2string(a, precision=6, separator=", ", threshold=40, edgeitems=3).replace("\n", " ")
+
+
+def is_number(v: Any) -> bool:
+    return (type(v) in (int, float, bool)) or (isinstance(v, NpScalar) and type(v.value) in (int, float, bool))
+
+
+def _num(v: Any) -> float:
+    return float(v.value if isinstance(v, NpScalar) else v)
+
+
+@dataclass(frozen=True)
+class Tol:
+    """|got − expected| ≤ atol + rtol · |expected| (per element)."""
+
+    rtol: float = 1e-6
+    atol: float = 1e-8
+
+
+F32 = Tol(rtol=1e-4, atol=1e-5)
+
+
+def diff(expected: Any, got: Any, tol: Tol = Tol(), strict_bool: bool = True) -> Optional[str]:
+    """None when `got` matches `expected`, else what differs (for the student)."""
+    if isinstance(expected, TensorVal):
+        if isinstance(got, BadTensor):
+            return f"returned a broken Tensor: {got.why}"
+        if not isinstance(got, TensorVal):
+            return f"expected a Tensor, got {kind_name(got)}"
+        return diff_arrays(expected.array, got.array, tol)
+    if isinstance(expected, ArrayVal):
+        if not isinstance(got, ArrayVal):
+            return f"expected a numpy.ndarray, got {kind_name(got)}"
+        if got.type != "numpy.ndarray":
+            return f"expected a plain numpy.ndarray, got the subclass {got.type}"
+        return diff_arrays(expected.array, got.array, tol)
+    if type(expected) is bool and strict_bool:
+        if type(got) is not bool:
+            return f"expected {expected!r}, got {describe(got)} ({kind_name(got)})"
+        return None if got == expected else f"expected {expected!r}, got {got!r}"
+    if is_number(expected):
+        if not is_number(got):
+            return f"expected a number, got {kind_name(got)}"
+        return diff_arrays(np.asarray(_num(expected)), np.asarray(_num(got)), tol)
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(got, (list, tuple)):
+            return f"expected a sequence of {len(expected)} items, got {kind_name(got)}"
+        if len(got) != len(expected):
+            return f"expected {len(expected)} items, got {len(got)}: {describe(got)}"
+        for i, (e, g) in enumerate(zip(expected, got)):
+            d = diff(e, g, tol, strict_bool)
+            if d:
+                return f"item {i}: {d}"
+        return None
+    if isinstance(expected, dict):
+        if not isinstance(got, dict):
+            return f"expected a dict, got {kind_name(got)}"
+        if set(expected) != set(got):
+            return f"expected keys {sorted(expected)}, got {sorted(got)}"
+        for k in expected:
+            d = diff(expected[k], got[k], tol, strict_bool)
+            if d:
+                return f"[{k!r}]: {d}"
+        return None
+    if isinstance(expected, ObjectVal):
+        if not isinstance(got, ObjectVal) or got.type != expected.type:
+            return f"expected an object of type {expected.type}, got {kind_name(got)}"
+        return None
+    if expected is None:
+        return None if got is None else f"expected None, got {describe(got)}"
+    if isinstance(expected, str):
+        return None if got == expected else f"expected {expected!r}, got {describe(got)}"
+    raise TypeError(f"cannot compare a value of type {type(expected).__name__}")
+
+
+def diff_arrays(e: np.ndarray, g: np.ndarray, tol: Tol) -> Optional[str]:
+    """Compare dtype, then shape, then values (NaN and ±inf must match the reference)."""
+    if e.ndim > 0 or g.ndim > 0:
+        if g.dtype != e.dtype:
+            return f"dtype {g.dtype}, expected {e.dtype}"
+        if g.shape != e.shape:
+            return f"shape {g.shape}, expected {e.shape}"
+    if e.size == 0:
+        return None
+    if e.dtype.kind in "biu" and g.dtype.kind in "biu":
+        bad = e != g
+    else:
+        ef, gf = e.astype(np.float64), g.astype(np.float64)
+        e_nan, g_nan = np.isnan(ef), np.isnan(gf)
+        e_inf, g_inf = np.isinf(ef), np.isinf(gf)
+        finite = ~(e_nan | e_inf) & ~(g_nan | g_inf)
+        with np.errstate(invalid="ignore", over="ignore"):
+            close = np.abs(gf - ef) <= tol.atol + tol.rtol * np.abs(ef)
+        bad = (e_nan != g_nan) | (e_inf & (gf != ef)) | (g_inf & ~e_inf) | (finite & ~close)
+    if not np.any(bad):
+        return None
+    idx = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
+    ev, gv = e[idx] if idx else e.reshape(()), g[idx] if idx else g.reshape(())
+    where = f" at index {idx}" if idx else ""
+    count = int(np.count_nonzero(bad))
+    more = f" ({count} of {bad.size} values differ)" if bad.size > 1 else ""
+    show = (lambda x: str(int(x))) if e.dtype.kind in "biu" and g.dtype.kind in "biu" else (lambda x: num_text(float(x)))
+    return f"value{where}: expected {show(ev)}, got {show(gv)}{more}"

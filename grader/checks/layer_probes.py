@@ -1,0 +1,67 @@
+"""Probe builders shared by the hidden checks of layer stages (A4 on): a function's forward
+and backward on tensors, a gradient check of a call, and a kernel called directly on raw
+storages. They only *describe* programs for the child; nothing here runs student code."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from .base import CheckContext
+from .inputs import I64, strides_for
+from .probe import Probe, Ref
+
+__all__ = ["Build", "fwd_bwd", "gradcheck_call", "kernel_probe", "raw_layout"]
+
+Build = Callable[[Probe, list[Ref]], Ref]
+
+
+def fwd_bwd(ctx: CheckContext, label: str, arrays: dict[str, Optional[np.ndarray]], build: Build, out_shape: Sequence[int], *, grad: bool = True, order: Optional[dict[str, Sequence[int]]] = None) -> Probe:
+    """A probe: tensors for `arrays` (None stays None), out = build(...); with `grad`, also
+    out.backward(g) for a random g and every input's .grad."""
+    present = {k: v for k, v in arrays.items() if v is not None}
+    p = Probe(label, dict(present))
+    refs: list[Any] = []
+    tensors = []
+    for name, value in arrays.items():
+        if value is None:
+            refs.append(None)
+            continue
+        t = p.tensor(value, (order or {}).get(name), requires_grad=grad and value.dtype.kind == "f")
+        refs.append(t)
+        tensors.append((name, t, value))
+    out = build(p, refs)
+    if not grad:
+        p.returns(out)
+        return p
+    g = ctx.rng.standard_normal(tuple(out_shape)).astype(next(iter(present.values())).dtype)
+    p.inputs["upstream gradient"] = g
+    p.method(out, "backward", p.tensor(g))
+    grads = [(name, p.attr(t, "grad")) for name, t, value in tensors if value.dtype.kind == "f"]
+    p.returns(out, *[r for _, r in grads], names=["output"] + [f"{n}.grad" for n, _ in grads])
+    return p
+
+
+def gradcheck_call(ctx: CheckContext, label: str, fn: str, arrays: list[np.ndarray], kwargs: dict) -> None:
+    def build(p: Probe, ts: list[Ref]) -> Ref:
+        return p.call(fn, *ts, **kwargs)
+
+    ctx.gradcheck(label, build, arrays)
+
+
+def raw_layout(x: np.ndarray, order: Optional[Sequence[int]] = None) -> list[np.ndarray]:
+    """(storage, shape, strides) of x stored in dimension order `order` (a strided layout)."""
+    order = list(range(x.ndim)) if order is None else list(order)
+    storage = np.ascontiguousarray(x.transpose(order)).reshape(-1)
+    return [storage, np.array(x.shape, dtype=I64), np.array(strides_for(x.shape, order), dtype=I64)]
+
+
+def kernel_probe(label: str, kernel: str, out_shape: Sequence[int], source: np.ndarray, order: Sequence[int], *args: Any) -> Probe:
+    """Call a kernel directly: out (contiguous, prefilled with garbage it must overwrite),
+    the source in a permuted layout, then the kernel's scalar arguments; return out."""
+    p = Probe(label, {"input": source})
+    out = p.const(np.full(int(np.prod(out_shape)), 1e3))
+    p.call(kernel, out, np.array(out_shape, dtype=I64), np.array(strides_for(tuple(out_shape)), dtype=I64), *raw_layout(source, order), *args)
+    p.returns(out)
+    return p

@@ -1,0 +1,158 @@
+"""`grader run`: grade one submission for one stage — the orchestration, and only that.
+
+    result = grade("submissions/alice.zip", "a1")        # -> GradeResult; nothing is written
+
+The layers, in the order a run uses them:
+
+1. intake (`grader.intake`) opens the submission (a directory, or a zip extracted safely);
+2. trees (`grader.trees`) build the child tree: the reference outside fences, the
+   student's fence bodies for this stage, the reference for earlier stages, stubs for
+   later ones — and the `Problem`s found on the way;
+3. the sandbox (`grader.sandbox`) runs that tree in a child process;
+4. the checks (`grader.checks.runner`) send it probes, compare the answers with the
+   reference (`grader.reference`, in this process) and score each task;
+   notebook parts are graded by `grader.notebook_grading`;
+5. results (`grader.results`) collect the rows, which `grader.report` renders.
+
+Student code only ever runs in a child; verdicts are decided only in this process, and
+reports are written by the caller after every child is gone.
+
+Failures cost only the task being graded: a check that runs past its timeout, a child that
+dies, exits (``sys.exit`` / ``os._exit``), floods its output or sends garbage is killed
+(with its whole process group), the task's remaining checks are skipped when it timed
+out, and a fresh child is started for the next task.
+
+Scoring: a task's points are shared equally among its checks (partial credit); its status
+is "passed" when every check passes, else that of its first failing check ("failed": a
+wrong answer, "error": the student's code raised, "timeout").
+
+``isolate=True`` grades each task in a tree where every *other* task of the stage has the
+reference solution spliced in, so one broken task cannot break the others. This exposes
+the reference code of the stage's other tasks to the child: use it for diagnosis and for
+`grader check`, not for grading submissions that could copy from it.
+
+Performance checks (stage A3) time the student's kernel in its child and the reference
+kernel in a `ReferenceChild` under the same limits and through the same channel; the
+student's process group is stopped while the reference is timed (see `grader.checks.a3`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+from .checks import get_check
+from .checks.base import GraderBug
+from .checks.runner import grade_task
+from .intake import SubmissionError, open_submission
+from .manifest import Manifest, load_manifest
+from .notebook_grading import grade_notebook
+from .reference import reference_executor
+from .results import GradeResult, Problem, TaskResult
+from .sandbox import Limits, ReferenceChild, Session
+from .trees import build_child_tree
+
+__all__ = ["grade"]
+
+
+def grade(
+    submission: Path | str,
+    stage: str,
+    *,
+    task: Optional[str] = None,
+    isolate: bool = False,
+    limits: Limits = Limits(),
+    notebooks: bool = True,
+    progress: Optional[Callable[[TaskResult], None]] = None,
+) -> GradeResult:
+    """Grade `submission` (a directory or a zip) for `stage`; nothing is written anywhere.
+
+    Args:
+        task: grade only this task id.
+        isolate: grade each task with the reference spliced in for the stage's other tasks.
+        notebooks: autograde the stage's notebooks too (when the submission has them).
+        progress: called with each finished row.
+
+    Raises:
+        ValueError: an unknown stage or task (a `ManifestError` for a bad manifest).
+        GraderBug: the manifest names a check that does not exist, or the reference
+            cannot be imported.
+    """
+    started = time.monotonic()
+    manifest: Manifest = load_manifest(stage)
+    tasks = list(manifest.tasks)
+    if task is not None:
+        tasks = [t for t in tasks if t.id == task]
+        if not tasks:
+            raise ValueError(f"stage {stage} has no task {task!r} (tasks: {', '.join(t.id for t in manifest.tasks)})")
+    reference = reference_executor()
+    # Resolve every check first: a manifest naming an unknown check is a grader bug.
+    for t in tasks:
+        for name in t.checks:
+            if get_check(stage, name) is None:
+                raise GraderBug(f"{manifest.directory.name}/manifest.toml: task {t.id} names check {name!r}, which grader/checks/{stage}.py does not define")
+    result = GradeResult(stage=stage, title=manifest.title, submission=str(submission), tasks=[], seconds=0.0, isolate=isolate)
+    scratch = Path(tempfile.mkdtemp(prefix="grader-"))
+    sessions: list[Session] = []
+    ref_child: Optional[ReferenceChild] = None
+    try:
+        try:
+            sub_dir = open_submission(Path(submission), scratch)
+        except (SubmissionError, OSError) as exc:
+            for t in tasks:
+                result.tasks.append(TaskResult(t.id, t.title, t.points, 0.0, "error", f"cannot read the submission: {exc}"))
+            result.problems.append(Problem(str(exc)))
+            return result
+
+        ref_child = ReferenceChild(scratch, limits)
+        tree = scratch / "tree"
+        if not isolate:
+            problems = build_child_tree(stage, sub_dir, tree)
+            result.problems.extend(problems)
+            session = Session(tree, scratch, limits)
+            sessions.append(session)
+            for t in tasks:
+                row = grade_task(t, stage, reference, session, limits, problems, ref_child)
+                _add_row(result, row, progress)
+        else:
+            for t in tasks:
+                tree = scratch / f"tree-{t.id}"
+                problems = build_child_tree(stage, sub_dir, tree, isolate_task=t.id)
+                result.problems.extend(p for p in problems if p not in result.problems)
+                (scratch / f"s-{t.id}").mkdir()
+                session = Session(tree, scratch / f"s-{t.id}", limits)
+                sessions.append(session)
+                row = grade_task(t, stage, reference, session, limits, problems, ref_child)
+                session.close()
+                if t is not tasks[-1]:
+                    # this tree holds the reference of the stage's other tasks: a later
+                    # task's child must not find it
+                    shutil.rmtree(tree, ignore_errors=True)
+                _add_row(result, row, progress)
+        for s in sessions:
+            s.close()
+        if notebooks and task is None:
+            for nb in manifest.notebooks:
+                row = grade_notebook(nb, sub_dir, tree, scratch, limits)
+                _add_row(result, row, progress)
+        result.output = "\n".join(o for s in sessions for o in s.outputs if o)
+    except GraderBug as exc:
+        result.grader_errors.append(str(exc))
+    finally:
+        for s in sessions:
+            s.close()
+        if ref_child is not None:
+            ref_child.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+        result.seconds = time.monotonic() - started
+    return result
+
+
+def _add_row(result: GradeResult, row: TaskResult, progress: Optional[Callable[[TaskResult], None]]) -> None:
+    result.tasks.append(row)
+    result.grader_errors.extend(c.grader_error for c in row.checks if c.grader_error)
+    if progress:
+        progress(row)

@@ -1,0 +1,379 @@
+"""The sandbox: student code runs only here, in child processes the parent controls.
+
+    session = Session(tree, scratch, Limits())   # a child over `tree`, started on use
+    answers = session.batch(programs, deadline)  # raw answers (`grader.answers` parses them)
+
+A `Child` is ``python -I -S _grader_child.py`` (`grader/child.py`) started with a clean
+environment, in its own process session, cwd = its tree (a temporary directory holding
+``minitorch/`` as built by `grader.trees.build_child_tree`: the student's fenced bodies
+for this stage, the reference for earlier stages, stubs for later ones), ``PYTHONPATH`` =
+that tree, and ``sys.path`` = that tree + the standard library + third-party packages
+(never the kit's own directory). It checks that ``minitorch.__file__`` lies in its tree,
+limits its address space (``RLIMIT_AS``, 4 GiB by default) and talks to the parent only
+over an inherited socket (length-prefixed JSON + raw array bytes; `grader.protocol`). Its
+stdout/stderr go to pipes that an `OutputDrain` empties into a capped buffer, never parsed.
+
+What the child can see: its tree, the probe programs (inputs and the calls to make), the
+copies of `grader/child.py`, `grader/executor.py` and `grader/protocol.py` that run it, and
+anything the operating system lets any process of this user read. The sandbox never holds
+expected values, tolerances, verdicts, the hidden checks or the output paths, so it cannot
+pass them on: it moves programs in and raw answers out. (This is process isolation, not an
+OS jail: run the grader in a container or as an unprivileged user when submissions may be
+hostile — a child can read any file its user can, e.g. the kit itself.)
+
+A `Session` is one tree's child, restarted after it hangs or dies (a failed import is
+final: `ChildStartFailed`); a child that runs past its deadline, exits or floods its
+output is killed with its whole process group. `Session.pause` / `resume` stop and
+continue that group (SIGSTOP / SIGCONT) while the reference is timed.
+
+The `ReferenceChild` runs the kit's own minitorch in a child under the same limits and
+through the same channel, so that performance checks time the student's kernel and the
+reference kernel alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from . import protocol
+from .answers import ErrorInfo, parse_error
+from .manifest import repo_root
+
+__all__ = ["Child", "ChildStartFailed", "Limits", "OutputDrain", "ReferenceChild", "Session", "child_import_paths", "exit_text"]
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of a grading run.
+
+    Attributes:
+        check_timeout: wall-clock seconds the child may spend on one check (a check may
+            scale it, e.g. for Numba compilation).
+        start_timeout: seconds to start a child and import the submission.
+        notebook_timeout: seconds for autograding one notebook.
+        mem_mb: the child's address-space limit in MiB (0: none).
+        output_cap: bytes of the child's stdout/stderr kept (the rest is counted, dropped).
+    """
+
+    check_timeout: float = 60.0
+    start_timeout: float = 120.0
+    notebook_timeout: float = 300.0
+    mem_mb: int = 4096
+    output_cap: int = 16 * 1024
+
+
+def child_import_paths() -> list[str]:
+    """Third-party directories the child may import from (NumPy, Numba, nbgrader …).
+
+    The parent's ``sys.path`` minus the current directory and any directory that holds the
+    kit's ``minitorch`` or ``grader`` (an editable install or the checkout itself); a
+    ``site-packages`` that holds an installed copy stays (the child tree comes first).
+    """
+    root = repo_root().resolve()
+    out = []
+    for p in sys.path:
+        if not p:
+            continue
+        rp = Path(p).resolve()
+        if rp == root or not rp.is_dir():
+            continue
+        if ((rp / "minitorch").is_dir() or (rp / "grader").is_dir()) and not (rp / "numpy").is_dir():
+            continue
+        if str(rp) not in out:
+            out.append(str(rp))
+    return out
+
+
+class ChildStartFailed(Exception):
+    """The child could not import the submission (or died/hung doing it)."""
+
+    def __init__(self, status: str, message: str, error: Optional[ErrorInfo] = None, details: str = ""):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.error = error
+        self.details = details
+
+
+class OutputDrain(threading.Thread):
+    """Read a pipe to its end, keeping the first `cap` bytes and counting the rest."""
+
+    def __init__(self, pipe: Any, cap: int):
+        super().__init__(daemon=True)
+        self.pipe, self.cap = pipe, cap
+        self.kept = bytearray()
+        self.total = 0
+
+    def run(self) -> None:
+        try:
+            while True:
+                chunk = self.pipe.read1(65536) if hasattr(self.pipe, "read1") else self.pipe.read(65536)
+                if not chunk:
+                    break
+                self.total += len(chunk)
+                room = self.cap - len(self.kept)
+                if room > 0:
+                    self.kept += chunk[:room]
+        except (OSError, ValueError):
+            pass
+
+    def text(self) -> str:
+        s = self.kept.decode("utf-8", "replace")
+        if self.total > len(self.kept):
+            s += f"\n… ({self.total - len(self.kept)} more bytes dropped)"
+        return s
+
+
+class Child:
+    """One child process running `grader/child.py` over a tree."""
+
+    def __init__(self, tree: Path, scratch: Path, limits: Limits, name: str = "child", own_cache: bool = True):
+        self.tree, self.scratch, self.limits, self.name = tree, scratch, limits, name
+        self.own_cache = own_cache
+        self.proc: Optional[subprocess.Popen] = None
+        self.sock: Optional[socket.socket] = None
+        self.drains: list[OutputDrain] = []
+        self.hello: dict = {}
+
+    def _runtime(self) -> Path:
+        rt = self.scratch / "runtime"
+        if not rt.is_dir():
+            rt.mkdir(parents=True)
+            shutil.copyfile(HERE / "child.py", rt / "_grader_child.py")
+            shutil.copyfile(HERE / "executor.py", rt / "_grader_executor.py")
+            shutil.copyfile(HERE / "protocol.py", rt / "_grader_protocol.py")
+            nb = HERE / "notebooks.py"
+            if nb.is_file():
+                shutil.copyfile(nb, rt / "_grader_notebooks.py")
+        return rt
+
+    def _env(self) -> dict[str, str]:
+        home = self.scratch / "home"
+        tmp = self.scratch / "tmp"
+        home.mkdir(exist_ok=True)
+        tmp.mkdir(exist_ok=True)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "TMPDIR": str(tmp),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "PYTHONPATH": str(self.tree),  # for processes the child starts (a notebook kernel)
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "NUMBA_ENABLE_CUDASIM": os.environ.get("NUMBA_ENABLE_CUDASIM", "1"),
+            "MPLBACKEND": "Agg",
+        }
+        if self.own_cache:  # a submission's compiled kernels stay in its own scratch
+            env["NUMBA_CACHE_DIR"] = str(self.scratch / "numba-cache")
+        for key, value in os.environ.items():
+            if key.startswith(("NUMBA_", "OMP_", "MKL_", "OPENBLAS_")) and key not in env and key != "NUMBA_CACHE_DIR":
+                env[key] = value
+        return env
+
+    def start(self) -> dict:
+        """Start the process and wait for its hello (raises ChildStartFailed)."""
+        runtime = self._runtime()
+        parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        args = {
+            "fd": child_sock.fileno(),
+            "tree": str(self.tree),
+            "runtime": str(runtime),
+            "paths": child_import_paths(),
+            "mem_mb": self.limits.mem_mb,
+        }
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(runtime / "_grader_child.py"), json.dumps(args)],
+                cwd=str(self.tree),
+                env=self._env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(child_sock.fileno(),),
+                start_new_session=True,
+            )
+        finally:
+            child_sock.close()
+        self.sock = parent_sock
+        self.drains = [OutputDrain(self.proc.stdout, self.limits.output_cap), OutputDrain(self.proc.stderr, self.limits.output_cap)]
+        for d in self.drains:
+            d.start()
+        deadline = time.monotonic() + self.limits.start_timeout
+        try:
+            msg = protocol.recv(self.sock, deadline)
+        except protocol.ChannelTimeout:
+            self.kill()
+            raise ChildStartFailed("timeout", f"importing your code took longer than {self.limits.start_timeout:.0f} s", details=self.output_tail()) from None
+        except protocol.ProtocolError as exc:
+            code = self.kill()
+            raise ChildStartFailed("error", f"the grading process ended while importing your code ({exit_text(code)})", details=self.output_tail()) from None
+        hello = msg.get("hello") if type(msg) is dict else None
+        if type(hello) is not dict:
+            self.kill()
+            raise ChildStartFailed("error", "the grading process sent a malformed greeting")
+        if "error" in hello:
+            err = parse_error(hello["error"])
+            self.kill()
+            raise ChildStartFailed("error", f"your code does not import: {err.type}: {err.message.splitlines()[0] if err.message else ''}", err, err.format())
+        self.hello = hello
+        return hello
+
+    def request(self, message: dict, deadline: float) -> Any:
+        """Send one command and wait for its reply (protocol exceptions propagate)."""
+        assert self.sock is not None
+        protocol.send(self.sock, message, deadline)
+        return protocol.recv(self.sock, deadline)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> Optional[int]:
+        """Kill the child and everything in its process group; return its exit status."""
+        code = None
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                code = self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                code = None
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        for d in self.drains:
+            d.join(timeout=2)
+        return code
+
+    def close(self) -> None:
+        """Ask the child to exit, then make sure it and its group are gone."""
+        if self.sock is not None and self.alive():
+            try:
+                protocol.send(self.sock, {"cmd": "exit"}, time.monotonic() + 2)
+                self.proc.wait(timeout=2)  # type: ignore[union-attr]
+            except (protocol.ProtocolError, subprocess.TimeoutExpired, OSError):
+                pass
+        self.kill()
+
+    def output_tail(self, limit: int = 2000) -> str:
+        """What the child printed (stdout then stderr), capped."""
+        parts = []
+        for label, d in zip(("stdout", "stderr"), self.drains):
+            text = d.text().strip()
+            if text:
+                parts.append(f"[{self.name} {label}]\n{text[-limit:]}")
+        return "\n".join(parts)
+
+
+def exit_text(code: Optional[int]) -> str:
+    if code is None:
+        return "it did not exit"
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+class Session:
+    """A child for one tree, restarted after it hangs or dies; a failed import is final."""
+
+    def __init__(self, tree: Path, scratch: Path, limits: Limits, name: str = "child", own_cache: bool = True):
+        self.tree, self.scratch, self.limits, self.name = tree, scratch, limits, name
+        self.own_cache = own_cache
+        self.child: Optional[Child] = None
+        self.start_failure: Optional[ChildStartFailed] = None
+        self.outputs: list[str] = []
+
+    def ensure(self) -> Child:
+        if self.start_failure is not None:
+            raise self.start_failure
+        if self.child is not None and self.child.alive():
+            return self.child
+        self.discard()
+        child = Child(self.tree, self.scratch, self.limits, self.name, self.own_cache)
+        try:
+            child.start()
+        except ChildStartFailed as exc:
+            self.start_failure = exc
+            self.outputs.append(child.output_tail())
+            raise
+        self.child = child
+        return child
+
+    def discard(self) -> Optional[int]:
+        code = None
+        if self.child is not None:
+            code = self.child.kill()
+            self.outputs.append(self.child.output_tail())
+            self.child = None
+        return code
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.close()
+            self.outputs.append(self.child.output_tail())
+            self.child = None
+
+    def pause(self) -> bool:
+        """Stop the child's whole process group (SIGSTOP); True if there was one."""
+        if self.child is not None and self.child.alive():
+            try:
+                os.killpg(self.child.proc.pid, signal.SIGSTOP)  # type: ignore[union-attr]
+                return True
+            except (ProcessLookupError, PermissionError):
+                return False
+        return False
+
+    def resume(self) -> None:
+        if self.child is not None and self.child.proc is not None:
+            try:
+                os.killpg(self.child.proc.pid, signal.SIGCONT)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def batch(self, programs: list[dict], deadline: float) -> list[Any]:
+        child = self.ensure()
+        reply = child.request({"cmd": "batch", "programs": programs}, deadline)
+        if type(reply) is not dict or type(reply.get("answers")) is not list:
+            raise protocol.ProtocolError("malformed reply to a batch")
+        return reply["answers"]
+
+
+class ReferenceChild:
+    """A child running the kit's own minitorch, started on first use (performance checks).
+
+    Trusted code, run under the same limits and through the same channel as the student's
+    child, so that the two kernels are timed alike. It uses the kit's Numba cache (the
+    reference kernels compile once per machine, not once per grading run).
+    """
+
+    def __init__(self, scratch: Path, limits: Limits):
+        self.scratch = scratch / "reference"
+        self.limits = limits
+        self.session: Optional[Session] = None
+
+    def get(self) -> Session:
+        if self.session is None:
+            self.scratch.mkdir(parents=True, exist_ok=True)
+            self.session = Session(repo_root(), self.scratch, self.limits, name="reference", own_cache=False)
+        return self.session
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()

@@ -1,0 +1,204 @@
+"""The reference's tuned CPU loops (`minitorch/fast_tuned.py`) and how `FastOps` picks them.
+
+Not a student task (marker `library`), and not shipped with A3: that release has no
+`fast_tuned.py`. The tests check
+
+* which loop each layout of `backend_cases.LAYOUT_CASES` takes (`elementwise_path`,
+  `reduce_path`, `tiled_applies`), and that the tuned kernels and `FastOps`' choice give
+  the numbers of the task kernels;
+* that `FastOps` without `fast_tuned` hands every call to the task kernels, and that an A3
+  release whose 3.1 kernels are stubs fails on contiguous tensors as well (marker
+  `grader`: it renders the release with the grader's fence renderer).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch import fast_ops, fast_tuned, operators
+from minitorch.fast_ops import FastOps
+from minitorch.tensor_data import TensorData
+from backend_cases import LAYOUT_CASES, MATMUL_LAYOUTS, MATMUL_SIZES, empty, layout, run_matmul, tol
+
+DTYPES = [np.float64, np.float32]
+
+#: The loop each case of LAYOUT_CASES takes.
+PATHS = {
+    "contiguous": "flat",
+    "same permutation": "flat",
+    "tensor with scalar": "flat",
+    "scalar with tensor": "flat",
+    "bias row": "rows",
+    "transposed with column": "rows",
+    "both broadcast, long rows": "rows",
+    "permuted out, long rows": "rows",
+    "one transposed": "general",
+    "short bias row": "general",
+    "both broadcast, short rows": "general",
+    "permuted out, short rows": "general",
+    "empty": "general",
+    "large, reversed": "general",
+    "large, transposed out": "rows",
+    "large, contiguous": "flat",
+}
+
+
+@pytest.mark.library
+def test_every_layout_case_names_its_path() -> None:
+    assert set(PATHS) == set(LAYOUT_CASES)
+    assert set(PATHS.values()) == {"flat", "rows", "general"}
+
+
+@pytest.mark.library
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(LAYOUT_CASES))
+def test_every_elementwise_path(case: str, dtype: type) -> None:
+    """The path each layout takes; the tuned kernel (when one fits) and FastOps' choice
+    compute what the task's kernel computes."""
+    out_shape, out_order, operands = LAYOUT_CASES[case]
+    path = PATHS[case]
+    a, b = (layout(shape, order, dtype, seed=k) for k, (shape, order) in enumerate(operands))
+    expected = a.to_numpy() * b.to_numpy()
+    assert fast_tuned.elementwise_path(out_shape, layout(out_shape, out_order).strides,
+                                       (a.shape, a.strides), (b.shape, b.strides)) == path
+    runs = {"FastOps": FastOps.zip_kernel(operators.mul)}
+    if path != "general":
+        fast = fast_tuned.tensor_zip_fast(operators.mul)
+        runs["tuned"] = lambda *args: fast(*args, path == "flat")
+    for name, kernel in runs.items():
+        out = layout(out_shape, out_order, dtype, values=np.zeros(out_shape))
+        kernel(*out.tuple(), *a.tuple(), *b.tuple())
+        np.testing.assert_allclose(out.to_numpy(), expected, **tol(dtype), err_msg=f"mul, {path} path, {name}")
+    if a.shape == out_shape:
+        out = layout(out_shape, out_order, dtype, values=np.zeros(out_shape))
+        assert fast_tuned.elementwise_path(out.shape, out.strides, (a.shape, a.strides)) in ("flat", "rows", "general")
+        FastOps.map_kernel(operators.neg)(*out.tuple(), *a.tuple())
+        np.testing.assert_array_equal(out.to_numpy(), -a.to_numpy(), err_msg=f"neg, {case}")
+
+
+@pytest.mark.library
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 0, 1), (1, 2, 0)])
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_reduce_paths(dim: int, order: tuple[int, ...], dtype: type) -> None:
+    """Sum over each dimension of a (3, 1100, 5) tensor through FastOps: contiguous (the
+    tuned loop) and permuted (the task's loop)."""
+    a = layout((3, 1100, 5), order, dtype)
+    out_shape = list(a.shape)
+    out_shape[dim] = 1
+    out = empty(tuple(out_shape), dtype)
+    expected_path = "contiguous" if order == (0, 1, 2) else "general"
+    assert fast_tuned.reduce_path(out.shape, out.strides, a.shape, a.strides) == expected_path
+    FastOps.reduce_kernel(operators.add)(*out.tuple(), *a.tuple(), dim)
+    expected = a.to_numpy().astype(np.float64).sum(axis=dim, keepdims=True)
+    np.testing.assert_allclose(out.to_numpy(), expected, **tol(dtype, a.shape[dim]))
+
+
+@pytest.mark.library
+def test_tuned_reduce_start_value_and_empty_dimension() -> None:
+    kernel = FastOps.reduce_kernel(operators.add)
+    out = empty((1, 4), fill=7.0)
+    kernel(*out.tuple(), *empty((0, 4)).tuple(), 0)
+    np.testing.assert_array_equal(out.to_numpy(), np.full((1, 4), 7.0))
+    kernel(*empty((3, 1, 0)).tuple(), *empty((3, 2, 0)).tuple(), 1)
+
+
+@pytest.mark.library
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lay", sorted(MATMUL_LAYOUTS))
+@pytest.mark.parametrize("size", MATMUL_SIZES, ids=[str(s) for s in MATMUL_SIZES])
+def test_tiled_matmul(size, lay: str, dtype: type) -> None:
+    """The tiled kernel on every layout and size (FastOps sends it only the large ones)."""
+    ba, bb, i, k, j = size
+    order_a, order_b = MATMUL_LAYOUTS[lay]
+    a = layout((ba, i, k), order_a, dtype, seed=1)
+    b = layout((bb, k, j), order_b, dtype, seed=2)
+    expected = a.to_numpy().astype(np.float64) @ b.to_numpy().astype(np.float64)
+    got = run_matmul(fast_tuned.tensor_matmul_tiled, a, b, dtype)
+    np.testing.assert_allclose(got, expected, **tol(dtype, k), err_msg=f"tiled kernel, {lay}, {size}")
+
+
+@pytest.mark.library
+def test_matmul_routing() -> None:
+    """FastOps sends large float products of row/column-major operands to the tiled kernel
+    and the rest (tiny, integer, no unit stride, a negative stride) to the task's kernel."""
+
+    def routes(a: TensorData, b: TensorData, dtype: type = np.float64) -> bool:
+        out = empty((max(a.shape[0], b.shape[0]), a.shape[1], b.shape[2]), dtype)
+        return fast_tuned.tiled_applies(out._storage, out._shape, out._strides, a._shape, a._strides,
+                                        b._shape, b._strides)
+
+    big = layout((1, 40, 40), (0, 1, 2))
+    assert routes(big, big)
+    assert routes(layout((1, 40, 40), (0, 2, 1)), big)  # a transposed
+    assert routes(layout((3, 40, 40), (0, 1, 2)), big)  # b broadcast over the batch
+    assert not routes(layout((1, 3, 3), (0, 1, 2)), layout((1, 3, 3), (0, 1, 2)))  # tiny
+    assert not routes(big, big, np.int64)
+    assert not routes(layout((2, 40, 40), (1, 2, 0)), big)  # batch innermost: no unit stride
+    flipped = TensorData(big._storage, (1, 40, 40), (0, 40, -1))  # a negative stride
+    assert not routes(flipped, big)
+    assert fast_tuned.elementwise_path((40, 40), (40, 1), ((40, 40), (40, -1))) == "general"
+
+
+@pytest.mark.library
+def test_fast_ops_without_the_tuned_module_uses_the_task_kernels(monkeypatch) -> None:
+    """What an A3 release's FastOps does: every kernel factory returns the task's kernel."""
+    monkeypatch.setattr(fast_ops, "fast_tuned", None)
+    assert FastOps.map_kernel(operators.neg) is fast_ops.tensor_map(operators.neg)
+    assert FastOps.zip_kernel(operators.add) is fast_ops.tensor_zip(operators.add)
+    assert FastOps.reduce_kernel(operators.add) is fast_ops.tensor_reduce(operators.add)
+    assert FastOps.matmul_kernel() is fast_ops.tensor_matmul
+
+
+@pytest.mark.grader
+def test_a3_release_stub_fails_on_contiguous_tensors(tmp_path: Path) -> None:
+    """The package as an A3 release has it — no fast_tuned.py, the 3.1 fences stubbed —
+    raises the task's NotImplementedError for `a + a` on contiguous FastBackend tensors
+    (no tuned loop answers in front of the student's kernel)."""
+    from grader.fences import render
+
+    source = Path(minitorch.__file__).resolve().parent
+    package = tmp_path / "minitorch"
+    shutil.copytree(source, package, ignore=shutil.ignore_patterns("__pycache__", "fast_tuned.py"))
+    assert not (package / "fast_tuned.py").exists()
+    text = (package / "fast_ops.py").read_text(encoding="utf-8")
+    stubbed, problems = render(text, keep={"3.2"}, stub={"3.1"}, filename="minitorch/fast_ops.py")
+    assert not problems and stubbed.count('raise NotImplementedError("Task 3.1') == 3
+    (package / "fast_ops.py").write_text(stubbed, encoding="utf-8")
+
+    # Started like the grader's child: `-I -S` skips site-packages' .pth files, whose
+    # editable-install finder would otherwise find the kit's fast_tuned.py for this copy.
+    site_dirs = [p for p in sys.path if p.endswith("site-packages")]
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.path[:0] = [{root!r}] + {site_dirs!r}
+        import numpy as np
+        import minitorch
+        from minitorch import fast_ops
+        assert minitorch.__file__.startswith({root!r}), minitorch.__file__
+        assert fast_ops.fast_tuned is None
+        a = minitorch.from_numpy(np.arange(6.0).reshape(2, 3), backend=minitorch.FastBackend)
+        assert a._tensor.is_contiguous()
+        try:
+            a + a
+        except NotImplementedError as e:
+            print("raised:", e)
+        else:
+            print("no error")
+        """
+    ).format(root=str(tmp_path), site_dirs=site_dirs)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    run = subprocess.run([sys.executable, "-I", "-S", "-c", script], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "raised: Task 3.1" in run.stdout, run.stdout + run.stderr
