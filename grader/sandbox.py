@@ -217,7 +217,7 @@ class Child:
         except protocol.ChannelTimeout:
             self.kill()
             raise ChildStartFailed("timeout", f"importing your code took longer than {self.limits.start_timeout:.0f} s", details=self.output_tail()) from None
-        except protocol.ProtocolError as exc:
+        except protocol.ProtocolError:
             code = self.kill()
             raise ChildStartFailed("error", f"the grading process ended while importing your code ({exit_text(code)})", details=self.output_tail()) from None
         hello = msg.get("hello") if type(msg) is dict else None

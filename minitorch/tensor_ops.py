@@ -61,11 +61,6 @@ def result_dtype(*dtypes: np.dtype) -> np.dtype:
     return np.dtype(np.float64)
 
 
-def new_tensor(like: "Tensor", shape: tuple[int, ...], dtype: np.dtype, fill: float = 0.0) -> "Tensor":
-    """A fresh contiguous tensor on `like`'s backend."""
-    return like.new_full(shape, fill, dtype)
-
-
 class TensorOps:
     """Builds tensor operations from the four kernels; backends override the factories."""
 
@@ -103,7 +98,7 @@ class TensorOps:
 
         def ret(a: "Tensor", out: Optional["Tensor"] = None) -> "Tensor":
             if out is None:
-                out = new_tensor(a, a.shape, result_dtype(a.dtype))
+                out = a.new_zeros(a.shape, result_dtype(a.dtype))
             kernel(*out.tuple(), *a.tuple())
             return out
 
@@ -115,7 +110,7 @@ class TensorOps:
 
         def ret(a: "Tensor", b: "Tensor") -> "Tensor":
             shape = shape_broadcast(a.shape, b.shape)
-            out = new_tensor(a, shape, result_dtype(a.dtype, b.dtype))
+            out = a.new_zeros(shape, result_dtype(a.dtype, b.dtype))
             kernel(*out.tuple(), *a.tuple(), *b.tuple())
             return out
 
@@ -130,7 +125,7 @@ class TensorOps:
         def ret(a: "Tensor", dim: int) -> "Tensor":
             shape = list(a.shape)
             shape[dim] = 1
-            out = new_tensor(a, tuple(shape), result_dtype(a.dtype), fill=start)
+            out = a.new_full(tuple(shape), start, result_dtype(a.dtype))
             kernel(*out.tuple(), *a.tuple(), dim)
             return out
 
@@ -146,7 +141,7 @@ class TensorOps:
         if a.shape[0] != b.shape[0] and 1 not in (a.shape[0], b.shape[0]):
             raise ShapeError(f"matmul: batch sizes {a.shape[0]} and {b.shape[0]} cannot broadcast")
         batch = a.shape[0] if a.shape[0] != 1 else b.shape[0]
-        out = new_tensor(a, (batch, a.shape[1], b.shape[2]), result_dtype(a.dtype, b.dtype))
+        out = a.new_zeros((batch, a.shape[1], b.shape[2]), result_dtype(a.dtype, b.dtype))
         cls.matmul_kernel()(*out.tuple(), *a.tuple(), *b.tuple())
         return out
 
