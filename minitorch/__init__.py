@@ -15,13 +15,16 @@ from .autodiff import Context, backpropagate, central_difference, topological_so
 from .module import Module, Parameter
 from .scalar import Scalar, ScalarFunction, derivative_check
 from .tensor_data import IndexingError, ShapeError, TensorData, shape_broadcast
+from .dtypes import bool_, float32, float64, int64, promote_types, result_type
 from .tensor_ops import SimpleOps, TensorBackend, TensorOps
 from .function import Function, grad_enabled, no_grad
 from .tensor import Tensor
 from .constructors import arange, from_numpy, ones, rand, randn, tensor, zeros
 from .rng import manual_seed
 from .joining import cat, stack
-from .containers import ModuleList
+from .splitting import chunk, split
+from .selection import clamp, masked_fill, tril, triu, where
+from .containers import ModuleList, Sequential
 from .backends import (
     CudaBackend,
     FastBackend,
@@ -30,9 +33,5 @@ from .backends import (
     set_default_backend,
 )
 from . import optim, datasets, nn
-
-float32 = __import__("numpy").float32
-float64 = __import__("numpy").float64
-int64 = __import__("numpy").int64
 
 __version__ = "0.1.0"

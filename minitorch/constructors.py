@@ -14,15 +14,13 @@ import numpy as np
 
 from .rng import generator
 from .tensor import Tensor
+from .dtypes import DEFAULT_FLOAT, canonical_dtype, infer_dtype
 from .tensor_data import normalize_shape
 
 if TYPE_CHECKING:
     from .tensor_ops import TensorBackend
 
 __all__ = ["arange", "from_numpy", "ones", "rand", "randn", "tensor", "zeros"]
-
-#: The dtypes a tensor can hold.
-DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64))
 
 
 def _make(
@@ -32,9 +30,7 @@ def _make(
     backend: Optional["TensorBackend"] = None,
 ) -> Tensor:
     """A tensor holding a copy of `array` converted to `dtype` (float64 when None)."""
-    dtype = np.dtype(np.float64 if dtype is None else dtype)
-    if dtype not in DTYPES:
-        raise TypeError(f"unsupported dtype {dtype}: use minitorch.float64, float32 or int64")
+    dtype = DEFAULT_FLOAT if dtype is None else canonical_dtype(dtype)
     array = np.array(array, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
     out = Tensor.make(array.reshape(-1).copy(), array.shape, backend=backend)
     if requires_grad:
@@ -45,21 +41,24 @@ def _make(
 def tensor(
     data: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None
 ) -> Tensor:
-    """A tensor from nested lists, a number or an array (float64 unless `dtype` is given)."""
+    """A tensor from nested lists, a number or an array, as `torch.tensor`.
+
+    Without `dtype` the data decide: Python / NumPy bools → bool_, integers → int64,
+    float32 arrays stay float32, other floats → float64 (our default float).
+    """
     if isinstance(data, Tensor):
         data = data.numpy()
     array = np.asarray(data)
     if array.dtype == object:
         raise TypeError("tensor(): data must be a number or a rectangular nested list of numbers")
-    return _make(array, dtype, requires_grad, backend)
+    return _make(array, infer_dtype(array) if dtype is None else dtype, requires_grad, backend)
 
 
 def from_numpy(array: np.ndarray, backend: Optional["TensorBackend"] = None) -> Tensor:
-    """A tensor holding a copy of a NumPy array (float64, float32 or int64 kept)."""
+    """A tensor holding a copy of a NumPy array: float64, float32, int64 and bool kept, other
+    integers → int64, other floats → float64."""
     array = np.asarray(array)
-    if array.dtype not in DTYPES:
-        array = array.astype(np.float64)
-    return _make(array, array.dtype, False, backend)
+    return _make(array, infer_dtype(array), False, backend)
 
 
 def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> Tensor:
@@ -86,7 +85,9 @@ def arange(
     start: float, end: Optional[float] = None, step: float = 1, dtype: Any = None,
     requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
 ) -> Tensor:
-    """Values start, start + step, … below end (arange(n) = 0 … n−1), float64 by default."""
+    """Values start, start + step, … below end (arange(n) = 0 … n−1), as `torch.arange`:
+    int64 when start, end and step are all integers, else float64."""
     if end is None:
         start, end = 0, start
-    return _make(np.arange(start, end, step), dtype, requires_grad, backend)
+    values = np.arange(start, end, step)
+    return _make(values, infer_dtype(values) if dtype is None else dtype, requires_grad, backend)

@@ -1,17 +1,28 @@
-"""Containers of modules: `ModuleList`, a list whose items are registered sub-modules.
+"""Containers of modules: `ModuleList`, a list whose items are registered sub-modules, and
+`Sequential`, a chain of modules applied one after the other.
 
 A plain Python list of layers hides them from the module tree (their parameters would not be
 found by `parameters()` or saved by `state_dict()`). `ModuleList` registers item i under
-the name "i", so the parameter names match `torch.nn.ModuleList` (`convs.0.weight`, …).
+the name "i", so the parameter names match `torch.nn.ModuleList` (`convs.0.weight`, …);
+`Sequential` does the same (or uses the names of an OrderedDict), as `torch.nn.Sequential`.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Optional, Union
+from collections import OrderedDict
+from typing import Any, Iterable, Iterator, Optional, Union
 
 from .module import Module
 
-__all__ = ["ModuleList"]
+__all__ = ["ModuleList", "Sequential"]
+
+
+def _replace(container: Module, name: str, module: Module) -> None:
+    """Put `module` in place of the child `name`, keeping its position in the order
+    (attribute assignment would move it to the end)."""
+    if not isinstance(module, Module):
+        raise TypeError(f"{type(container).__name__}: expected a Module, got {type(module).__name__}")
+    container._modules[name] = module
 
 
 class ModuleList(Module):
@@ -35,7 +46,7 @@ class ModuleList(Module):
         return items[self._index(i)]
 
     def __setitem__(self, i: int, module: Module) -> None:
-        self.add_module(str(self._index(i)), module)
+        _replace(self, str(self._index(i)), module)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -56,3 +67,65 @@ class ModuleList(Module):
 
     def forward(self, *args: object) -> None:
         raise NotImplementedError("ModuleList has no forward(): iterate over it and call its modules")
+
+
+class Sequential(Module):
+    """Modules applied in order: `Sequential(Linear(4, 8), ReLU(), Linear(8, 2))(x)` is
+    `m2(m1(m0(x)))`, as `torch.nn.Sequential`.
+
+    Positional modules are named "0", "1", …; `Sequential(OrderedDict([("fc", …), …]))`
+    names them by the keys (parameter names `fc.weight`, …). Indexing with an int gives a
+    module, with a slice a `Sequential` of those modules (keeping their names).
+    """
+
+    def __init__(self, *modules: Any) -> None:
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
+            for name, module in modules[0].items():
+                self.add_module(name, module)
+        else:
+            for i, module in enumerate(modules):
+                self.add_module(str(i), module)
+
+    def _index(self, i: int) -> int:
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range for a Sequential of length {n}")
+        return i % n
+
+    def __getitem__(self, i: Union[int, slice]) -> Union[Module, "Sequential"]:
+        items = list(self._modules.items())
+        if isinstance(i, slice):
+            return Sequential(OrderedDict(items[i]))
+        return items[self._index(i)][1]
+
+    def __setitem__(self, i: int, module: Module) -> None:
+        _replace(self, list(self._modules)[self._index(i)], module)
+
+    def __delitem__(self, i: Union[int, slice]) -> None:
+        names = list(self._modules)
+        for name in (names[i] if isinstance(i, slice) else [names[self._index(i)]]):
+            del self._modules[name]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(list(self._modules.values()))
+
+    def append(self, module: Module) -> "Sequential":
+        """Add `module` at the end (named by its position)."""
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> "Sequential":
+        """Append every module of `modules`."""
+        for module in modules:
+            self.append(module)
+        return self
+
+    def forward(self, input: Any) -> Any:
+        """Feed `input` through every module in order; each module's output is the next one's input."""
+        for module in self:
+            input = module(input)
+        return input

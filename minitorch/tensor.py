@@ -15,8 +15,11 @@ import numpy as np
 
 from . import tensor_functions as F
 from .autodiff import backpropagate
+from .dtypes import DEFAULT_FLOAT, bool_, canonical_dtype, int64, is_floating, result_type
 from .function import History, no_grad
 from .indexing import getitem
+from .selection import clamp, masked_fill, tril, triu
+from .splitting import chunk, split
 from .tensor_data import ShapeError, TensorData, normalize_shape
 
 if TYPE_CHECKING:
@@ -78,13 +81,13 @@ class Tensor:
 
     def new_tensor(self, data: Any, dtype: Any = None) -> "Tensor":
         """A tensor holding a copy of `data`, with self's dtype (unless given) and backend."""
-        array = np.array(data, dtype=self.dtype if dtype is None else dtype, order="C")
+        array = np.array(data, dtype=self.dtype if dtype is None else canonical_dtype(dtype), order="C")
         return Tensor.make(array.reshape(-1), array.shape, backend=self.backend)
 
     def new_full(self, size: Sequence[int], fill_value: float, dtype: Any = None) -> "Tensor":
         """A tensor of shape `size` filled with `fill_value`, with self's dtype and backend."""
         size = normalize_shape((size,))
-        storage = np.full(int(np.prod(size)), fill_value, dtype=self.dtype if dtype is None else dtype)
+        storage = np.full(int(np.prod(size)), fill_value, dtype=self.dtype if dtype is None else canonical_dtype(dtype))
         return Tensor.make(storage, size, backend=self.backend)
 
     def new_zeros(self, size: Sequence[int], dtype: Any = None) -> "Tensor":
@@ -140,8 +143,8 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Make this tensor a leaf that accumulates a gradient in `.grad` (in place)."""
-        if requires_grad and not np.issubdtype(self.dtype, np.floating):
-            raise TypeError(f"only floating-point tensors can require gradients, not {self.dtype}")
+        if requires_grad and not is_floating(self.dtype):
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients, not {self.dtype}")
         self.history = History() if requires_grad else None
         return self
 
@@ -221,10 +224,10 @@ class Tensor:
         """A NumPy copy of the values."""
         return self._tensor.to_numpy()
 
-    def item(self) -> float:
+    def item(self) -> Union[float, int, bool]:
         if self.numel() != 1:
             raise ValueError(f"item(): the tensor has {self.numel()} elements (shape {self.shape}), not 1")
-        return self.numpy().reshape(-1)[0].item()
+        return self.numpy().reshape(-1)[0].item()  # a Python float, int or bool
 
     def tolist(self) -> Any:
         return self.numpy().tolist()
@@ -264,80 +267,195 @@ class Tensor:
         return (self[i] for i in range(self.shape[0]))
 
     # ---- arithmetic -------------------------------------------------------------------
+    #
+    # dtypes follow PyTorch's promotion (`dtypes.result_type`: bool < int64 < float32 <
+    # float64, Python numbers and 0-d tensors count only when they raise the category).
+    # Operands are converted to the result's dtype first, so the kernels compute in it.
+    # The kernels compute in floating point, so an integer or bool result (int64 + int64,
+    # mask * mask) is computed in float64 and converted back: exact for |values| < 2⁵³.
 
-    def _ensure(self, b: TensorLike) -> "Tensor":
-        """Turn a Python number into a 1-element tensor of self's dtype and backend."""
+    def _ensure(self, b: TensorLike, dtype: Any = None) -> "Tensor":
+        """Turn a Python number into a 0-d tensor of `dtype` (self's if None) on self's backend."""
         if isinstance(b, Tensor):
             return b
-        if isinstance(b, (int, float, np.number)):
-            return Tensor.make(np.array([b], dtype=self.dtype), (), backend=self.backend)
+        if isinstance(b, (int, float, np.number, np.bool_)):
+            return self.new_tensor(b, dtype=self.dtype if dtype is None else dtype)
         raise TypeError(f"unsupported operand type {type(b).__name__} for a tensor operation")
 
+    def _promote(self, b: TensorLike, floating: bool = False) -> tuple["Tensor", "Tensor", np.dtype]:
+        """(self, b, dtype): both operands converted to their result dtype; with `floating`
+        (true division, float functions) an integer or bool result becomes the default float."""
+        if isinstance(b, Tensor) and b.dtype == self.dtype and (is_floating(self.dtype) or not floating):
+            return self, b, self.dtype  # the common case, quickly
+        dtype = result_type(self, b)
+        if floating and not is_floating(dtype):
+            dtype = DEFAULT_FLOAT
+        return self.to(dtype), self._ensure(b, dtype).to(dtype), dtype
+
+    @staticmethod
+    def _as(out: "Tensor", dtype: np.dtype) -> "Tensor":
+        """A kernel's floating result converted to the integer / bool result dtype."""
+        return out if out.dtype == dtype else out.to(dtype)
+
     def __add__(self, b: TensorLike) -> "Tensor":
-        return F.Add.apply(self, self._ensure(b))
+        a, b, dtype = self._promote(b)
+        return self._as(F.Add.apply(a, b), dtype)
 
     def __radd__(self, b: TensorLike) -> "Tensor":
-        return F.Add.apply(self._ensure(b), self)
+        a, b, dtype = self._promote(b)
+        return self._as(F.Add.apply(b, a), dtype)
 
     def __sub__(self, b: TensorLike) -> "Tensor":
-        return F.Add.apply(self, F.Neg.apply(self._ensure(b)))
+        a, b, dtype = self._promote(b)
+        _no_bool_minus(dtype)
+        return self._as(F.Add.apply(a, F.Neg.apply(b)), dtype)
 
     def __rsub__(self, b: TensorLike) -> "Tensor":
-        return F.Add.apply(self._ensure(b), F.Neg.apply(self))
+        a, b, dtype = self._promote(b)
+        _no_bool_minus(dtype)
+        return self._as(F.Add.apply(b, F.Neg.apply(a)), dtype)
 
     def __mul__(self, b: TensorLike) -> "Tensor":
-        return F.Mul.apply(self, self._ensure(b))
+        a, b, dtype = self._promote(b)
+        return self._as(F.Mul.apply(a, b), dtype)
 
     def __rmul__(self, b: TensorLike) -> "Tensor":
-        return F.Mul.apply(self._ensure(b), self)
+        a, b, dtype = self._promote(b)
+        return self._as(F.Mul.apply(b, a), dtype)
 
     def __truediv__(self, b: TensorLike) -> "Tensor":
-        return F.Mul.apply(self, F.Inv.apply(self._ensure(b)))
+        """True division: the result is floating even for integer operands (as PyTorch)."""
+        a, b, _ = self._promote(b, floating=True)
+        return F.Mul.apply(a, F.Inv.apply(b))
 
     def __rtruediv__(self, b: TensorLike) -> "Tensor":
-        return F.Mul.apply(self._ensure(b), F.Inv.apply(self))
+        a, b, _ = self._promote(b, floating=True)
+        return F.Mul.apply(b, F.Inv.apply(a))
 
     def __neg__(self) -> "Tensor":
-        return F.Neg.apply(self)
+        _no_bool_minus(self.dtype)
+        return self._as(F.Neg.apply(self), self.dtype)
 
     def __pow__(self, p: float) -> "Tensor":
         if isinstance(p, Tensor):
             raise TypeError("tensor ** tensor is not supported: the exponent must be a Python number")
-        if p == 2:
-            return F.Mul.apply(self, self)
-        return F.Pow.apply(self, float(p))
+        dtype = result_type(self, p)
+        a = self.to(dtype) if is_floating(dtype) else self
+        out = F.Mul.apply(a, a) if p == 2 else F.Pow.apply(a, float(p))
+        return self._as(out, dtype)
 
     def __matmul__(self, b: "Tensor") -> "Tensor":
         return matmul(self, b)
 
+    # ---- comparisons and logic: bool tensors, outside the graph -------------------------
+    #
+    # The kernels (task 2.3's LT and EQ) give 1.0 / 0.0; the result is converted to a bool
+    # tensor. Comparisons have no gradient: the result never requires one, so calling
+    # backward() through it raises, as in PyTorch.
+
+    def _compare(self, b: TensorLike, fn: type[F.Function], swap: bool = False) -> "Tensor":
+        """fn(self, b) (or fn(b, self)) as 1.0 / 0.0 in float, operands promoted, detached."""
+        a, b, _ = self._promote(b)
+        a, b = a.detach(), b.detach()
+        return fn.apply(b, a) if swap else fn.apply(a, b)
+
     def __lt__(self, b: TensorLike) -> "Tensor":
-        return F.LT.apply(self, self._ensure(b))
+        return self._compare(b, F.LT).to(bool_)
 
     def __gt__(self, b: TensorLike) -> "Tensor":
-        return F.LT.apply(self._ensure(b), self)
+        return self._compare(b, F.LT, swap=True).to(bool_)
+
+    def __le__(self, b: TensorLike) -> "Tensor":
+        return (self._compare(b, F.LT) + self._compare(b, F.EQ)).to(bool_)
+
+    def __ge__(self, b: TensorLike) -> "Tensor":
+        return (self._compare(b, F.LT, swap=True) + self._compare(b, F.EQ)).to(bool_)
 
     def __eq__(self, b: TensorLike) -> "Tensor":  # type: ignore[override]
-        return F.EQ.apply(self, self._ensure(b))
+        return self._compare(b, F.EQ).to(bool_)
+
+    def __ne__(self, b: TensorLike) -> "Tensor":  # type: ignore[override]
+        return self._compare(b, F.EQ)._compare(0.0, F.EQ).to(bool_)
+
+    lt, gt, le, ge, eq, ne = __lt__, __gt__, __le__, __ge__, __eq__, __ne__
 
     def is_close(self, b: TensorLike) -> "Tensor":
-        return F.IsClose.apply(self, self._ensure(b))
+        """True where |self − b| < 1e-2 (a loose test for unit tests)."""
+        return self._compare(b, F.IsClose).to(bool_)
+
+    def _logical(self, b: TensorLike, name: str) -> "Tensor":
+        b = self._ensure(b, bool_)
+        if self.dtype != bool_ or b.dtype != bool_:
+            raise TypeError(f"{name}: only bool tensors are supported, got {self.dtype} and {b.dtype}")
+        return b
+
+    def __and__(self, b: TensorLike) -> "Tensor":
+        """Element-wise and of bool tensors (masks)."""
+        return self._as(F.Mul.apply(self, self._logical(b, "&")), bool_)
+
+    def __or__(self, b: TensorLike) -> "Tensor":
+        """Element-wise or of bool tensors (masks)."""
+        return self._as(F.Add.apply(self, self._logical(b, "|")), bool_)
+
+    def __xor__(self, b: TensorLike) -> "Tensor":
+        """Element-wise exclusive or of bool tensors."""
+        return self != self._logical(b, "^")
+
+    def __invert__(self) -> "Tensor":
+        """~mask: element-wise not of a bool tensor."""
+        self._logical(True, "~")
+        return self == False  # noqa: E712  (element-wise)
+
+    logical_not = __invert__
 
     # ---- element-wise functions -------------------------------------------------------
 
+    def _floating(self) -> "Tensor":
+        """Self, or a copy in the default float for an integer / bool tensor (float functions)."""
+        return self if is_floating(self.dtype) else self.to(DEFAULT_FLOAT)
+
     def exp(self) -> "Tensor":
-        return F.Exp.apply(self)
+        return F.Exp.apply(self._floating())
 
     def log(self) -> "Tensor":
-        return F.Log.apply(self)
+        return F.Log.apply(self._floating())
 
     def sigmoid(self) -> "Tensor":
-        return F.Sigmoid.apply(self)
+        return F.Sigmoid.apply(self._floating())
 
     def relu(self) -> "Tensor":
-        return F.ReLU.apply(self)
+        return self._as(F.ReLU.apply(self), self.dtype)
 
     def tanh(self) -> "Tensor":
-        return F.Tanh.apply(self)
+        return F.Tanh.apply(self._floating())
+
+    def sqrt(self) -> "Tensor":
+        """√x = x^½; ∂/∂x = 1 / (2√x) (inf at 0, nan below, as PyTorch)."""
+        return F.Pow.apply(self._floating(), 0.5)
+
+    def abs(self) -> "Tensor":
+        """|x|; ∂/∂x = sign(x), 0 at x = 0 (PyTorch's convention)."""
+        return self._as(F.Abs.apply(self), self.dtype)
+
+    __abs__ = abs
+
+    def clamp(self, min: Optional[TensorLike] = None, max: Optional[TensorLike] = None) -> "Tensor":
+        """Values limited to [min, max] (see `selection.clamp`)."""
+        return clamp(self, min, max)
+
+    clip = clamp
+
+    def masked_fill(self, mask: "Tensor", value: TensorLike) -> "Tensor":
+        """A copy with `value` where `mask` is True (see `selection.masked_fill`)."""
+        return masked_fill(self, mask, value)
+
+    def tril(self, diagonal: int = 0) -> "Tensor":
+        """The lower triangle of the last two dimensions, zero above (see `selection.tril`)."""
+        return tril(self, diagonal)
+
+    def triu(self, diagonal: int = 0) -> "Tensor":
+        """The upper triangle of the last two dimensions, zero below (see `selection.triu`)."""
+        return triu(self, diagonal)
 
     # ---- reductions -------------------------------------------------------------------
 
@@ -355,13 +473,43 @@ class Tensor:
         return out.view(*(s for k, s in enumerate(self.shape) if k != dim))
 
     def sum(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
-        """Σ over `dim` (all elements when None), dropping it unless keepdim."""
-        return self._reduce(F.Sum, dim, keepdim)
+        """Σ over `dim` (all elements when None), dropping it unless keepdim. Integer and
+        bool tensors sum to int64 (as PyTorch: `(pred == y).sum()` counts)."""
+        out = self._reduce(F.Sum, dim, keepdim)
+        return out if is_floating(self.dtype) else self._as(out, int64)
 
     def mean(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
-        """Average over `dim` (all elements when None)."""
+        """Average over `dim` (all elements when None); floating tensors only (as PyTorch)."""
+        self._need_floating("mean")
         count = self.numel() if dim is None else self.shape[self._dim(dim)]
         return self.sum(dim, keepdim) * (1.0 / count)
+
+    def var(self, dim: Optional[int] = None, unbiased: bool = True, keepdim: bool = False,
+            *, correction: Optional[int] = None) -> "Tensor":
+        """Variance over `dim` (all elements when None), as `torch.var`:
+
+            var = Σ (x − x̄)² / (N − c),   c = 1 (unbiased, Bessel's correction) or 0
+
+        `correction` (PyTorch's newer name) overrides `unbiased` when given.
+        """
+        self._need_floating("var")
+        c = (1 if unbiased else 0) if correction is None else correction
+        count = self.numel() if dim is None else self.shape[self._dim(dim)]
+        centred = self - self.mean(dim, keepdim=True)
+        scale = 1.0 / (count - c) if count > c else float("nan")  # no degrees of freedom: nan
+        return (centred * centred).sum(dim, keepdim) * scale
+
+    def std(self, dim: Optional[int] = None, unbiased: bool = True, keepdim: bool = False,
+            *, correction: Optional[int] = None) -> "Tensor":
+        """Standard deviation √var over `dim` (as `torch.std`)."""
+        return self.var(dim, unbiased, keepdim, correction=correction).sqrt()
+
+    def _need_floating(self, name: str) -> None:
+        if not is_floating(self.dtype):
+            raise RuntimeError(
+                f"{name}(): could not infer output dtype. Input dtype must be a floating point "
+                f"dtype, got {self.dtype} (convert with .double() or .float() first)"
+            )
 
     def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Union["Tensor", MaxResult]:
         """max() → the largest element; max(dim) → (values, indices) as in PyTorch.
@@ -370,8 +518,8 @@ class Tensor:
         `values`; `max()` over all elements splits it evenly among tied maxima (as PyTorch).
         """
         if dim is None:
-            return self._reduce(F.Max, None, keepdim, False)
-        values = self._reduce(F.Max, dim, keepdim, True)
+            return self._as(self._reduce(F.Max, None, keepdim, False), self.dtype)
+        values = self._as(self._reduce(F.Max, dim, keepdim, True), self.dtype)
         d = self._dim(dim)
         indices = np.argmax(self.numpy(), axis=d) if self.dims else np.zeros((), np.int64)
         if keepdim and self.dims:
@@ -380,11 +528,32 @@ class Tensor:
 
     def amax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
         """Maximum over `dim`; the gradient is split evenly among tied maxima (torch.amax)."""
-        return self._reduce(F.Max, dim, keepdim, False)
+        return self._as(self._reduce(F.Max, dim, keepdim, False), self.dtype)
 
-    def all(self) -> bool:
-        """True when every element is non-zero."""
-        return bool(np.all(self.numpy() != 0))
+    def all(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
+        """True where every element (over `dim`, or all of them) is non-zero: a bool tensor,
+        0-d without `dim` (`bool(t.all())` and `t.all().item()` give a Python bool)."""
+        nonzero = self.numpy() != 0
+        if dim is None:
+            return self.new_tensor(np.all(nonzero), dtype=bool_)
+        return self.new_tensor(np.all(nonzero, axis=self._dim(dim), keepdims=keepdim), dtype=bool_)
+
+    def any(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
+        """True where some element (over `dim`, or of all) is non-zero: a bool tensor."""
+        nonzero = self.numpy() != 0
+        if dim is None:
+            return self.new_tensor(np.any(nonzero), dtype=bool_)
+        return self.new_tensor(np.any(nonzero, axis=self._dim(dim), keepdims=keepdim), dtype=bool_)
+
+    # ---- splitting ----------------------------------------------------------------------
+
+    def split(self, split_size_or_sections: Union[int, Sequence[int]], dim: int = 0) -> tuple["Tensor", ...]:
+        """Views of consecutive pieces along `dim` (see `splitting.split`)."""
+        return split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple["Tensor", ...]:
+        """`chunks` views of (nearly) equal size along `dim` (see `splitting.chunk`)."""
+        return chunk(self, chunks, dim)
 
     # ---- shape ------------------------------------------------------------------------
 
@@ -468,11 +637,29 @@ class Tensor:
     def double(self) -> "Tensor":
         return self.to(np.float64)
 
+    def long(self) -> "Tensor":
+        return self.to(int64)
+
+    def bool(self) -> "Tensor":
+        return self.to(bool_)
+
     def to(self, dtype: Any) -> "Tensor":
-        """A copy with another dtype (differentiable between float types)."""
-        if np.dtype(dtype) == self.dtype:
+        """A copy with another dtype (differentiable between float types); self if the
+        dtype is already `dtype`. To int64 truncates towards zero, to bool tests ≠ 0."""
+        dtype = canonical_dtype(dtype)
+        if dtype == self.dtype:
             return self
-        return F.Cast.apply(self, np.dtype(dtype))
+        if not is_floating(dtype):  # integers and bools carry no gradient
+            return F.Cast.apply(self.detach(), dtype)
+        return F.Cast.apply(self, dtype)
+
+
+def _no_bool_minus(dtype: np.dtype) -> None:
+    if dtype == bool_:
+        raise RuntimeError(
+            "subtracting or negating bool tensors is not supported: for a mask use ~mask "
+            "(not) or a ^ b (exclusive or)"
+        )
 
 
 def reduce_to_shape(grad: Tensor, shape: tuple[int, ...], fn_name: str = "") -> Tensor:

@@ -45,8 +45,11 @@ class IndexingError(RuntimeError):
     """An index outside the tensor, or with the wrong number of dimensions."""
 
 
-class ShapeError(ValueError):
-    """Shapes that cannot be broadcast, viewed or permuted as asked."""
+class ShapeError(RuntimeError, ValueError):
+    """Shapes that cannot be broadcast, viewed or permuted as asked.
+
+    A `RuntimeError`, as PyTorch raises for these, and a `ValueError` (what it was before).
+    """
 
 
 # ## Task 2.1: strides and indexing

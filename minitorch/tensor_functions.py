@@ -321,6 +321,24 @@ class IsClose(Function):
         return None, None
 
 
+class Abs(Function):
+    """out = |a| = max(a, −a) (nan stays nan)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor") -> "Tensor":
+        ctx.save_for_backward(a)
+        return a.backend.max_zip(a, a.backend.neg_map(a))
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor"]:
+        """∂L/∂a = ∂L/∂out · sign(a), with sign(0) = 0 (PyTorch's subgradient)."""
+        (a,) = ctx.saved_values
+        b = grad_output.backend
+        zero = a.new_zeros(())
+        sign = b.add_zip(b.lt_zip(zero, a), b.neg_map(b.lt_zip(a, zero)))
+        return (b.mul_zip(grad_output, sign),)
+
+
 class Permute(Function):
     """out = a with dimensions reordered (a view: no data moves)."""
 
@@ -364,11 +382,11 @@ class View(Function):
 
 
 class Copy(Function):
-    """out = a copied into a fresh contiguous tensor."""
+    """out = a copied into a fresh contiguous tensor (same dtype)."""
 
     @staticmethod
     def forward(ctx: Context, a: "Tensor") -> "Tensor":
-        return a.backend.id_map(a)
+        return a.backend.id_map(a, a.new_zeros(a.shape))
 
     @staticmethod
     def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor"]:

@@ -1,4 +1,5 @@
-"""The hidden checks, one module per stage (`a0` … `a4`), registered by name.
+"""The hidden checks, one module per stage (`a0` … `a5`), registered by name
+(A5 splits its checks over `a5_*` modules that `a5` imports).
 
 Manifests name checks (``checks = ["operators_forward", …]``); `get_check(stage, name)`
 finds them. `base` holds the registry and the `CheckContext` a check talks to, `probe`
@@ -14,7 +15,7 @@ from typing import Optional
 
 from .base import REGISTRY, Check
 
-STAGE_MODULES = ("a0", "a1", "a2", "a3", "a4")
+STAGE_MODULES = ("a0", "a1", "a2", "a3", "a4", "a5")
 
 
 def _load(stage: str) -> None:

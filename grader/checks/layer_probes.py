@@ -12,9 +12,10 @@ from .base import CheckContext
 from .inputs import I64, strides_for
 from .probe import Probe, Ref
 
-__all__ = ["Build", "fwd_bwd", "gradcheck_call", "kernel_probe", "raw_layout"]
+__all__ = ["Build", "BuildMany", "backward_of_sum", "fwd_bwd", "fwd_bwd_many", "gradcheck_call", "kernel_probe", "raw_layout"]
 
 Build = Callable[[Probe, list[Ref]], Ref]
+BuildMany = Callable[[Probe, list[Any]], list[Ref]]
 
 
 def fwd_bwd(ctx: CheckContext, label: str, arrays: dict[str, Optional[np.ndarray]], build: Build, out_shape: Sequence[int], *, grad: bool = True, order: Optional[dict[str, Sequence[int]]] = None) -> Probe:
@@ -40,6 +41,42 @@ def fwd_bwd(ctx: CheckContext, label: str, arrays: dict[str, Optional[np.ndarray
     p.method(out, "backward", p.tensor(g))
     grads = [(name, p.attr(t, "grad")) for name, t, value in tensors if value.dtype.kind == "f"]
     p.returns(out, *[r for _, r in grads], names=["output"] + [f"{n}.grad" for n, _ in grads])
+    return p
+
+
+def backward_of_sum(p: Probe, outputs: Sequence[tuple[Ref, np.ndarray]]) -> None:
+    """Add L = Σ_k sum(out_k ⊙ g_k) and L.backward() to `p` (several outputs, one backward:
+    a leaf used by several outputs receives the sum of their gradients)."""
+    loss = None
+    for out, g in outputs:
+        term = p.method(p.op("mul", out, p.tensor(g)), "sum")
+        loss = term if loss is None else p.op("add", loss, term)
+    p.method(loss, "backward")
+
+
+def fwd_bwd_many(ctx: CheckContext, label: str, arrays: dict[str, Optional[np.ndarray]], build: BuildMany, out_shapes: Sequence[Sequence[int]], names: Sequence[str], *, order: Optional[dict[str, Sequence[int]]] = None) -> Probe:
+    """`fwd_bwd` for a function of several outputs (an LSTM's (h, c), a layer's (output, h_n)):
+    `build` returns their registers; one backward of L = Σ_k sum(out_k ⊙ g_k) for random g_k;
+    the probe returns the outputs (named `names`) and every float input's .grad."""
+    present = {k: v for k, v in arrays.items() if v is not None}
+    p = Probe(label, dict(present))
+    refs: list[Any] = []
+    tensors = []
+    for name, value in arrays.items():
+        if value is None:
+            refs.append(None)
+            continue
+        t = p.tensor(value, (order or {}).get(name), requires_grad=value.dtype.kind == "f")
+        refs.append(t)
+        tensors.append((name, t, value))
+    outs = build(p, refs)
+    dtype = next(iter(present.values())).dtype
+    gs = [ctx.rng.standard_normal(tuple(s)).astype(dtype) for s in out_shapes]
+    for n, g in zip(names, gs):
+        p.inputs[f"upstream gradient of {n}"] = g
+    backward_of_sum(p, list(zip(outs, gs)))
+    grads = [(name, p.attr(t, "grad")) for name, t, value in tensors if value.dtype.kind == "f"]
+    p.returns(*outs, *[r for _, r in grads], names=list(names) + [f"{n}.grad" for n, _ in grads])
     return p
 
 

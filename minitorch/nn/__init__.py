@@ -5,19 +5,26 @@ PyTorch `state_dict` (converted to NumPy arrays) loads into the matching minitor
 
 Files: `linear` (Linear), `conv` (conv1d/conv2d by im2col, task 4.1/4.2), `pooling`
 (task 4.3), `softmax` and `dropout` (task 4.4), `losses` (mse, BCE, NLL, cross-entropy),
-`embedding`, `textcnn` (Kim's CNN, task 4.5), `validation` (argument checks).
+`embedding`, `textcnn` (Kim's CNN, task 4.5), `validation` (argument checks); A5:
+`rnn`, `lstm`, `gru` (cells, tasks 5.1–5.3), `recurrent` (unroll, RNN/LSTM/GRU layers,
+tasks 5.1/5.4), `clip_grad` (task 5.4, exposed as `minitorch.nn.utils`).
 """
 
-from ..containers import ModuleList
+from ..containers import ModuleList, Sequential
 from ..module import Module, Parameter
-from . import functional
+from . import functional, utils
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout
 from .embedding import Embedding
 from .linear import Linear
 from .textcnn import TextCNN
+from .rnn import RNNCell
+from .lstm import LSTMCell
+from .gru import GRUCell
+from .recurrent import GRU, LSTM, RNN
 
 __all__ = [
-    "Module", "Parameter", "ModuleList", "functional",
+    "Module", "Parameter", "ModuleList", "Sequential", "functional",
     "Linear", "Conv1d", "Conv2d", "Dropout", "Embedding", "TextCNN",
+    "RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU", "utils",
 ]

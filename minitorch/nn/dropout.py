@@ -38,8 +38,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     if p == 1.0:
         return input * 0.0
     u = rand(input.shape, dtype=input.dtype, backend=input.backend)  # U[0, 1)
-    mask = (u > p) * (1.0 / (1.0 - p))  # m / (1 − p): 1/(1 − p) with probability 1 − p, else 0
-    return input * mask
+    keep = u > p  # a bool mask m: True with probability 1 − p
+    return input * keep * (1.0 / (1.0 - p))  # x ⊙ m / (1 − p), in x's dtype
     # END SOLUTION 4.4
 
 
