@@ -7,7 +7,7 @@ are arithmetic on the parameters' storage done in place with NumPy (no graph is 
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -38,6 +38,36 @@ class Optimizer:
 
     def step(self) -> None:
         raise NotImplementedError
+
+    # Saving and restoring (checkpoints). As in PyTorch, the per-parameter state is keyed by
+    # the parameter's position in the list given to the optimizer, so it can be loaded into
+    # an optimizer built the same way over another copy of the model.
+
+    def _per_parameter(self) -> dict[int, dict[str, Any]]:
+        """The state of the parameter at position i, for each i that has one."""
+        return {}
+
+    def _set_per_parameter(self, index: int, state: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def state_dict(self) -> dict[str, Any]:
+        """{"state": {i: {name: value}}}: copies of the per-parameter state (as torch)."""
+        return {"state": {i: {k: np.array(v, copy=True) for k, v in st.items()}
+                          for i, st in self._per_parameter().items()}}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore what `state_dict` returned (copies are taken)."""
+        for i, st in state_dict["state"].items():
+            i = int(i)
+            if not 0 <= i < len(self.parameters):
+                raise ValueError(f"{type(self).__name__}.load_state_dict: state for parameter {i}, "
+                                 f"but the optimizer has {len(self.parameters)} parameters")
+            shape = self.parameters[i].value.shape
+            for name, value in st.items():
+                if np.ndim(value) and np.shape(value) != shape:
+                    raise ValueError(f"{type(self).__name__}.load_state_dict: {name} of parameter {i} has shape "
+                                     f"{np.shape(value)}, the parameter {shape}")
+            self._set_per_parameter(i, {k: np.array(v, copy=True) for k, v in st.items()})
 
 
 class SGD(Optimizer):
@@ -85,6 +115,13 @@ class SGD(Optimizer):
                 g = g + self.momentum * buf if self.nesterov else buf
             theta -= self.lr * g
 
+    def _per_parameter(self) -> dict[int, dict[str, Any]]:
+        return {i: {"momentum_buffer": self._buffers[id(p)]}
+                for i, p in enumerate(self.parameters) if id(p) in self._buffers}
+
+    def _set_per_parameter(self, index: int, state: dict[str, Any]) -> None:
+        self._buffers[id(self.parameters[index])] = state["momentum_buffer"]
+
 
 class Adam(Optimizer):
     r"""Adam (Kingma & Ba, 2015), as `torch.optim.Adam`:
@@ -130,3 +167,14 @@ class Adam(Optimizer):
             m_hat = m / (1 - b1**t)
             v_hat = v / (1 - b2**t)
             theta -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+
+    def _per_parameter(self) -> dict[int, dict[str, Any]]:
+        out = {}
+        for i, p in enumerate(self.parameters):
+            if id(p) in self._state:
+                t, m, v = self._state[id(p)]
+                out[i] = {"step": t, "exp_avg": m, "exp_avg_sq": v}
+        return out
+
+    def _set_per_parameter(self, index: int, state: dict[str, Any]) -> None:
+        self._state[id(self.parameters[index])] = (int(state["step"]), state["exp_avg"], state["exp_avg_sq"])

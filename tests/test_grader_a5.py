@@ -107,13 +107,24 @@ with no_grad():
         logits, state = model(_ids(model, np.array([[out[-1]]]), "sample"), state)
 return vocab.decode(out)
 """
-TRAIN_STEP_WITHOUT_CLIPPING = """\
+TRAIN_CHUNK_WITHOUT_CLIPPING = """\
 optimizer.zero_grad()
-logits, _ = model(x)
+logits, final = model(x, detach_state(state))
 loss = sequence_loss(logits, y)
 loss.backward()
 optimizer.step()  # max_norm ignored
-return loss.item()
+return loss.item(), final
+"""
+
+TRAIN_CHUNK_WITHOUT_DETACH = """\
+optimizer.zero_grad()
+logits, final = model(x, state)  # the graph of the previous chunks stays attached
+loss = sequence_loss(logits, y)
+loss.backward()
+if max_norm is not None:
+    clip_grad_norm_(model.parameters(), max_norm)
+optimizer.step()
+return loss.item(), final
 """
 
 #: name → (edits, the task that is wrong, its checks that must fail,
@@ -127,7 +138,10 @@ BAD = {
     "clip_grad_norm_ returns the clipped norm": ({("5.4", "clip_grad_norm_"): CLIP_RETURNS_CLIPPED_NORM}, "5.4", {"clip_grad_norm"}, {}),
     "bidirectional h_n in the wrong order": ({("5.4", "RNNBase._run_layers"): H_N_BACKWARD_FIRST}, "5.4",
                                              {"rnn_layers", "lstm_layers", "gru_layers", "recurrent_h_n"}, {}),
-    "train_step without clipping": ({("5.5", "train_step"): TRAIN_STEP_WITHOUT_CLIPPING}, "5.5", {"lm_train_step"}, {}),
+    "train_chunk without clipping": ({("5.5", "train_chunk"): TRAIN_CHUNK_WITHOUT_CLIPPING}, "5.5",
+                                     {"lm_train_step", "lm_train_chunk"}, {}),
+    "train_chunk without detaching the state": ({("5.5", "train_chunk"): TRAIN_CHUNK_WITHOUT_DETACH}, "5.5",
+                                                {"lm_train_chunk"}, {}),
     "sample ignores temperature and seed": ({("5.5", "sample"): SAMPLE_ALWAYS_GREEDY}, "5.5", {"lm_sample"}, {}),
 }
 

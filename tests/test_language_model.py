@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import minitorch
-from minitorch.datasets import CharVocab, load_tiny_shakespeare, random_batch, split_corpus
+from minitorch.datasets import CharVocab, load_tiny_shakespeare, random_batch, split_corpus, stream_chunk
 from minitorch.nn.language_model import (
-    CharLanguageModel, detach_state, evaluate, perplexity, sample, sequence_loss, train_step,
+    CharLanguageModel, detach_state, evaluate, perplexity, sample, sequence_loss, train_chunk, train_step,
 )
 from minitorch.testing import grad_check
 
@@ -244,6 +244,51 @@ def test_train_step_matches_torch() -> None:
         np.testing.assert_allclose(value, twin.state_dict()[name].numpy(), rtol=1e-7, atol=1e-10, err_msg=name)
 
 
+@pytest.mark.task5_5
+def test_train_chunk_carries_the_state_detached_like_torch() -> None:
+    """Truncated BPTT: three chunks, each from the previous one's final state, detached.
+    Same losses, parameters and carried state as PyTorch's loop; the given state gets no
+    gradient (the backward pass stops at the chunk's first step)."""
+    torch = _torch()
+    model = _model(6)
+    twin = _torch_twin(torch, model)
+    optimizer = minitorch.optim.SGD(model.parameters(), lr=0.5)
+    t_optimizer = torch.optim.SGD(twin.parameters(), lr=0.5)
+    rng = np.random.default_rng(5)
+    state, t_state = None, None
+    for _ in range(3):
+        x, y = rng.integers(0, 6, (2, 4)), rng.integers(0, 6, (2, 4))
+        if state is not None:
+            state = tuple(s.detach().requires_grad_() for s in state)  # would collect a gradient if not detached
+        given = state
+        loss, state = train_chunk(model, optimizer, x, y, state, max_norm=None)
+        t_optimizer.zero_grad()
+        t_logits, t_state = twin(torch.tensor(x), None if t_state is None else tuple(s.detach() for s in t_state))
+        t_loss = torch.nn.functional.cross_entropy(t_logits.reshape(-1, 6), torch.tensor(y).reshape(-1))
+        t_loss.backward()
+        t_optimizer.step()
+        np.testing.assert_allclose(loss, t_loss.item(), rtol=1e-10)
+        for mine, theirs in zip(state, t_state):
+            np.testing.assert_allclose(mine.numpy(), theirs.detach().numpy(), rtol=1e-9, atol=1e-12)
+        if given is not None:
+            assert all(s.grad is None for s in given), "train_chunk must detach the state it is given"
+    for name, value in model.state_dict().items():
+        np.testing.assert_allclose(value, twin.state_dict()[name].numpy(), rtol=1e-7, atol=1e-10, err_msg=name)
+
+
+@pytest.mark.library
+def test_stream_chunks_continue_each_stream_and_wrap() -> None:
+    data = np.arange(50)
+    x0, y0 = stream_chunk(data, 3, 4, 0)  # streams of ⌊49 / 3⌋ = 16: starts 0, 16, 32; 4 chunks a pass
+    np.testing.assert_array_equal(x0, [[0, 1, 2, 3], [16, 17, 18, 19], [32, 33, 34, 35]])
+    np.testing.assert_array_equal(y0, x0 + 1)
+    x1, _ = stream_chunk(data, 3, 4, 1)
+    np.testing.assert_array_equal(x1[:, 0], x0[:, -1] + 1)  # row b goes on where it stopped
+    np.testing.assert_array_equal(stream_chunk(data, 3, 4, 4)[0], x0)  # a new pass
+    with pytest.raises(ValueError, match="do not fit"):
+        stream_chunk(np.arange(5), 3, 4, 0)
+
+
 @pytest.fixture(scope="module")
 def trained():
     """A tiny LSTM trained with train_step for 40 steps on 'abcd' repeated."""
@@ -409,13 +454,14 @@ def _example_args(tmp_path: Path, steps: int, checkpoint: str, out: str | None =
 
 
 @pytest.mark.library
-def test_example_resumed_from_a_checkpoint_matches_an_uninterrupted_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", [[], ["--tbptt"]], ids=["random-windows", "tbptt"])
+def test_example_resumed_from_a_checkpoint_matches_an_uninterrupted_run(tmp_path: Path, mode: list[str]) -> None:
     from minitorch.examples import char_lm
 
-    whole = char_lm.main(_example_args(tmp_path, 8, "whole.npz"))
-    first = char_lm.main(_example_args(tmp_path, 3, "parts.npz"))
+    whole = char_lm.main(_example_args(tmp_path, 8, "whole.npz") + mode)
+    first = char_lm.main(_example_args(tmp_path, 3, "parts.npz") + mode)
     assert first.resumed_from == 0 and [e.step for e in first.evals] == [3]
-    rest = char_lm.main(_example_args(tmp_path, 8, "parts.npz"))
+    rest = char_lm.main(_example_args(tmp_path, 8, "parts.npz") + mode)
     assert rest.resumed_from == 3
     assert [e.step for e in whole.evals] == [e.step for e in rest.evals] == [3, 6, 8]
     assert rest.train_losses == whole.train_losses  # same batches, same dropout masks

@@ -139,6 +139,46 @@ def test_optimizers_match_torch(make) -> None:
     np.testing.assert_allclose(model.weight.value.numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("momentum", [True, False], ids=["sgd-momentum", "adam"])
+def test_optimizer_state_dict_resumes_exactly(momentum: bool) -> None:
+    """Two steps, save (model + optimizer), restore into fresh copies, two more steps: the
+    same parameters as four uninterrupted steps; the state is keyed by parameter position
+    with torch's names and is copied, not shared."""
+    rng = np.random.default_rng(4)
+    w0, x = rng.standard_normal((2, 3)), minitorch.tensor(rng.standard_normal((5, 3)), backend=B)
+
+    def build():
+        model = nn.Linear(3, 2, backend=B)
+        model.load_state_dict({"weight": w0, "bias": np.zeros(2)})
+        opt = (minitorch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9) if momentum
+               else minitorch.optim.Adam(model.parameters(), lr=0.05))
+        return model, opt
+
+    def steps(model, opt, n):
+        for _ in range(n):
+            opt.zero_grad()
+            (model(x) ** 2).sum().backward()
+            opt.step()
+
+    straight, opt = build()
+    steps(straight, opt, 4)
+    first, opt1 = build()
+    steps(first, opt1, 2)
+    saved_params, saved_opt = first.state_dict(), opt1.state_dict()
+    names = {"momentum_buffer"} if momentum else {"step", "exp_avg", "exp_avg_sq"}
+    assert sorted(saved_opt["state"]) == [0, 1] and set(saved_opt["state"][0]) == names
+    steps(first, opt1, 1)  # must not change what was saved
+    resumed, opt2 = build()
+    resumed.load_state_dict(saved_params)
+    opt2.load_state_dict(saved_opt)
+    steps(resumed, opt2, 2)
+    np.testing.assert_array_equal(resumed.weight.value.numpy(), straight.weight.value.numpy())
+    np.testing.assert_array_equal(resumed.bias.value.numpy(), straight.bias.value.numpy())
+    bad = {"state": {0: {k: np.zeros((7,)) if k != "step" else 1 for k in names}}}
+    with pytest.raises(ValueError, match="shape"):
+        build()[1].load_state_dict(bad)
+
+
 def test_optimizer_rejects_bad_settings() -> None:
     layer = nn.Linear(2, 2, backend=B)
     with pytest.raises(ValueError, match="lr"):

@@ -32,7 +32,10 @@ from typing import Iterable, Optional, Union
 
 import numpy as np
 
-__all__ = ["CharVocab", "CharCorpus", "load_tiny_shakespeare", "split_corpus", "random_batch"]
+__all__ = [
+    "CharVocab", "CharCorpus", "load_tiny_shakespeare", "split_corpus", "random_batch", "stream_chunk",
+    "stream_chunks_per_pass",
+]
 
 DATA_DIR = Path(__file__).parent / "data" / "tinyshakespeare"
 
@@ -135,3 +138,33 @@ def random_batch(
     offsets = starts[:, None] + np.arange(seq_len + 1)[None, :]  # [B, T + 1]
     window = data[offsets].astype(np.int64, copy=False)
     return np.ascontiguousarray(window[:, :-1]), np.ascontiguousarray(window[:, 1:])
+
+
+def stream_chunk(data: np.ndarray, batch_size: int, seq_len: int, index: int) -> tuple[np.ndarray, np.ndarray]:
+    """Chunk number `index` of `batch_size` parallel streams (for truncated BPTT).
+
+    `data` (N ids) is cut into B streams of L = ⌊(N − 1) / B⌋ consecutive characters,
+    stream b starting at b·L. Chunk k takes the next T = seq_len characters of every stream:
+    x[b] = data[b·L + kT : b·L + kT + T] and y[b] = x[b] shifted by one, so row b of chunk
+    k + 1 continues row b of chunk k — the state after chunk k is the right context for it.
+    After the last whole chunk of a pass (⌊L / T⌋ chunks) the streams start again (k wraps;
+    `index % chunks == 0` marks a new pass, where the state should start from zeros).
+    """
+    data = np.asarray(data)
+    if data.ndim != 1:
+        raise ValueError(f"stream_chunk: data must be a 1-D array of ids, got shape {data.shape}")
+    if batch_size <= 0 or seq_len <= 0:
+        raise ValueError(f"stream_chunk: batch_size and seq_len must be positive, got {batch_size}, {seq_len}")
+    length = (len(data) - 1) // batch_size
+    chunks = length // seq_len
+    if chunks == 0:
+        raise ValueError(f"stream_chunk: {batch_size} streams of {seq_len} + 1 characters do not fit in {len(data)} characters")
+    k = index % chunks
+    offsets = (np.arange(batch_size) * length + k * seq_len)[:, None] + np.arange(seq_len + 1)[None, :]
+    window = data[offsets].astype(np.int64, copy=False)
+    return np.ascontiguousarray(window[:, :-1]), np.ascontiguousarray(window[:, 1:])
+
+
+def stream_chunks_per_pass(data: np.ndarray, batch_size: int, seq_len: int) -> int:
+    """How many chunks `stream_chunk` takes before the streams start again."""
+    return ((len(data) - 1) // batch_size) // seq_len

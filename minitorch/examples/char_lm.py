@@ -16,8 +16,12 @@ Every `--eval-every` steps (and at the end) the whole validation split (the last
 3000 steps of the default configuration (PyTorch, same set-up: 4.85). At the end the model
 writes a sample of text.
 
+`--tbptt` trains by truncated backpropagation through time instead: the training split is cut
+into 32 parallel streams, each step takes the next 64 characters of every stream and starts
+from the previous step's final state, detached (`train_chunk`).
+
 `--checkpoint PATH` saves everything needed to continue (step, parameters, Adam's moments,
-both random generators, the loss history) at every evaluation, and resumes from PATH when it
+both random generators, the loss history, the carried state of `--tbptt`) at every evaluation, and resumes from PATH when it
 exists: an interrupted run continued this way ends exactly where an uninterrupted one would.
 `--out DIR` writes the loss curve (`loss_curve.csv`, and `loss_curve.png` when matplotlib is
 installed) and the generated sample (`sample.txt`).
@@ -41,8 +45,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 import minitorch
-from minitorch.datasets import CharCorpus, load_tiny_shakespeare, random_batch
-from minitorch.nn.language_model import CharLanguageModel, evaluate, perplexity, sample, train_step
+from minitorch.datasets import CharCorpus, load_tiny_shakespeare, random_batch, stream_chunk, stream_chunks_per_pass
+from minitorch.nn.language_model import CharLanguageModel, State, evaluate, perplexity, sample, train_chunk, train_step
 from minitorch.optim import Adam
 
 #: Settings that fix the model's shape: a checkpoint only resumes a run that agrees on them.
@@ -67,6 +71,7 @@ class Config:
     dtype: str = "float32"
     backend: str = "fast"
     text: Optional[str] = None  # another plain-text file instead of Tiny Shakespeare
+    tbptt: bool = False  # consecutive chunks of parallel streams, the state carried (detached)
     checkpoint: Optional[str] = None
     out: Optional[str] = None
     prompt: str = "ROMEO:\n"
@@ -104,28 +109,31 @@ class TrainResult:
 # Checkpoints: one .npz file of arrays plus a JSON string of everything else
 
 
-def _adam_state(optimizer: Adam, model: CharLanguageModel) -> dict[str, np.ndarray]:
-    """Adam's per-parameter (t, m, v), by parameter name (Adam keys them by object)."""
-    out = {}
-    for name, p in model.named_parameters():
-        state = optimizer._state.get(id(p))
-        if state is not None:
-            t, m, v = state
-            out[f"adam.t.{name}"], out[f"adam.m.{name}"], out[f"adam.v.{name}"] = np.array(t), m.copy(), v.copy()
-    return out
+def _adam_arrays(optimizer: Adam) -> dict[str, np.ndarray]:
+    """Adam's per-parameter state (`Optimizer.state_dict`) as flat arrays "adam.<i>.<name>"."""
+    return {f"adam.{i}.{name}": np.asarray(value)
+            for i, state in optimizer.state_dict()["state"].items() for name, value in state.items()}
 
 
-def _load_adam_state(optimizer: Adam, model: CharLanguageModel, arrays: dict[str, np.ndarray]) -> None:
-    for name, p in model.named_parameters():
-        if f"adam.t.{name}" in arrays:
-            optimizer._state[id(p)] = (
-                int(arrays[f"adam.t.{name}"]), arrays[f"adam.m.{name}"].copy(), arrays[f"adam.v.{name}"].copy()
-            )
+def _load_adam_arrays(optimizer: Adam, arrays: dict[str, np.ndarray]) -> None:
+    state: dict[int, dict[str, np.ndarray]] = {}
+    for key, value in arrays.items():
+        if key.startswith("adam."):
+            _, i, name = key.split(".", 2)
+            state.setdefault(int(i), {})[name] = value
+    optimizer.load_state_dict({"state": state})
+
+
+def _state_parts(state: Optional[State]) -> list:
+    """A recurrent state as a list of tensors: [] (None), [h] or [h, c]."""
+    if state is None:
+        return []
+    return list(state) if isinstance(state, tuple) else [state]
 
 
 def save_checkpoint(
     path: str, config: Config, step: int, model: CharLanguageModel, optimizer: Adam,
-    rng: np.random.Generator, result: TrainResult,
+    rng: np.random.Generator, result: TrainResult, carried: Optional[State] = None,
 ) -> None:
     """Write the run's state to `path` (atomically: a crash never leaves half a file)."""
     meta = {
@@ -137,8 +145,9 @@ def save_checkpoint(
         "evals": [asdict(e) for e in result.evals],
     }
     arrays = {f"param.{k}": v for k, v in model.state_dict().items()}
-    arrays.update(_adam_state(optimizer, model))
+    arrays.update(_adam_arrays(optimizer))
     arrays["train_losses"] = np.asarray(result.train_losses, dtype=np.float64)
+    arrays.update({f"carried.{i}": part.numpy() for i, part in enumerate(_state_parts(carried))})
     arrays["meta"] = np.array(json.dumps(meta))
     tmp = f"{path}.tmp.npz"
     np.savez(tmp, **arrays)
@@ -148,8 +157,8 @@ def save_checkpoint(
 def load_checkpoint(
     path: str, config: Config, model: CharLanguageModel, optimizer: Adam,
     rng: np.random.Generator, result: TrainResult,
-) -> int:
-    """Restore a run saved by `save_checkpoint`; returns its step."""
+) -> tuple[int, Optional[State]]:
+    """Restore a run saved by `save_checkpoint`; returns its step and the carried state."""
     with np.load(path, allow_pickle=False) as f:
         arrays = {k: f[k] for k in f.files}
     meta = json.loads(str(arrays.pop("meta")))
@@ -161,12 +170,15 @@ def load_checkpoint(
         raise SystemExit(f"char_lm: checkpoint {path} belongs to another model ({'; '.join(clash)}); "
                          "use another --checkpoint path or matching settings")
     model.load_state_dict({k[len("param."):]: v for k, v in arrays.items() if k.startswith("param.")})
-    _load_adam_state(optimizer, model, arrays)
+    _load_adam_arrays(optimizer, arrays)
     rng.bit_generator.state = meta["data_rng"]
     minitorch.rng.generator().bit_generator.state = meta["minitorch_rng"]
     result.train_losses = arrays["train_losses"].tolist()
     result.evals = [EvalResult(**e) for e in meta["evals"]]
-    return int(meta["step"])
+    parts = [minitorch.tensor(arrays[f"carried.{i}"], backend=model.backend)
+             for i in range(2) if f"carried.{i}" in arrays]
+    carried = None if not parts else parts[0] if len(parts) == 1 else (parts[0], parts[1])
+    return int(meta["step"]), carried
 
 
 # ---------------------------------------------------------------------------------------
@@ -232,8 +244,11 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
     optimizer = Adam(model.parameters(), lr=config.lr)
     result = TrainResult(model, corpus)
     step = 0
+    carried: Optional[State] = None  # --tbptt: the final state of the previous chunk
     if config.checkpoint and Path(config.checkpoint).exists():
-        step = result.resumed_from = load_checkpoint(config.checkpoint, config, model, optimizer, rng, result)
+        step, carried = load_checkpoint(config.checkpoint, config, model, optimizer, rng, result)
+        result.resumed_from = step
+    chunks = stream_chunks_per_pass(corpus.train, config.batch_size, config.seq_len) if config.tbptt else 0
     if not quiet:
         n_params = sum(p.value.numel() for p in model.parameters())
         console.print(
@@ -251,7 +266,7 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
                        float(np.mean(recent)) if recent else float("nan"), 1000 * seconds / max(len(recent), 1))
         result.evals.append(r)
         if config.checkpoint:
-            save_checkpoint(config.checkpoint, config, step, model, optimizer, rng, result)
+            save_checkpoint(config.checkpoint, config, step, model, optimizer, rng, result, carried)
         if not quiet:
             console.print(f"step {step:>5}: train {r.train_loss:.4f}  [bold]validation {r.val_loss:.4f} nats/char, "
                           f"perplexity {r.perplexity:.2f}[/]  ({r.ms_per_step:.0f} ms/step)")
@@ -265,9 +280,15 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
         task = progress.add_task("train", total=config.steps, completed=min(step, config.steps), loss=float("nan"), ms=0.0)
         since, seconds = step, 0.0
         while step < config.steps:
-            x, y = random_batch(corpus.train, config.batch_size, config.seq_len, rng)
             t0 = time.perf_counter()
-            loss = train_step(model, optimizer, x, y, config.clip)
+            if config.tbptt:  # the next chunk of every stream, from the carried state
+                x, y = stream_chunk(corpus.train, config.batch_size, config.seq_len, step)
+                if step % chunks == 0:
+                    carried = None  # a new pass over the streams starts from zeros
+                loss, carried = train_chunk(model, optimizer, x, y, carried, config.clip)
+            else:  # independent windows at random offsets, each from a zero state
+                x, y = random_batch(corpus.train, config.batch_size, config.seq_len, rng)
+                loss = train_step(model, optimizer, x, y, config.clip)
             seconds += time.perf_counter() - t0
             step += 1
             result.train_losses.append(loss)
@@ -316,6 +337,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     parser.add_argument("--seed", type=int, default=d.seed)
     parser.add_argument("--dtype", choices=("float32", "float64"), default=d.dtype)
     parser.add_argument("--backend", choices=sorted(minitorch.backends.BACKENDS), default=d.backend)
+    parser.add_argument("--tbptt", action="store_true",
+                        help="truncated BPTT: consecutive chunks of parallel streams, the state carried (detached)")
     parser.add_argument("--text", default=None, metavar="FILE", help="train on this text file instead")
     parser.add_argument("--checkpoint", default=None, metavar="PATH",
                         help="save at every evaluation; resume from PATH if it exists")

@@ -26,12 +26,13 @@ steps of the unrolled network, back to its initial state. Text is one long strea
 differentiating back to its beginning would cost memory and time proportional to its
 length, so training cuts it into windows of T characters. Two ways to do that:
 
-* independent windows (what `train_step` and the example do): each batch is B windows at
+* independent windows (`train_step`, the example's default): each batch is B windows at
   random offsets, each starting from a zero state; the gradient spans the whole window;
 * *truncated* BPTT: consecutive chunks of the stream; the final state of one chunk is the
   initial state of the next, but *detached* (`detach_state`) — its values flow forward, no
-  gradient flows back across the boundary. The forward pass then sees context beyond T
-  characters while each backward pass still stops after T steps.
+  gradient flows back across the boundary (`train_chunk`, the example's `--tbptt`). The
+  forward pass then sees context beyond T characters while each backward pass still stops
+  after T steps.
 
 Gradient clipping (`clip_grad_norm_`) rescales the gradient when its norm exceeds
 `max_norm`: products of T Jacobians can explode, and one huge step would undo training.
@@ -58,7 +59,7 @@ from .losses import cross_entropy
 from .recurrent import GRU, LSTM, RNN
 
 __all__ = [
-    "CharLanguageModel", "sequence_loss", "perplexity", "train_step", "evaluate", "sample", "detach_state",
+    "CharLanguageModel", "sequence_loss", "perplexity", "train_chunk", "train_step", "evaluate", "sample", "detach_state",
 ]
 
 #: A recurrent state: h_n [num_layers, B, H] (RNN, GRU) or (h_n, c_n) (LSTM).
@@ -196,26 +197,39 @@ def perplexity(mean_nll: float) -> float:
     # END SOLUTION 5.5
 
 
-def train_step(model: CharLanguageModel, optimizer: Any, x: Any, y: Any, max_norm: Optional[float] = 1.0) -> float:
-    """One optimisation step on a batch of windows x, y [B, T] (y = x shifted by one).
+def train_chunk(
+    model: CharLanguageModel, optimizer: Any, x: Any, y: Any, state: Optional[State] = None,
+    max_norm: Optional[float] = 1.0,
+) -> tuple[float, State]:
+    """One optimisation step on a batch of windows x, y [B, T] (y = x shifted by one),
+    starting from `state` — the final state of the previous chunk of the same streams
+    (truncated BPTT) — or from zeros when None.
 
-    Zero the gradients, run the model from a zero state, take `sequence_loss`, backpropagate
-    (through all T steps), clip the global gradient norm to `max_norm` (`clip_grad_norm_`;
-    None skips clipping) and let the optimizer step. Puts the model in training mode.
-    Returns the batch's loss (mean NLL, nats/char) as a float.
+    The state's values enter the forward pass, but not its graph: run the model from
+    `detach_state(state)`, so the backward pass stops at this chunk's first step. Then:
+    zero the gradients, take `sequence_loss`, backpropagate (through the T steps of the
+    chunk), clip the global gradient norm to `max_norm` (`clip_grad_norm_`; None skips
+    clipping) and let the optimizer step. Puts the model in training mode.
+    Returns (the batch's loss as a float, mean NLL in nats/char; the chunk's final state).
     """
-    x, y = _ids(model, x, "train_step"), _ids(model, y, "train_step")
+    x, y = _ids(model, x, "train_chunk"), _ids(model, y, "train_chunk")
     model.train()
     # BEGIN SOLUTION 5.5
     optimizer.zero_grad()
-    logits, _ = model(x)
+    logits, final = model(x, detach_state(state))
     loss = sequence_loss(logits, y)
     loss.backward()
     if max_norm is not None:
         clip_grad_norm_(model.parameters(), max_norm)
     optimizer.step()
-    return loss.item()
+    return loss.item(), final
     # END SOLUTION 5.5
+
+
+def train_step(model: CharLanguageModel, optimizer: Any, x: Any, y: Any, max_norm: Optional[float] = 1.0) -> float:
+    """`train_chunk` from a zero state (independent windows): returns the loss as a float."""
+    loss, _ = train_chunk(model, optimizer, x, y, None, max_norm)
+    return loss
 
 
 def evaluate(model: CharLanguageModel, data: Any, seq_len: int = 64, batch_size: int = 32) -> float:
