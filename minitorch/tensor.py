@@ -294,8 +294,10 @@ class Tensor:
 
     @staticmethod
     def _as(out: "Tensor", dtype: np.dtype) -> "Tensor":
-        """A kernel's floating result converted to the integer / bool result dtype."""
-        return out if out.dtype == dtype else out.to(dtype)
+        """A kernel's floating result converted to the integer / bool result dtype.
+        A floating result is returned as the Function made it: a wrong dtype from a
+        Function's forward must show (it is a bug, not something to paper over)."""
+        return out if out.dtype == dtype or is_floating(dtype) else out.to(dtype)
 
     def __add__(self, b: TensorLike) -> "Tensor":
         a, b, dtype = self._promote(b)
