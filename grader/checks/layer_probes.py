@@ -18,28 +18,37 @@ Build = Callable[[Probe, list[Ref]], Ref]
 BuildMany = Callable[[Probe, list[Any]], list[Ref]]
 
 
-def fwd_bwd(ctx: CheckContext, label: str, arrays: dict[str, Optional[np.ndarray]], build: Build, out_shape: Sequence[int], *, grad: bool = True, order: Optional[dict[str, Sequence[int]]] = None) -> Probe:
-    """A probe: tensors for `arrays` (None stays None), out = build(...); with `grad`, also
-    out.backward(g) for a random g and every input's .grad."""
-    present = {k: v for k, v in arrays.items() if v is not None}
-    p = Probe(label, dict(present))
+def _probe_with_inputs(label: str, arrays: dict[str, Optional[np.ndarray]], grad: bool,
+                       order: Optional[dict[str, Sequence[int]]]) -> tuple[Probe, list[Any], list[tuple[str, Ref]]]:
+    """A probe holding a tensor per array (None stays None; float ones require a gradient
+    when `grad`): (probe, the registers in order, [(name, tensor)] of those with a gradient)."""
+    p = Probe(label, {k: v for k, v in arrays.items() if v is not None})
     refs: list[Any] = []
-    tensors = []
+    with_grad = []
     for name, value in arrays.items():
         if value is None:
             refs.append(None)
             continue
-        t = p.tensor(value, (order or {}).get(name), requires_grad=grad and value.dtype.kind == "f")
+        needs = grad and value.dtype.kind == "f"
+        t = p.tensor(value, (order or {}).get(name), requires_grad=needs)
         refs.append(t)
-        tensors.append((name, t, value))
+        if needs:
+            with_grad.append((name, t))
+    return p, refs, with_grad
+
+
+def fwd_bwd(ctx: CheckContext, label: str, arrays: dict[str, Optional[np.ndarray]], build: Build, out_shape: Sequence[int], *, grad: bool = True, order: Optional[dict[str, Sequence[int]]] = None) -> Probe:
+    """A probe: tensors for `arrays` (None stays None), out = build(...); with `grad`, also
+    out.backward(g) for a random g and every input's .grad."""
+    p, refs, with_grad = _probe_with_inputs(label, arrays, grad, order)
     out = build(p, refs)
     if not grad:
         p.returns(out)
         return p
-    g = ctx.rng.standard_normal(tuple(out_shape)).astype(next(iter(present.values())).dtype)
+    g = ctx.rng.standard_normal(tuple(out_shape)).astype(next(iter(p.inputs.values())).dtype)
     p.inputs["upstream gradient"] = g
     p.method(out, "backward", p.tensor(g))
-    grads = [(name, p.attr(t, "grad")) for name, t, value in tensors if value.dtype.kind == "f"]
+    grads = [(name, p.attr(t, "grad")) for name, t in with_grad]
     p.returns(out, *[r for _, r in grads], names=["output"] + [f"{n}.grad" for n, _ in grads])
     return p
 
@@ -58,24 +67,14 @@ def fwd_bwd_many(ctx: CheckContext, label: str, arrays: dict[str, Optional[np.nd
     """`fwd_bwd` for a function of several outputs (an LSTM's (h, c), a layer's (output, h_n)):
     `build` returns their registers; one backward of L = Σ_k sum(out_k ⊙ g_k) for random g_k;
     the probe returns the outputs (named `names`) and every float input's .grad."""
-    present = {k: v for k, v in arrays.items() if v is not None}
-    p = Probe(label, dict(present))
-    refs: list[Any] = []
-    tensors = []
-    for name, value in arrays.items():
-        if value is None:
-            refs.append(None)
-            continue
-        t = p.tensor(value, (order or {}).get(name), requires_grad=value.dtype.kind == "f")
-        refs.append(t)
-        tensors.append((name, t, value))
+    p, refs, with_grad = _probe_with_inputs(label, arrays, True, order)
     outs = build(p, refs)
-    dtype = next(iter(present.values())).dtype
+    dtype = next(iter(p.inputs.values())).dtype
     gs = [ctx.rng.standard_normal(tuple(s)).astype(dtype) for s in out_shapes]
     for n, g in zip(names, gs):
         p.inputs[f"upstream gradient of {n}"] = g
     backward_of_sum(p, list(zip(outs, gs)))
-    grads = [(name, p.attr(t, "grad")) for name, t, value in tensors if value.dtype.kind == "f"]
+    grads = [(name, p.attr(t, "grad")) for name, t in with_grad]
     p.returns(*outs, *[r for _, r in grads], names=list(names) + [f"{n}.grad" for n, _ in grads])
     return p
 
