@@ -3,15 +3,18 @@
     grader run SUBMISSION -a a1 [--task 1.3] [--json results.json] [--junit junit.xml]
                [--fail-under 80] [--isolate] [--timeout 60]
     grader check [-a a1]
+    grader check -a a1 --mutants [--sample 5] [--jobs 2] [--task 1.4]
     grader release a1 -o out/a1 [--force]
     grader example [NAME -o DIR]
 
 This module parses arguments and prints; the work is done by `grader.grading` (run),
-`grader.invariants` (check), `grader.release` and `grader.examples`.
+`grader.invariants` (check), `grader.mutation` (check --mutants), `grader.release` and
+`grader.examples`.
 
 Exit status: 0 when grading completed (whatever the score); 1 when --fail-under is given
-and the score is below it (`grader check`: an invariant does not hold); 2 when grading
-itself failed (bad arguments, a broken check, the reference failing).
+and the score is below it (`grader check`: an invariant does not hold; with --mutants: a
+mutation verdict fails); 2 when grading itself failed (bad arguments, a broken check, the
+reference failing).
 """
 
 from __future__ import annotations
@@ -33,9 +36,32 @@ feedback below it has the smallest failing input, expected vs got, your tracebac
 and the task's hint. A task's points are shared equally among its checks.
 
 --isolate grades each task in a tree where the stage's OTHER tasks hold the reference
-solution, so one broken task cannot break the others. This puts the reference code of the
-stage's other tasks within the child's reach: use it for diagnosis and `grader check`, not
-for grading submissions you do not trust.
+solution, so one broken task cannot break the others. Fences that share state go
+together: a Function's forward and backward (1.2/1.3, 2.3/2.4) share `ctx`, so the
+student's whole Function class is graded with either task (a half left a stub takes the
+reference). A task that relies on non-standard behaviour of the student's other tasks
+is graded against the reference's: the isolated score is a diagnosis, not the grade.
+This puts the reference code of the stage's other tasks within the child's reach: use it
+for diagnosis and `grader check`, not for grading submissions you do not trust.
+
+Only the code between the markers is graded: a file whose code outside them (a helper,
+an import) differs from the release gets a note with the tasks of that file.
+"""
+
+
+CHECK_HELP = """\
+Without --mutants: for every stage (or -a STAGE), the invariants of the grader — the
+reference scores full marks; a fresh release scores zero on its own stage; breaking one
+task's fence costs exactly that task's points (grader/invariants.py).
+
+With --mutants (instead of the invariants): the mutation analysis (grader/mutation.py).
+Every fence of the stage is mutated (swapped operators, off-by-one constants, deleted
+statements, early returns, no-op bodies, wrong return types …) and the real students'
+mistakes of assignments/<stage>/mutants.toml are added; each is graded. It fails when a
+surviving mutant fails the task's public tests (a), when a mutant of one task changes
+another task's score (b), or when a catalogue mistake survives. A full run of a stage
+rewrites its section of assignments/MUTATION.md; --sample N and --task X are for CI and
+for work on one task (they print, and write nothing).
 """
 
 
@@ -86,6 +112,20 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    if args.mutants:
+        from .manifest import all_stages, stage_of_task
+        from .mutation import main as mutation_main
+
+        try:
+            stage = args.assignment or (stage_of_task(args.task) if args.task else None)
+            return mutation_main([stage] if stage else all_stages(), task=args.task, sample=args.sample,
+                                 jobs=args.jobs, timeout=args.timeout)
+        except (ValueError, KeyError) as exc:  # unknown stage or task, a bad mutants.toml
+            print(f"grader check --mutants: {exc}", file=sys.stderr)
+            return 2
+    if args.task or args.sample is not None or args.jobs != 1:
+        print("grader check: --task, --sample and --jobs go with --mutants", file=sys.stderr)
+        return 2
     from .invariants import main as check_main
 
     return check_main(stages=[args.assignment] if args.assignment else None, timeout=args.timeout)
@@ -141,11 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-q", "--quiet", action="store_true", help="only the table, no per-task feedback")
     run.set_defaults(func=_run)
 
-    chk = subs.add_parser("check", help="prove the grading invariants on the reference and a fresh release",
-                          description="For every stage (or -a STAGE): the reference scores full marks; a fresh release "
-                                      "scores zero on its own stage; breaking one task's fence costs exactly that task's points.")
+    chk = subs.add_parser("check", help="prove the grading invariants (or, with --mutants, run the mutation analysis)",
+                          description=CHECK_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     chk.add_argument("-a", "--assignment", help="only this stage")
-    chk.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per check")
+    chk.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per check (--mutants: default 10)")
+    chk.add_argument("--mutants", action="store_true", help="run the mutation analysis instead of the invariants")
+    chk.add_argument("--task", help="--mutants: only the mutants of this task (e.g. 1.4)")
+    chk.add_argument("--sample", type=int, metavar="N", help="--mutants: N generated mutants per task (fixed seed) + the catalogue")
+    chk.add_argument("--jobs", type=int, default=1, metavar="J", help="--mutants: grade J mutants at a time, in worker processes")
     chk.set_defaults(func=_check)
 
     rel = subs.add_parser("release", help="write a student starter repository for a stage")

@@ -22,8 +22,10 @@ within that function), so a fence lost in one function never shifts bodies into 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import AbstractSet, Callable, Mapping, Sequence
@@ -35,6 +37,7 @@ __all__ = [
     "FenceError",
     "StudentBodies",
     "find_fences",
+    "is_stub",
     "package_fences",
     "render",
     "student_bodies",
@@ -238,6 +241,7 @@ class StudentBodies:
 
     bodies: Mapping[tuple[str, str, int], tuple[str, ...]]
     problems: tuple[Problem, ...]
+    fences: tuple[Fence, ...] = ()
 
 
 def student_bodies(text: str, filename: str) -> StudentBodies:
@@ -248,7 +252,24 @@ def student_bodies(text: str, filename: str) -> StudentBodies:
         for e in errors
     ]
     bodies = {k: f.body for k, f in zip(_key(fences), fences)}
-    return StudentBodies(bodies=bodies, problems=tuple(problems))
+    return StudentBodies(bodies=bodies, problems=tuple(problems), fences=tuple(fences))
+
+
+def is_stub(body: Sequence[str]) -> bool:
+    """Whether a fence body holds nothing of the student's: only comments, ``pass``, ``...``
+    or one ``raise NotImplementedError…`` (the release's stub). Unparsable code is not a stub."""
+    try:
+        statements = ast.parse(textwrap.dedent("".join(body))).body
+    except (SyntaxError, ValueError):
+        return False
+    rest = [n for n in statements if not isinstance(n, ast.Pass)
+            and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    if not rest:
+        return True
+    if len(rest) > 1 or not isinstance(rest[0], ast.Raise):
+        return False
+    exc = rest[0].exc.func if isinstance(rest[0].exc, ast.Call) else rest[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
 
 
 def render(
@@ -259,6 +280,7 @@ def render(
     replace: Mapping[str, Sequence[Sequence[str]]] | None = None,
     from_student: AbstractSet[str] = frozenset(),
     student: StudentBodies | None = None,
+    partners: AbstractSet[tuple[str, str]] = frozenset(),
     titles: Mapping[str, str] | Callable[[str], str | None] | None = None,
     filename: str = "<string>",
 ) -> tuple[str, list[Problem]]:
@@ -273,6 +295,10 @@ def render(
         from_student: task ids whose bodies come from `student`, the parsed student copy
             of this file, matched by (task, enclosing function, order in that function),
             which survives a student deleting or breaking one fence.
+        partners: (task, enclosing function) of `keep` fences that take the student's
+            body where the student wrote one (`is_stub` false): fences sharing state with
+            a `from_student` fence (`grader.trees.shared_state`). Where the student's is
+            missing or a stub, the reference stays, silently (that task is not graded).
         titles: task id → title for the stub message (a mapping or a function).
         filename: used in messages.
 
@@ -313,6 +339,9 @@ def render(
         body: Sequence[str] | None
         if fence.task in keep:
             body = fence.body
+            mate = student_map.get(key) if (fence.task, fence.function) in partners else None
+            if mate is not None and not is_stub(mate):
+                body = mate
         elif fence.task in stub:
             body = None
         elif fence.task in replace:

@@ -22,14 +22,31 @@ dies, exits (``sys.exit`` / ``os._exit``), floods its output or sends garbage is
 (with its whole process group), the task's remaining checks are skipped when it timed
 out, and a fresh child is started for the next task.
 
-Scoring: a task's points are shared equally among its checks (partial credit); its status
+Scoring: a task's points are shared among its checks by their weights (the manifest's
+``weights``, 1 unless stated: partial credit; `grader.checks.runner`); its status
 is "passed" when every check passes, else that of its first failing check ("failed": a
 wrong answer, "error": the student's code raised, "timeout").
 
-``isolate=True`` grades each task in a tree where every *other* task of the stage has the
-reference solution spliced in, so one broken task cannot break the others. This exposes
-the reference code of the stage's other tasks to the child: use it for diagnosis and for
-`grader check`, not for grading submissions that could copy from it.
+``isolate=True`` grades each task X in a tree of its own (`build_child_tree(...,
+isolate_task=X)`) where the stage's *other* tasks hold the reference, so that one broken
+task cannot cost another its points, within the limits below (`grader check` proves it
+for each task left undone: invariant 3).
+
+* What X's score depends on: the student's fences of X, and the fences that share state
+  with them. A Function's forward (1.2, 2.3) fills the ``ctx`` its backward (1.3, 2.4)
+  reads, and what it saves is the student's choice, so isolating either half splices
+  the student's code of the whole Function class (`grader.trees.shared_state`); a half
+  left a stub takes the reference. A forward that raises or saves the wrong thing thus
+  costs its backward too, as without ``--isolate``. Everything else of the other tasks
+  (Scalar's operators, backpropagate, reduce_to_shape, …) is the reference's.
+* What it assumes: that X uses the other tasks only through their documented contracts.
+  Code of X that relies on a non-standard behaviour of the student's own Y is graded
+  against the reference Y and may lose points that a plain run would give. The isolated
+  score tells what X would score were the rest right: a diagnosis, not the grade.
+* What it exposes: the reference code of the stage's other tasks is written into the
+  child's tree, where student code can read or call it (each tree is deleted after its
+  task; notebooks are graded in the last one). Use it for diagnosis and for
+  `grader check`, never to grade submissions that could copy from it.
 
 Performance checks (stage A3) time the student's kernel in its child and the reference
 kernel in a `ReferenceChild` under the same limits and through the same channel; the
@@ -72,7 +89,8 @@ def grade(
 
     Args:
         task: grade only this task id.
-        isolate: grade each task with the reference spliced in for the stage's other tasks.
+        isolate: grade each task with the reference spliced in for the stage's other
+            tasks, except the fences sharing state with it (see the module docstring).
         notebooks: autograde the stage's notebooks too (when the submission has them).
         progress: called with each finished row.
 

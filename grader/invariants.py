@@ -7,10 +7,13 @@ For a stage S with tasks T₁ … Tₙ:
 2. **release** — a fresh ``grader release S`` scores zero on every task and notebook of S.
 3. **one task broken** — for each task X, the reference with only X's fences replaced by
    the release's stubs (written by `build_child_tree(S, release, isolate_task=X)`) loses
-   exactly X's points when graded with ``--isolate``: X is graded and must score 0; for
-   every other task Y the isolated tree is compared byte for byte with the reference
-   tree of (1), so Y scores what the reference scored there (grading is deterministic)
-   without paying for another child per task.
+   exactly X's points when graded with ``--isolate``: X is graded and must score 0; every
+   other task Y must score what the reference scored. Y's isolated tree takes the
+   student's fences of Y *and* of the fences sharing state with them (a Function's other
+   half, `grader.trees.shared_state`), where X's stubs could come in. A stubbed partner
+   fence takes the reference, so Y's tree should be the reference tree of (1) byte for
+   byte, which proves Y's score (grading is deterministic) without paying for a child;
+   a tree that differs is graded, and Y must still score its reference points.
 4. **earlier stages** — the release of S, graded for each earlier stage, scores full marks
    on that stage's tasks (its earlier code is the reference).
 
@@ -68,6 +71,25 @@ def _same_tree(a: Path, b: Path) -> Optional[str]:
     return None
 
 
+def _other_task_keeps_its_points(stage: str, task: str, broken: Path, ref_tree: Path, ref: GradeResult,
+                                 limits: Limits, tmp_path: Path) -> list[str]:
+    """Invariant 3 for one other task Y (`task`) of a tree where another task is broken:
+    [] when Y, isolated, scores what the reference scored; else what went wrong."""
+    tree = tmp_path / f"iso-{task}"
+    build_child_tree(stage, broken, tree, isolate_task=task)
+    differs = _same_tree(tree / "minitorch", ref_tree / "minitorch")
+    shutil.rmtree(tree)
+    if differs is None:
+        return []
+    expected = next(t.score for t in ref.tasks if t.id == task)
+    res = grade(broken, stage, task=task, isolate=True, limits=limits, notebooks=False)
+    got = res.tasks[0]
+    if res.grader_errors or got.score != expected:
+        return [f"task {task}, isolated in a tree that differs from the reference ({differs}), scored "
+                f"{got.score:g} instead of {expected:g} ({got.message[:100]}) {res.grader_errors}"]
+    return []
+
+
 def check_stage(stage: str, limits: Limits, console: Optional[Console] = None) -> list[Invariant]:
     """Run the four invariants for one stage."""
     out: list[Invariant] = []
@@ -108,14 +130,8 @@ def check_stage(stage: str, limits: Limits, console: Optional[Console] = None) -
             if res.grader_errors or res.tasks[0].score != 0:
                 problems.append(f"task {task.id} scored {res.tasks[0].score:g} ({res.tasks[0].message[:100]}) {res.grader_errors}")
             for other in manifest.tasks:
-                if other.id == task.id:
-                    continue
-                tree = tmp_path / f"iso-{task.id}-{other.id}"
-                build_child_tree(stage, broken, tree, isolate_task=other.id)
-                differs = _same_tree(tree / "minitorch", ref_tree / "minitorch")
-                shutil.rmtree(tree)
-                if differs:
-                    problems.append(f"the isolated tree of task {other.id} is not the reference tree ({differs})")
+                if other.id != task.id:
+                    problems.extend(_other_task_keeps_its_points(stage, other.id, broken, ref_tree, ref, limits, tmp_path))
             record(
                 f"breaking task {task.id} costs exactly its {task.points:g} points (of {task_points:g})",
                 not problems,

@@ -8,7 +8,8 @@
     title = "Central difference"
     points = 10
     fences = ["1.1"]                      # fence ids (in minitorch/) this task covers
-    checks = ["central_difference"]       # hidden checks, grader/checks/a1.py
+    checks = ["central_difference"]       # hidden checks, grader/checks/a1*.py, run in order
+    weights = { central_difference = 2.0 }   # optional: a check's share (others weigh 1)
     hint = "f'(x) ≈ (f(x+ε) − f(x−ε)) / 2ε"
     public_tests = ["tests/test_autodiff.py"]   # test files that ship (run with -m task1_1)
     [tasks.performance]                   # optional (A3): thresholds of performance checks
@@ -19,10 +20,10 @@
     points = 15
     title = "Backpropagation by hand"
 
-A top-level ``reference_only = ["minitorch/fast_tuned.py"]`` (optional; paths relative to
-the kit's root, files of ``minitorch/`` without fences) names files that hold the stage's
-reference technique outside fences: they are left out of student releases and grader
-child trees of this stage and of earlier stages, and ship from the next stage on.
+A task scores points × Σ weights of its passed checks / Σ weights of its checks. A
+top-level ``reference_only = ["minitorch/fast_tuned.py"]`` (optional; files of
+``minitorch/`` without fences) names files holding the stage's reference technique outside
+fences: left out of releases and child trees of this stage and earlier ones.
 
 `load_manifest("a1")` returns a `Manifest`; every mistake (unknown key, wrong type,
 duplicate id, a fence id that no `# BEGIN SOLUTION` in minitorch/ carries, a notebook or
@@ -47,20 +48,8 @@ else:  # pragma: no cover - Python 3.10
 from .fences import find_fences, package_fences
 
 __all__ = [
-    "Manifest",
-    "ManifestError",
-    "NotebookPart",
-    "Performance",
-    "Task",
-    "all_manifests",
-    "all_stages",
-    "find_task",
-    "load_manifest",
-    "repo_root",
-    "stage_dir",
-    "stage_number",
-    "stage_of_task",
-    "task_of_fence",
+    "Manifest", "ManifestError", "NotebookPart", "Performance", "Task", "all_manifests", "all_stages",
+    "find_task", "load_manifest", "repo_root", "stage_dir", "stage_number", "stage_of_task", "task_of_fence",
 ]
 
 _STAGE = re.compile(r"^a(\d+)$")
@@ -81,7 +70,7 @@ class Performance:
 
 @dataclass(frozen=True)
 class Task:
-    """One graded task of a stage."""
+    """One graded task of a stage; `weights` lists (check, weight) where it is not 1."""
 
     id: str
     title: str
@@ -91,6 +80,11 @@ class Task:
     hint: str = ""
     public_tests: tuple[str, ...] = ()
     performance: Performance | None = None
+    weights: tuple[tuple[str, float], ...] = ()
+
+    def weight(self, check: str) -> float:
+        """The weight of one of the task's checks in its score (1 unless `weights` says)."""
+        return dict(self.weights).get(check, 1.0)
 
     @property
     def stage(self) -> str:
@@ -192,9 +186,7 @@ def _stage_dirs(root: Path) -> dict[str, Path]:
         m = _FOLDER.match(d.name)
         if m and (d / "manifest.toml").is_file():
             if m.group(1) in found:
-                raise ManifestError(
-                    f"two assignment folders for stage {m.group(1)}: {found[m.group(1)].name}, {d.name}"
-                )
+                raise ManifestError(f"two assignment folders for stage {m.group(1)}: {found[m.group(1)].name}, {d.name}")
             found[m.group(1)] = d
     return found
 
@@ -274,7 +266,7 @@ class _Reader:
 
 
 _TOP_KEYS = {"id", "title", "tasks", "notebooks", "reference_only"}
-_TASK_KEYS = {"id", "title", "points", "fences", "checks", "hint", "public_tests", "performance"}
+_TASK_KEYS = {"id", "title", "points", "fences", "checks", "hint", "public_tests", "performance", "weights"}
 _PERF_KEYS = {"max_ratio"}
 _NOTEBOOK_KEYS = {"path", "points", "title"}
 
@@ -324,16 +316,18 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
         if "performance" in raw:
             pr = _Reader(path, f"{where}.performance", raw["performance"], _PERF_KEYS)
             perf = Performance(max_ratio=pr.points("max_ratio"))
+        checks = r.strings("checks", required=True)
         tasks.append(
             Task(
                 id=tid,
                 title=r.string("title"),
                 points=r.points("points"),
                 fences=fences,
-                checks=r.strings("checks", required=True),
+                checks=checks,
                 hint=r.string("hint", default=""),
                 public_tests=tests,
                 performance=perf,
+                weights=_weights(r, raw.get("weights", {}), checks),
             )
         )
 
@@ -364,6 +358,18 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
         notebooks=tuple(notebooks),
         reference_only=reference_only,
     )
+
+
+def _weights(r: _Reader, raw: Any, checks: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
+    """``weights = { check = 2.0 }``: names among the task's checks, positive finite numbers."""
+    if not isinstance(raw, dict):
+        r.fail(f"{r.where}: weights must be a table such as {{ {checks[0]} = 2.0 }}, got {raw!r}")
+    for name, w in raw.items():
+        if name not in checks:
+            r.fail(f"{r.where}: weights names {name!r}, which is not one of its checks ({', '.join(checks)})")
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 < w < float("inf"):
+            r.fail(f"{r.where}: the weight of {name} must be a positive number, got {w!r}")
+    return tuple((n, float(raw[n])) for n in checks if n in raw)
 
 
 def _check_reference_only(top: _Reader, rel: str, root: Path) -> None:
@@ -406,6 +412,4 @@ def task_of_fence(fence_id: str, repo_root: Path | str | None = None) -> Task:
     for t in manifest.tasks:
         if fence_id in t.fences:
             return t
-    raise ManifestError(
-        f"{manifest.directory / 'manifest.toml'}: fence {fence_id} belongs to no task"
-    )
+    raise ManifestError(f"{manifest.directory / 'manifest.toml'}: fence {fence_id} belongs to no task")

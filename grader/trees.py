@@ -14,19 +14,36 @@ earlier one (they hold a stage's reference technique outside fences).
     build_child_tree("a1", submission, Path("tree"))                      -> list[Problem]
     build_child_tree("a1", submission, Path("tree"), isolate_task="1.3")  # others: reference
 
+Isolating a task X gives the stage's other tasks the reference, except where a fence of
+another task shares state with a fence of X (`shared_state`: a Function's forward fills
+the ``ctx`` its backward reads): that fence comes from the student too, unless the student
+left it a stub. Whole Function classes travel together rather than whole tasks because
+the state is per class: pairing 1.2 with 1.3 would also bring in the student's Scalar
+operators, which share nothing with chain_rule, and lose the isolation the option is for.
+Every stage was scanned for fences that store state (``ctx.save_for_backward``, attribute
+assignments, ``global``): only the Functions of A1 (1.2/1.3) and A2 (2.3/2.4) do so across
+tasks (`tests/test_grader_isolate.py` repeats the scan, so a new case fails it).
+
+Only the fences are the student's: `outside_code_problem` reports a file whose code outside
+the markers differs from the release (a helper function, an import), which the tree drops.
+
 This layer writes files only: it never imports or runs the code it writes, and reads the
 submission only through `grader.intake`.
 """
 
 from __future__ import annotations
 
+import ast
+import difflib
+import io
 import os
 import shutil
 import tempfile
+import tokenize
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional, Sequence
 
-from .fences import Fence, find_fences, render, student_bodies
+from .fences import Fence, StudentBodies, find_fences, render, student_bodies
 from .intake import SKIP_DIRS, find_package, open_submission, read_student_file
 from .manifest import Manifest, all_manifests, repo_root as _default_root, stage_number, stage_of_task
 from .results import Problem
@@ -35,9 +52,11 @@ __all__ = [
     "build_child_tree",
     "default_backend",
     "fence_titles",
+    "outside_code_problem",
     "reference_only_files",
     "release_module_source",
     "render_package",
+    "shared_state",
 ]
 
 _SKIP_SUFFIXES = {".pyc", ".pyo", ".nbi", ".nbc"}
@@ -87,6 +106,126 @@ def reference_only_files(stage: str, manifests: Mapping[str, Manifest]) -> froze
     listed as ``reference_only`` by this stage or a later one."""
     n = stage_number(stage)
     return frozenset(rel for s, m in manifests.items() if stage_number(s) >= n for rel in m.reference_only)
+
+
+def shared_state(text: str, fences: Sequence[Fence]) -> list[tuple[Fence, ...]]:
+    """Groups of fences that share state between calls, so that none of them can be graded
+    next to another's reference body: the fences inside the methods of one class that take
+    a ``ctx`` parameter. A Function's forward saves into the context what its backward
+    reads back, and what it saves is the student's choice (the docstrings suggest one, the
+    checks accept any): a backward that expects the input, run after the reference forward
+    that saved the output, fails although both of the student's halves are right.
+
+    Groups of two or more fences, in file order; [] for text that does not parse.
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    spans: list[tuple[int, int, int]] = []  # first line, last line, class index
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    for index, cls in enumerate(classes):
+        for node in cls.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                if any(arg.arg == "ctx" for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]):
+                    spans.append((node.lineno, node.end_lineno or node.lineno, index))
+    groups: dict[int, list[Fence]] = {}
+    for fence in fences:
+        index = next((i for first, last, i in spans if first <= fence.begin <= last), None)
+        if index is not None:
+            groups.setdefault(index, []).append(fence)
+    return sorted((tuple(g) for g in groups.values() if len(g) > 1), key=lambda g: g[0].begin)
+
+
+#: One statement outside the fences: (its first line, its tokens).
+_Statement = tuple[int, tuple[str, ...]]
+_SILENT = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+
+
+def _outside(text: str, fences: Sequence[Fence]) -> str:
+    """`text` with every fence body blanked (line numbers kept)."""
+    lines = text.splitlines(keepends=True)
+    for f in fences:
+        for i in range(f.begin, f.end - 1):
+            lines[i] = "\n"
+    return "".join(lines)
+
+
+def _statements(text: str) -> Optional[list[_Statement]]:
+    """The logical lines of `text` as tokens, without comments, blank lines, indentation
+    and bare strings (docstrings): edits of those change nothing the grader runs.
+    None when `text` does not tokenize."""
+    out: list[_Statement] = []
+    current: list[tokenize.TokenInfo] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in _SILENT:
+                continue
+            if tok.type != tokenize.NEWLINE:
+                current.append(tok)
+                continue
+            if current and any(t.type != tokenize.STRING for t in current):
+                out.append((current[0].start[0], tuple(t.string for t in current)))
+            current = []
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return None
+    if current and any(t.type != tokenize.STRING for t in current):
+        out.append((current[0].start[0], tuple(t.string for t in current)))
+    return out
+
+
+def _lines(text: str) -> list[_Statement]:
+    """The fallback for text that does not tokenize: its lines, stripped, without blank
+    and comment lines."""
+    return [(i, (s,)) for i, line in enumerate(text.splitlines(), 1) if (s := line.strip()) and not s.startswith("#")]
+
+
+def outside_code_problem(reference: str, student_text: str, student: StudentBodies, filename: str,
+                         tasks: tuple[str, ...]) -> Optional[Problem]:
+    """A `Problem` (for `tasks`) when the student's code outside the fences differs from the
+    release's, None when it does not or cannot be compared.
+
+    The release has the reference's text outside the fences, so the two are compared with
+    every fence body blanked, statement by statement: comments, blank lines, whitespace and
+    docstrings are not changes. A file with damaged fences is not compared (its fence
+    problems are reported, and its regions cannot be lined up).
+    """
+    if student.problems:
+        return None
+    ours = _outside(reference, find_fences(reference, filename))
+    theirs = _outside(student_text.lstrip("\ufeff"), student.fences)
+    ref, stu = _statements(ours), _statements(theirs)
+    if ref is None or stu is None:
+        ref, stu = _lines(ours), _lines(theirs)
+    matcher = difflib.SequenceMatcher(None, [s for _, s in ref], [s for _, s in stu], autojunk=False)
+    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if not changes:
+        return None
+    tag, i1, _, j1, _ = changes[0]
+    count = sum(max(b - a, d - c) for _, a, b, c, d in changes)
+    more = f" ({count} statements differ from the release)" if count > 1 else ""
+    if tag == "delete":
+        after = j1 >= len(stu)
+        line = (stu[-1][0] if stu else 1) if after else stu[j1][0]
+        message = (f"{filename} line {line}: code of the release outside the task markers is missing "
+                   f"{'after' if after else 'before'} this line (`{_shown(ours, ref[i1][0])}`){more}: "
+                   "the grader uses the release's code there")
+    elif tag == "insert":
+        line = stu[j1][0]
+        message = (f"{filename} line {line}: code outside the task markers is not graded "
+                   f"(`{_shown(theirs, line)}`){more}: put helpers inside a fence")
+    else:
+        line = stu[j1][0]
+        message = (f"{filename} line {line}: code outside the task markers differs from the release and is "
+                   f"not graded (`{_shown(theirs, line)}`){more}: the release's code runs there; put your "
+                   "changes inside a fence")
+    return Problem(message, filename, line, tasks)
+
+
+def _shown(text: str, line: int, width: int = 60) -> str:
+    shown = text.splitlines()[line - 1].strip()
+    return shown if len(shown) <= width else shown[: width - 1] + "…"
 
 
 def _skipped(rel: Path) -> bool:
@@ -153,11 +292,13 @@ def build_child_tree(
         submission_dir: the student's repository (a directory or a zip).
         out_dir: where to write; out_dir/minitorch is replaced.
         isolate_task: grade one task alone: its fences come from the student, the other
-            fences of the stage from the reference.
+            fences of the stage from the reference, except those sharing state with one
+            of its fences (`shared_state`), which come from the student where written.
         repo_root: the kit (default: the grader's own checkout).
 
     Returns:
-        Problems for the student (missing files, damaged or missing fences), in file order.
+        Problems for the student (missing files, damaged or missing fences, code outside
+        the fences that differs from the release), in file order.
 
     Raises:
         SubmissionError: the submission cannot be opened safely (bad or unsafe zip).
@@ -182,6 +323,7 @@ def build_child_tree(
         shutil.rmtree(out_package)
     out_dir.mkdir(parents=True, exist_ok=True)
     titles = fence_titles(manifests)
+    task_of = {f: t.id for t in manifest.tasks for f in t.fences}
     problems: list[Problem] = []
 
     with tempfile.TemporaryDirectory(prefix="minitorch-submission-") as tmp:
@@ -194,10 +336,15 @@ def build_child_tree(
             ids = {f.task for f in fences}
             keep = {t for t in ids if fence_stage(t) < n}
             stub = {t for t in ids if fence_stage(t) > n}
-            mine = ids - keep - stub
+            staged = ids - keep - stub
+            mine = set(staged)
+            partners: set[tuple[str, str]] = set()
             if student_fences is not None:
                 keep |= mine - student_fences
                 mine &= student_fences
+                for group in shared_state(text, fences):
+                    if any(f.task in mine for f in group):
+                        partners |= {(f.task, f.function) for f in group if f.task in staged - mine}
             name = f"minitorch/{rel.as_posix()}"
             if not mine:
                 return render(text, keep=keep, stub=stub, titles=titles, filename=name)
@@ -207,9 +354,11 @@ def build_child_tree(
                 return out, [problem] if problem else []
             parsed = student_bodies(student_text, name)
             out, found = render(text, keep=keep, stub=stub, from_student=mine, student=parsed,
-                                titles=titles, filename=name)
+                                partners=partners, titles=titles, filename=name)
             relevant = [p for p in parsed.problems if not p.tasks or set(p.tasks) & mine]
-            return out, relevant + found
+            file_tasks = tuple(sorted({task_of.get(t, t) for t in staged}))
+            outside = outside_code_problem(text, student_text, parsed, name, file_tasks)
+            return out, relevant + found + ([outside] if outside else [])
 
         problems.extend(render_package(root / "minitorch", out_package, choose, reference_only_files(stage, manifests)))
     write_file(out_package / "_release.py", release_module_source(stage))

@@ -25,7 +25,7 @@ def test_check_reports_a_broken_invariant(monkeypatch: pytest.MonkeyPatch) -> No
     # A check that passes everything: the fresh release no longer scores zero.
     from grader.checks import base
 
-    key = ("a0", "functional")
+    key = ("a0", "map")
     original = base.REGISTRY[key]
     monkeypatch.setitem(base.REGISTRY, key, base.Check(original.stage, original.name, original.kind, lambda ctx: None, "", 1.0))
     invariants = check_stage("a0", Limits(check_timeout=30))

@@ -138,7 +138,7 @@ def test_diff_checks_type_then_dtype_then_shape_then_values() -> None:
     assert "shape (2, 1)" in diff(e, TensorVal(np.array([[1.0], [2.0]])))
     assert "index (1,)" in diff(e, TensorVal(np.array([1.0, 2.1])))
     assert "subclass" in diff(ArrayVal(np.ones(2), "numpy.ndarray"), ArrayVal(np.ones(2), "x.Sub"))
-    assert "expected a number" in diff(1.0, ObjectVal("x.AlwaysEqual"))
+    assert "expected the float 1.0, got an object of type x.AlwaysEqual" in diff(1.0, ObjectVal("x.AlwaysEqual"))
 
 
 def test_diff_nan_and_inf() -> None:
@@ -153,7 +153,7 @@ def test_diff_nan_and_inf() -> None:
 
 def test_diff_bools_and_sequences() -> None:
     assert diff(True, True) is None
-    assert "expected True" in diff(True, 1.0)
+    assert "expected the bool True, got the float 1.0" in diff(True, 1.0)
     assert diff([1.0, (2, 3)], (1.0, [2, 3])) is None
     assert "expected 2 items" in diff([1, 2], [1])
 
@@ -176,7 +176,8 @@ def test_reference_scores_full_marks_and_a_release_zero(tmp_path: Path) -> None:
 def test_two_wrong_example_is_graded_with_feedback(examples: Path) -> None:
     result = grade(examples / "a1-two-wrong", "a1", limits=FAST, notebooks=False)
     scores = {r.id: (r.status, r.score) for r in result.tasks}
-    assert scores == {"1.1": ("failed", 0), "1.2": ("passed", 20), "1.3": ("failed", 0), "1.4": ("passed", 25)}
+    # 1.3 keeps its chain_rule check (6 of 30): the wrong Log.backward fails the other two
+    assert scores == {"1.1": ("failed", 0), "1.2": ("passed", 20), "1.3": ("failed", 6), "1.4": ("passed", 25)}
     r11 = result.tasks[0]
     assert "central_difference(operators." in r11.message and "expected" in r11.message and "got" in r11.message
     assert "Hint: f'(x)" in r11.feedback
@@ -220,7 +221,7 @@ def test_a_zip_submission_is_graded(tmp_path: Path, examples: Path) -> None:
         for path in sorted((examples / "a1-two-wrong" / "minitorch").glob("*.py")):
             zf.write(path, f"my-repo/minitorch/{path.name}")  # a GitHub zip nests one folder
     result = grade(archive, "a1", limits=FAST, notebooks=False)
-    assert result.score == 45
+    assert result.score == 51
 
 
 def test_notebook_points_are_merged(examples: Path) -> None:
@@ -260,7 +261,7 @@ def test_reports_follow_the_gradescope_and_junit_schemas(tmp_path: Path, example
     code = main(["run", str(examples / "a1-two-wrong"), "-a", "a1", "--json", str(out_json), "--junit", str(out_xml), "--no-notebooks", "-q"])
     assert code == 0
     data = json.loads(out_json.read_text())
-    assert data["score"] == 45 and isinstance(data["execution_time"], float) and isinstance(data["output"], str)
+    assert data["score"] == 51 and isinstance(data["execution_time"], float) and isinstance(data["output"], str)
     assert [t["number"] for t in data["tests"]] == ["1.1", "1.2", "1.3", "1.4"]
     for t in data["tests"]:
         assert set(t) >= {"name", "number", "score", "max_score", "status", "output", "visibility"}
@@ -275,8 +276,8 @@ def test_reports_follow_the_gradescope_and_junit_schemas(tmp_path: Path, example
 
 def test_exit_codes(tmp_path: Path, examples: Path) -> None:
     args = ["run", str(examples / "a1-two-wrong"), "-a", "a1", "--no-notebooks", "-q"]
-    assert main(args + ["--fail-under", "50"]) == 0  # 45 / 85 = 53 %
-    assert main(args + ["--fail-under", "60"]) == 1
+    assert main(args + ["--fail-under", "55"]) == 0  # 51 / 85 = 60 %
+    assert main(args + ["--fail-under", "65"]) == 1
     assert main(["run", str(tmp_path / "missing"), "-a", "a1"]) == 2
     assert main(["run", str(examples / "a1-two-wrong"), "-a", "a9"]) == 2
     with pytest.raises(SystemExit) as exc:

@@ -364,7 +364,9 @@ def test_student_bodies_are_spliced_and_edits_outside_fences_ignored(releases: d
     text = text.replace("import math\n", "import math\nimport os  # outside a fence: ignored\n", 1)
     ops.write_text(text, encoding="utf-8")
     problems = build_child_tree("a0", student, tmp_path / "t", repo_root=ROOT)
-    assert problems == []
+    # the edit outside the fences is dropped, with a note (`trees.outside_code_problem`)
+    assert [(p.file, p.tasks) for p in problems] == [("minitorch/operators.py", ("0.1", "0.2"))]
+    assert "code outside the task markers is not graded (`import os" in problems[0].message
     out = (tmp_path / "t" / "minitorch" / "operators.py").read_text(encoding="utf-8")
     fences = {f.function: f for f in find_fences(out)}
     assert fences["add"].body == ("    return y + x  # student\n",)

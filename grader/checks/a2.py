@@ -24,8 +24,6 @@ BACKEND = "minitorch.SimpleBackend"
 SHAPES = [(1,), (4,), (2, 3), (3, 1), (1, 4), (2, 1, 3), (2, 3, 4), (3, 2, 1, 2)]
 
 
-
-
 def _layouts(ndim: int) -> list[Optional[tuple[int, ...]]]:
     """Row-major, reversed, and (for 3+ dims) one mixed memory order."""
     out: list[Optional[tuple[int, ...]]] = [None]
@@ -36,19 +34,24 @@ def _layouts(ndim: int) -> list[Optional[tuple[int, ...]]]:
     return out
 
 
-
-
 # ---- 2.1 strides and indexing
 
 
-@check("a2", "indexing", kind="equivalence")
-def indexing(ctx: CheckContext) -> None:
-    """index_to_position, to_index and strides_from_shape against the reference."""
+@check("a2", "strides_from_shape", kind="equivalence")
+def strides_from_shape(ctx: CheckContext) -> None:
+    """strides_from_shape: the row-major strides of a shape (0-d and size-1 dims included)."""
     probes = []
-    for shape in [(), (1,), (5,), (2, 3), (3, 2), (1, 4, 1), (2, 3, 4), (4, 1, 3, 2)]:
+    for shape in [(1,), (5,), (2, 3), (3, 2), (1, 4, 1), (2, 3, 4), (4, 1, 3, 2), ()]:
         p = Probe(f"strides_from_shape({shape})")
         p.returns(p.call(f"{TD}.strides_from_shape", shape))
         probes.append(p)
+    ctx.equivalent(probes)
+
+
+@check("a2", "index_to_position", kind="equivalence")
+def index_to_position(ctx: CheckContext) -> None:
+    """index_to_position for row-major, reversed and mixed strides."""
+    probes = []
     for shape in SHAPES[1:]:
         for order in _layouts(len(shape)):
             strides = np.array(strides_for(shape, order), dtype=I64)
@@ -57,6 +60,14 @@ def indexing(ctx: CheckContext) -> None:
                 p = Probe(f"index_to_position({tuple(int(i) for i in index)}, strides={tuple(int(s) for s in strides)})")
                 p.returns(p.call(f"{TD}.index_to_position", index, strides))
                 probes.append(p)
+    ctx.equivalent(probes)
+
+
+@check("a2", "to_index", kind="equivalence")
+def to_index(ctx: CheckContext) -> None:
+    """to_index writes the index of every ordinal into out_index (which arrives zeroed: the
+    reference fills its own copy)."""
+    probes = []
     for shape in [(4,), (2, 3), (3, 1), (2, 1, 3), (2, 3, 4), (3, 2, 1, 2)]:
         size = int(np.prod(shape))
         for ordinal in range(size):
@@ -102,19 +113,33 @@ BROADCAST_PAIRS = [
 INCOMPATIBLE = [((2, 3), (3, 2)), ((4,), (5,)), ((2, 1, 3), (2, 4, 2)), ((3,), (2, 4))]
 
 
-@check("a2", "broadcast", kind="property")
-def broadcast(ctx: CheckContext) -> None:
-    """shape_broadcast (both argument orders; ShapeError for incompatible shapes),
-    broadcast_index, and gradients summed back to an operand's shape (reduce_to_shape)."""
+@check("a2", "shape_broadcast", kind="property")
+def shape_broadcast(ctx: CheckContext) -> None:
+    """shape_broadcast on compatible shapes, in both argument orders."""
     probes = []
     for a, b in BROADCAST_PAIRS:
         p = Probe(f"shape_broadcast({a}, {b})")
         p.returns(p.call(f"{TD}.shape_broadcast", a, b))
         probes.append(p)
+    ctx.equivalent(probes)
+
+
+@check("a2", "shape_broadcast_incompatible", kind="property")
+def shape_broadcast_incompatible(ctx: CheckContext) -> None:
+    """shape_broadcast raises ShapeError for shapes that cannot be broadcast (edge case)."""
+    probes = []
     for a, b in INCOMPATIBLE:
         p = Probe(f"shape_broadcast({a}, {b}) (incompatible: must raise ShapeError)", expect_error=True)
         p.returns(p.call(f"{TD}.shape_broadcast", a, b))
         probes.append(p)
+    ctx.equivalent(probes)
+
+
+@check("a2", "broadcast_index", kind="equivalence")
+def broadcast_index(ctx: CheckContext) -> None:
+    """broadcast_index maps an index of the big shape to the index of the smaller operand
+    (out_index arrives zeroed: the reference fills its own copy)."""
+    probes = []
     for big, small in [((3,), (1,)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3, 4), (3, 1)), ((2, 3, 4), (1, 3, 4)), ((2, 3, 4), (2, 1, 4)), ((2, 3, 4), ())]:
         for ordinal in range(int(np.prod(big))):
             index = np.array(np.unravel_index(ordinal, big), dtype=I64)
@@ -123,6 +148,13 @@ def broadcast(ctx: CheckContext) -> None:
             p.call(f"{TD}.broadcast_index", index, np.array(big, dtype=I64), np.array(small, dtype=I64), out)
             p.returns(out)
             probes.append(p)
+    ctx.equivalent(probes)
+
+
+@check("a2", "reduce_to_shape", kind="equivalence")
+def reduce_to_shape(ctx: CheckContext) -> None:
+    """reduce_to_shape: a gradient summed back over the dimensions broadcasting stretched."""
+    probes = []
     for big, small in [((3,), (1,)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3), ()), ((2, 3, 4), (3, 1)), ((4, 2, 3), (1, 2, 1))]:
         g = ctx.rng.standard_normal(big)
         p = Probe(f"reduce_to_shape(grad of shape {big}, {small}): the gradient summed back to the operand's shape", {"grad": g})
@@ -139,16 +171,14 @@ REDUCES = ["add_reduce", "mul_reduce", "max_reduce"]
 ZIP_SHAPES = [((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((3, 1, 2), (4, 1)), ((2, 3, 4), (2, 3, 4))]
 
 
-
-
 def _backend_op(p: Probe, name: str) -> Ref:
     return p.get(f"{BACKEND}.{name}")
 
 
-@check("a2", "tensor_kernels", kind="equivalence")
-def tensor_kernels(ctx: CheckContext) -> None:
-    """The simple backend's map / zip / reduce / matrix_multiply on contiguous and
-    permuted layouts, with broadcasting."""
+@check("a2", "map_kernel", kind="equivalence")
+def map_kernel(ctx: CheckContext) -> None:
+    """The simple backend's maps on contiguous and permuted layouts, and into a broadcast
+    `out`."""
     probes = []
     for shape in [(1,), (4,), (2, 3), (2, 3, 4)]:
         for order in _layouts(len(shape)):
@@ -165,6 +195,13 @@ def tensor_kernels(ctx: CheckContext) -> None:
         p.call(_backend_op(p, "neg_map"), p.tensor(a), out)
         p.returns(out)
         probes.append(p)
+    ctx.equivalent(probes, Tol(rtol=1e-9, atol=1e-12))
+
+
+@check("a2", "zip_kernel", kind="equivalence")
+def zip_kernel(ctx: CheckContext) -> None:
+    """The simple backend's zips with broadcasting, contiguous and permuted layouts."""
+    probes = []
     for sa, sb in ZIP_SHAPES:
         for oa, ob in [(None, None), (_layouts(len(sa))[-1], _layouts(len(sb))[-1])]:
             for name in ZIPS:
@@ -173,6 +210,13 @@ def tensor_kernels(ctx: CheckContext) -> None:
                 p = Probe(f"SimpleBackend.{name}(a, b) for a {sa} ({layout_text(oa)}), b {sb} ({layout_text(ob)})", {"a": a, "b": b})
                 p.returns(p.call(_backend_op(p, name), p.tensor(a, oa), p.tensor(b, ob)))
                 probes.append(p)
+    ctx.equivalent(probes, Tol(rtol=1e-9, atol=1e-12))
+
+
+@check("a2", "reduce_kernel", kind="equivalence")
+def reduce_kernel(ctx: CheckContext) -> None:
+    """The simple backend's reductions along every dimension, contiguous and permuted."""
+    probes = []
     for shape in [(4,), (2, 3), (3, 1), (2, 3, 4)]:
         for order in _layouts(len(shape))[:2]:
             for dim in range(len(shape)):
@@ -181,6 +225,14 @@ def tensor_kernels(ctx: CheckContext) -> None:
                     p = Probe(f"SimpleBackend.{name}(a, dim={dim}) for a of shape {shape}, {layout_text(order)}", {"a": a})
                     p.returns(p.call(_backend_op(p, name), p.tensor(a, order), dim))
                     probes.append(p)
+    ctx.equivalent(probes, Tol(rtol=1e-9, atol=1e-12))
+
+
+@check("a2", "matmul_kernel", kind="equivalence")
+def matmul_kernel(ctx: CheckContext) -> None:
+    """The simple backend's batched matrix_multiply, with broadcast batch dimensions and
+    permuted layouts."""
+    probes = []
     for sa, sb in [((1, 1, 1), (1, 1, 1)), ((1, 2, 3), (1, 3, 2)), ((2, 2, 3), (2, 3, 4)), ((1, 3, 2), (4, 2, 3)), ((3, 2, 4), (1, 4, 2))]:
         for oa, ob in [(None, None), ((0, 2, 1), (0, 2, 1)), ((2, 1, 0), None)]:
             a, b = ctx.rng.standard_normal(sa), ctx.rng.standard_normal(sb)
@@ -296,11 +348,35 @@ def _matmul_probes(ctx: CheckContext, what: str, grad: bool) -> list[Probe]:
     return probes
 
 
+PERMUTE_ORDERS = [(2, 0, 1), (1, 2, 0), (0, 2, 1)]
+
+
+def _permute_probes(ctx: CheckContext, what: str, grad: bool) -> list[Probe]:
+    """Tensor.permute with 3-axis orders whose inverse differs from the order itself (an
+    inverse permutation gives a different shape), read back through a contiguous copy."""
+    probes = []
+    for order in PERMUTE_ORDERS:
+        a = ctx.rng.standard_normal((2, 3, 4))
+        p = Probe(f"a.permute{order} * 1.0{what} for a of shape (2, 3, 4)", {"a": a})
+        t = p.tensor(a, requires_grad=grad)
+        out = p.op("mul", p.method(t, "permute", *order), 1.0)
+        if grad:
+            g = ctx.rng.standard_normal(np.transpose(a, order).shape)
+            p.inputs["upstream gradient"] = g
+            p.method(out, "backward", p.tensor(g))
+            p.returns(p.attr(t, "grad"), names=["a.grad"])
+        else:
+            p.returns(out)
+        probes.append(p)
+    return probes
+
+
 @check("a2", "tensor_forward", kind="equivalence")
 def tensor_forward(ctx: CheckContext) -> None:
     """Tensor operations (Functions' forward) against the reference: values, shape, dtype
     (float32 stays float32)."""
     probes = _unary_probes(ctx, "", grad=False) + _binary_probes(ctx, "", grad=False) + _matmul_probes(ctx, "", grad=False)
+    probes += _permute_probes(ctx, "", grad=False)
     for label, build, positive in [UNARY_FNS[1], UNARY_FNS[4], BINARY_FNS[2]]:
         arrays = [values(ctx.rng, (2, 3), positive, np.float32) for _ in range(2 if label == "a * b" else 1)]
         p = Probe(f"{label} on float32 tensors of shape (2, 3)", dict(zip("ab", arrays)))
@@ -314,6 +390,7 @@ def tensor_backward(ctx: CheckContext) -> None:
     """Gradients (backward with a random upstream gradient) against the reference, with
     broadcast operands and permuted layouts."""
     probes = _unary_probes(ctx, ", backward", grad=True) + _binary_probes(ctx, ", backward", grad=True) + _matmul_probes(ctx, ", backward", grad=True)
+    probes += _permute_probes(ctx, ", backward", grad=True)
     ctx.equivalent(probes, Tol(rtol=1e-8, atol=1e-10))
 
 
@@ -336,4 +413,4 @@ def tensor_gradcheck(ctx: CheckContext) -> None:
         arrays = [ctx.rng.uniform(0.5, 1.5, s) if positive else ctx.rng.standard_normal(s) for s in shapes]
         if "relu" in label:  # keep away from the kink at a == b
             arrays[1] = arrays[0] + np.where(ctx.rng.random(shapes[1]) < 0.5, -0.5, 0.5)
-        ctx.gradcheck(label, build, arrays)
+        ctx.gradcheck(label, build, arrays, names=list("abc")[: len(arrays)])

@@ -39,6 +39,7 @@ from .. import protocol
 from ..executor import Executor
 from ..manifest import Task
 from ..sandbox import Limits, ReferenceChild, Session
+from .feedback import error_message, inputs_text, join_lines as _join, not_implemented_message, short
 from .probe import Answer, ErrorInfo, Probe, TensorVal, Tol, describe, diff, fmt_array, parse_answer
 
 KINDS = ("equivalence", "gradient", "property", "performance")
@@ -59,13 +60,22 @@ class CheckFailed(Exception):
 
 
 class StudentError(Exception):
-    """The student's code raised an exception on a probe."""
+    """The student's code raised an exception on a probe.
 
-    def __init__(self, label: str, error: ErrorInfo, details: str = ""):
+    Args:
+        label: the call, as the student would write it ("operators.inv(0.0)").
+        error: what the student's code raised.
+        details: the inputs (and the expected value) for the full feedback.
+        expected: what the reference returned, in short, when it returned a value: the
+            one-line message then says what was wanted instead of the exception.
+    """
+
+    def __init__(self, label: str, error: ErrorInfo, details: str = "", expected: Optional[str] = None):
         super().__init__(f"{label}: {error.type}")
         self.label = label
         self.error = error
-        self.details = details
+        self.details = _join(f"while running: {label}", details)
+        self.expected = expected
 
     @property
     def not_implemented(self) -> bool:
@@ -73,10 +83,15 @@ class StudentError(Exception):
 
     @property
     def message(self) -> str:
+        """The one-line message, without knowing the task being graded."""
+        return self.message_for(None)
+
+    def message_for(self, task: Optional[Task]) -> str:
+        """The one-line message; `task` (the task being graded) lets a NotImplementedError
+        raised by a function of another task say so."""
         if self.not_implemented:
-            return f"not implemented yet ({self.error.message or 'NotImplementedError'})"
-        msg = self.error.message.splitlines()[0] if self.error.message else ""
-        return f"{self.error.type} in {self.label}" + (f": {msg}" if msg else "")
+            return not_implemented_message(self.error, task)
+        return error_message(self.label, self.error, self.expected)
 
 
 class GraderBug(Exception):
@@ -236,20 +251,25 @@ class CheckContext:
         epsilon: float = 1e-6,
         tol: Tol = Tol(rtol=1e-4, atol=1e-5),
         upstream: Optional[np.ndarray] = None,
+        names: Optional[Sequence[str]] = None,
     ) -> None:
         """Central differences of the student's forward against the student's backward.
 
         ``build(p, tensors)`` adds the function's steps to probe `p` and returns the output
-        register. The upstream gradient g is random (so a backward that drops or mixes up
-        entries of g is caught); the loss is L(x) = Σ f(x) ⊙ g, and for every input element
+        register; `names` name the inputs in feedback (as `label` does: "a", "weight"),
+        "x0", "x1" … when not given. The upstream gradient g is random (so a backward that
+        drops or mixes up entries of g is caught); the loss is L(x) = Σ f(x) ⊙ g, and for
+        every input element `central_difference` computes, here in the parent, from the
+        forward values the child returns,
 
-            ∂L/∂x_i ≈ (L(x + ε e_i) − L(x − ε e_i)) / 2ε
-
-        is computed here, in the parent, from the forward values the child returns.
+            ∂L/∂x_i ≈ Σ (f(x + ε e_i) − f(x − ε e_i)) ⊙ g / 2ε
         """
         arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
-        names = [f"x{k}" for k in range(len(arrays))]
+        names = list(names) if names is not None else [f"x{k}" for k in range(len(arrays))]
+        if len(names) != len(arrays):
+            raise GraderBug(f"gradcheck {label!r}: {len(names)} names for {len(arrays)} inputs")
         inputs = dict(zip(names, arrays))
+        shown = inputs_text(inputs)
         # forward once to learn the output's shape (from the student's own forward)
         main = Probe(label, inputs)
         ts = [main.tensor(a, requires_grad=True, backend=backend) for a in arrays]
@@ -257,12 +277,13 @@ class CheckContext:
         main.returns(out)
         (first,) = self.child([main])
         if first.error:
-            raise StudentError(label, first.error, inputs_text(inputs))
+            raise StudentError(label, first.error, shown)
         (out_val,) = first.values
         if not isinstance(out_val, TensorVal):
-            raise CheckFailed(f"{label}: forward returned {describe(out_val)[:80]}, not a Tensor", inputs_text(inputs))
+            raise CheckFailed(f"{label}: forward returned {describe(out_val)[:80]}, not a Tensor", shown)
         g = upstream if upstream is not None else self.rng.standard_normal(out_val.array.shape)
         g = np.asarray(g, dtype=np.float64).reshape(out_val.array.shape)
+        details = shown + f"\nupstream gradient g = {fmt_array(g)}"
 
         probes = []
         bw = Probe(label, inputs)
@@ -284,72 +305,74 @@ class CheckContext:
                 index.append((k, idx))
         answers = self.child(probes)
         if answers[0].error:
-            raise StudentError(f"backward of {label}", answers[0].error, inputs_text(inputs) + f"\nupstream gradient g = {fmt_array(g)}")
-        values = answers[0].values
-        grads = values[1:]
+            raise StudentError(f"{label}, then out.backward(g)", answers[0].error, details)
+        grads = answers[0].values[1:]
         numeric = [np.zeros_like(a) for a in arrays]
         for j, (k, idx) in enumerate(index):
             up, down = answers[1 + 2 * j], answers[2 + 2 * j]
-            for ans in (up, down):
+            at = f"{names[k]}{list(idx)}" if idx else names[k]
+            for sign, ans in (("+", up), ("−", down)):
                 if ans.error:
-                    raise StudentError(label, ans.error, inputs_text(inputs))
+                    raise StudentError(f"{label} with {at} {sign} ε (ε = {epsilon:g})", ans.error, details)
                 if not isinstance(ans.values[0], TensorVal) or ans.values[0].array.shape != g.shape:
-                    raise CheckFailed(f"{label}: forward gave {describe(ans.values[0])[:80]} on a perturbed input", inputs_text(inputs))
-            lp = float(np.sum(up.values[0].array.astype(np.float64) * g))
-            lm = float(np.sum(down.values[0].array.astype(np.float64) * g))
-            numeric[k][idx] = (lp - lm) / (2 * epsilon)
+                    raise CheckFailed(f"{label}: with {at} {sign} ε your forward gave {describe(ans.values[0])[:80]}, "
+                                      f"not a tensor of shape {g.shape}", details)
+            numeric[k][idx] = central_difference(up.values[0].array, down.values[0].array, g, epsilon)
         for k, (a, got) in enumerate(zip(arrays, grads)):
-            details = inputs_text(inputs) + f"\nupstream gradient g = {fmt_array(g)}"
             if got is None:
                 raise CheckFailed(f"{label}: input {names[k]} (shape {a.shape}) received no gradient (.grad is None)", details)
             if not isinstance(got, TensorVal):
-                raise CheckFailed(f"{label}: .grad of {names[k]} is {describe(got)[:80]}, not a Tensor", details)
+                raise CheckFailed(f"{label}: {names[k]}.grad is {describe(got)[:80]}, not a Tensor", details)
             if got.array.shape != a.shape:
-                raise CheckFailed(f"{label}: .grad of {names[k]} has shape {got.array.shape}, the input has shape {a.shape}", details)
+                raise CheckFailed(f"{label}: {names[k]}.grad has shape {got.array.shape}, {names[k]} has shape {a.shape}", details)
             d = diff(TensorVal(numeric[k]), TensorVal(got.array.astype(np.float64)), tol)
             if d:
+                rows = [("central differences of your forward:", numeric[k]), (f"your backward ({names[k]}.grad):", got.array)]
+                width = max(len(title) for title, _ in rows)
                 raise CheckFailed(
-                    f"{label}: backward disagrees with central differences of your forward for {names[k]}: {d}",
-                    details + f"\ncentral differences: {fmt_array(numeric[k])}\nyour backward:       {fmt_array(got.array)}",
+                    f"{label}: your backward disagrees with central differences of your forward for {names[k]}: {d}",
+                    _join(details, *(f"{title:<{width}} {fmt_array(v)}" for title, v in rows)),
                 )
 
 
-def inputs_text(inputs: dict[str, Any]) -> str:
-    lines = []
-    for k, v in inputs.items():
-        if isinstance(v, np.ndarray):
-            lines.append(f"{k} = {fmt_array(v)}  (shape {v.shape}, {v.dtype})")
-        else:
-            lines.append(f"{k} = {v!r}")
-    return "\n".join(lines)
+def central_difference(up: np.ndarray, down: np.ndarray, g: np.ndarray, epsilon: float) -> float:
+    """∂L/∂x_i ≈ Σ (f(x + ε e_i) − f(x − ε e_i)) ⊙ g / 2ε, from the two forward outputs.
 
-
-def _join(*parts: str) -> str:
-    return "\n".join(p for p in parts if p)
+    The outputs are differenced before they are weighted and summed: entries of f that x_i
+    does not move are the same floats in `up` and `down` and cancel exactly. Summing first
+    (L(x + ε e_i) − L(x − ε e_i)) rounds each sum to about ulp(|L|) and adds an error of
+    about ulp(|L|) / 2ε, which exceeds the tolerance when the output mixes large and small
+    values (x = [0.109375, 63.0], f = x³: a correct backward reported wrong).
+    """
+    delta = np.asarray(up, dtype=np.float64) - np.asarray(down, dtype=np.float64)
+    return float(np.sum(delta * g) / (2 * epsilon))
 
 
 def compare_answer(p: Probe, expected: Answer, got: Answer, tol: Tol = Tol(), strict_bool: bool = True) -> None:
-    """Raise CheckFailed / StudentError when `got` does not match `expected` for probe `p`."""
+    """Raise CheckFailed / StudentError when `got` does not match `expected` for probe `p`.
+
+    Every message says what was expected: the reference's value (or exception) is known
+    here, in the parent, and is written into the feedback only.
+    """
     inputs = inputs_text(p.inputs)
     if expected.error is not None:
         if not p.expect_error:
             raise GraderBug(f"the reference raised on probe {p.label!r}: {expected.error.format()}")
+        wanted = f"an exception of type {expected.error.type} ({expected.error.message})"
         if got.error is None:
             raise CheckFailed(
                 f"{p.label}: expected {expected.error.type}, but no error was raised",
-                _join(inputs, f"expected an exception of type {expected.error.type} ({expected.error.message})",
-                      f"got: {describe(got.values[0]) if got.values else 'nothing'}"),
+                _join(inputs, f"expected: {wanted}", f"got: {describe(got.values[0]) if got.values else 'nothing'}"),
             )
         if got.error.is_a(expected.error.type):
             return
         if got.error.is_a("NotImplementedError"):
-            raise StudentError(p.label, got.error, inputs)
-        raise CheckFailed(
-            f"{p.label}: expected {expected.error.type}, got {got.error.type}",
-            _join(inputs, got.error.format()),
-        )
+            raise StudentError(p.label, got.error, _join(inputs, f"expected: {wanted}"), expected=f"{expected.error.type} to be raised")
+        raise CheckFailed(f"{p.label}: expected {expected.error.type}, got {got.error.type}", _join(inputs, f"expected: {wanted}", got.error.format()))
     if got.error is not None:
-        raise StudentError(p.label, got.error, inputs)
+        names = p.output_names if len(p.output_names) > 1 else [""]
+        full = "; ".join(f"{n} = {describe(e)}" if n else describe(e) for n, e in zip(names, expected.values or []))
+        raise StudentError(p.label, got.error, _join(inputs, f"expected: {full}"), expected=short(full, 80))
     for name, e, g in zip(p.output_names, expected.values, got.values):
         d = diff(e, g, tol, strict_bool)
         if d:
@@ -369,6 +392,7 @@ __all__ = [
     "Services",
     "StudentError",
     "Timing",
+    "central_difference",
     "check",
     "compare_answer",
     "inputs_text",

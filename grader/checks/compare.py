@@ -4,6 +4,13 @@ student's child), and short descriptions of values for feedback.
 `diff` compares type first, then dtype and shape, then the numbers (a NaN or ±inf where
 the reference has a finite number is a mismatch) and returns what differs, for the
 student, or None. Parent side only.
+
+Python numbers compare by kind first (`number_kind`: bool, int or float; a NumPy scalar
+counts as the Python number its ``.item()`` gives, so ``np.float64`` is a float): where
+the reference returns the float 1.0, the bool True or the int 1 is a wrong type ("expected
+the float 1.0, got the bool True"), as ``isinstance(lt(1.0, 2.0), float)`` is False in the
+public tests. Lists and tuples are both sequences here; a check that needs a list says so
+itself.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import numpy as np
 
 from ..answers import ArrayVal, BadTensor, NpScalar, ObjectVal, TensorVal
 
-__all__ = ["F32", "Tol", "describe", "diff", "diff_arrays", "fmt_array", "is_number", "kind_name", "num_text"]
+__all__ = ["F32", "Shown", "Tol", "describe", "diff", "diff_arrays", "fmt_array", "is_number", "kind_name", "num_text", "number_kind"]
 
 
 def describe(v: Any) -> str:
@@ -68,8 +75,22 @@ def is_number(v: Any) -> bool:
     return (type(v) in (int, float, bool)) or (isinstance(v, NpScalar) and type(v.value) in (int, float, bool))
 
 
+def number_kind(v: Any) -> Optional[str]:
+    """"bool", "int" or "float" for a Python or NumPy number, None for anything else."""
+    value = v.value if isinstance(v, NpScalar) else v
+    return {bool: "bool", int: "int", float: "float"}.get(type(value))
+
+
 def _num(v: Any) -> float:
     return float(v.value if isinstance(v, NpScalar) else v)
+
+
+class Shown(str):
+    """Text that feedback shows as it is: `inputs_text` writes ``repr()`` of each input, and
+    a described graph or module tree reads better without quotes."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 @dataclass(frozen=True)
@@ -83,8 +104,17 @@ class Tol:
 F32 = Tol(rtol=1e-4, atol=1e-5)
 
 
+def _shown(v: Any) -> str:
+    value = v.value if isinstance(v, NpScalar) else v
+    return num_text(value) if type(value) is float else repr(value)
+
+
 def diff(expected: Any, got: Any, tol: Tol = Tol(), strict_bool: bool = True) -> Optional[str]:
-    """None when `got` matches `expected`, else what differs (for the student)."""
+    """None when `got` matches `expected`, else what differs (for the student).
+
+    With `strict_bool` (the default) a Python number must also be of the reference's kind
+    (see the module docstring); without it any number matches any number by value.
+    """
     if isinstance(expected, TensorVal):
         if isinstance(got, BadTensor):
             return f"returned a broken Tensor: {got.why}"
@@ -97,13 +127,15 @@ def diff(expected: Any, got: Any, tol: Tol = Tol(), strict_bool: bool = True) ->
         if got.type != "numpy.ndarray":
             return f"expected a plain numpy.ndarray, got the subclass {got.type}"
         return diff_arrays(expected.array, got.array, tol)
-    if type(expected) is bool and strict_bool:
-        if type(got) is not bool:
-            return f"expected {expected!r}, got {describe(got)} ({kind_name(got)})"
-        return None if got == expected else f"expected {expected!r}, got {got!r}"
-    if is_number(expected):
-        if not is_number(got):
-            return f"expected a number, got {kind_name(got)}"
+    want = number_kind(expected)
+    if want is not None:
+        have = number_kind(got)
+        if have is None:
+            return f"expected the {want} {_shown(expected)}, got {kind_name(got)}" + ("" if isinstance(got, ObjectVal) else f" ({describe(got)[:60]})")
+        if strict_bool and have != want:
+            return f"expected the {want} {_shown(expected)}, got the {have} {_shown(got)}"
+        if strict_bool and want == "bool":
+            return None if _num(got) == _num(expected) else f"expected {_shown(expected)}, got {_shown(got)}"
         return diff_arrays(np.asarray(_num(expected)), np.asarray(_num(got)), tol)
     if isinstance(expected, (list, tuple)):
         if not isinstance(got, (list, tuple)):

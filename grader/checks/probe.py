@@ -62,10 +62,52 @@ class Probe:
         self.steps: list[list[Any]] = []
         self.outputs: list[int] = []
         self.output_names: list[str] = []
+        self._texts: list[str] = []  # each register as an expression, for output names
 
     def _add(self, op: str, **args: Any) -> Ref:
         self.steps.append([op, {k: _wire(v) for k, v in args.items()}])
+        self._texts.append(_short(self._step_text(op, args)))
         return Ref(len(self.steps) - 1)
+
+    def text(self, v: Any) -> str:
+        """A register (or a constant) as a short expression: "module.a.training"."""
+        if isinstance(v, Ref):
+            return self._texts[v.index]
+        if isinstance(v, np.ndarray):
+            return next((k for k, x in self.inputs.items() if x is v), f"array{v.shape}")
+        if isinstance(v, (list, tuple)):  # long lists are cut: a name, not a dump
+            inner = ", ".join(self.text(x) for x in v[:4]) + (", …" if len(v) > 4 else "")
+            return f"[{inner}]" if isinstance(v, list) else f"({inner})"
+        return _short(repr(v), 20)
+
+    def _step_text(self, op: str, a: dict[str, Any]) -> str:
+        def args() -> str:
+            return ", ".join([self.text(x) for x in a.get("args", [])] + [f"{k}={self.text(x)}" for k, x in a.get("kwargs", {}).items()])
+
+        if op == "get":
+            return a["path"].removeprefix("minitorch.")
+        if op == "call":
+            return f"{self.text(a['fn'])}({args()})"
+        if op == "method":
+            return f"{self.text(a['obj'])}.{a['name']}({args()})"
+        if op in ("attr", "setattr"):
+            return f"{self.text(a['obj'])}.{a['name']}"
+        if op == "op":
+            xs = [self.text(x) for x in a["args"]]
+            if a["name"] == "getitem" and len(xs) == 2:
+                return f"{xs[0]}[{xs[1]}]"
+            sym = _OPS.get(a["name"])
+            return f"({f' {sym} '.join(xs)})" if sym and len(xs) == 2 else f"{a['name']}({', '.join(xs)})"
+        if op == "tensor":
+            return self.text(a["array"])
+        if op == "project":
+            path = "".join(f".{x}" if isinstance(x, str) else f"[{x}]" for x in a["path"])
+            return f"[item{path} for item in {self.text(a['obj'])}]"
+        if op in ("list", "repeat"):
+            return f"{op}({self.text(a.get('obj', a.get('fn')))})"
+        if op == "module":
+            return "root"  # the root of a module tree (the checks' labels call it so)
+        return self.text(a["value"]) if op == "const" else op
 
     def get(self, path: str) -> Ref:
         """A minitorch object by dotted path, e.g. "minitorch.operators.mul"."""
@@ -122,12 +164,29 @@ class Probe:
         return self._add("module", spec=spec)
 
     def returns(self, *refs: Ref, names: Optional[Sequence[str]] = None) -> "Probe":
+        """The registers the probe answers with. Feedback names them by `names`, or else by
+        the expressions that computed them ("module.a.training"), never "output 1"."""
         self.outputs = [r.index for r in refs]
-        self.output_names = list(names) if names else [f"output {i}" for i in range(len(refs))] if len(refs) > 1 else ["output"]
+        if names:
+            self.output_names = list(names)
+        elif len(refs) > 1:
+            texts = [self.text(r) for r in refs]
+            unique = len(set(texts)) == len(texts)
+            self.output_names = texts if unique else [f"{t} (returned value {i + 1} of {len(refs)})" for i, t in enumerate(texts)]
+        else:
+            self.output_names = ["output"]
         return self
 
     def program(self) -> dict:
         return {"steps": self.steps, "returns": self.outputs}
+
+
+#: `operator` names shown as Python operators in output names.
+_OPS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "matmul": "@", "pow": "**", "lt": "<", "gt": ">", "eq": "==", "ne": "!=", "le": "<=", "ge": ">="}
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _wire(v: Any) -> Any:

@@ -7,9 +7,9 @@
 answer: `CheckFailed`), error (the student's code raised, the child died, exited or sent
 garbage), timeout (no answer within the check's budget; the child is killed), or an
 internal grader error (a bug in a check or the reference: reported, never the student's
-fault). `grade_task` runs a task's checks in order, shares the task's points equally among
-them (partial credit), skips the rest after a timeout, and writes the task's feedback with
-the submission's problems that concern it.
+fault). `grade_task` runs a task's checks in order, shares the task's points among them by
+their weights in the manifest (1 unless stated: partial credit), skips the rest after a
+timeout, and writes the task's feedback with the submission's problems that concern it.
 
 Verdicts are decided here and in the checks, in the parent, from the raw answers the
 sandbox returns; nothing here writes files or reports.
@@ -29,7 +29,7 @@ from ..sandbox import ChildStartFailed, Limits, ReferenceChild, Session, exit_te
 from . import get_check
 from .base import CheckContext, CheckFailed, GraderBug, Services, StudentError
 
-__all__ = ["grade_task", "run_check", "task_files"]
+__all__ = ["grade_task", "run_check", "task_files", "task_score"]
 
 
 def run_check(name: str, stage: str, reference: Executor, services: Services) -> CheckResult:
@@ -69,7 +69,7 @@ def run_check(name: str, stage: str, reference: Executor, services: Services) ->
     except CheckFailed as exc:
         result.status, result.message, result.details = "failed", exc.message, exc.details
     except StudentError as exc:
-        result.status, result.message = "error", exc.message
+        result.status, result.message = "error", exc.message_for(services.task)
         result.details = "\n".join(x for x in (exc.details, "Traceback (your code):\n" + exc.error.format()) if x)
     except protocol.ChannelTimeout:
         session.discard()
@@ -104,7 +104,8 @@ def grade_task(
     problems: Sequence[Problem] = (),
     reference_child: Optional[ReferenceChild] = None,
 ) -> TaskResult:
-    """Run a task's checks in `session`; partial credit per check; stop after a timeout.
+    """Run a task's checks in `session`; partial credit per check (`task_score`); stop
+    after a timeout.
 
     `problems` are the submission's problems; those that concern the task are shown in
     its feedback.
@@ -120,8 +121,7 @@ def grade_task(
         res = run_check(name, stage, reference, services)
         results.append(res)
         timed_out = res.status == "timeout"
-    passed = sum(r.status == "passed" for r in results)
-    score = round(task.points * passed / len(results), 4) if results else 0.0
+    score = task_score(task, results)
     status, message = _task_status(results)
     files = task_files(task) if problems else frozenset()
     mine = [p for p in problems if p.concerns(task.id, files)]
@@ -138,6 +138,13 @@ def grade_task(
     )
 
 
+def task_score(task: Task, results: Sequence[CheckResult]) -> float:
+    """points × Σ weights of the passed checks / Σ weights of all checks (4 decimals)."""
+    total = sum(task.weight(r.name) for r in results)
+    passed = sum(task.weight(r.name) for r in results if r.status == "passed")
+    return round(task.points * passed / total, 4) if total else 0.0
+
+
 def task_files(task: Task) -> frozenset[str]:
     """The files (``minitorch/…``) of the reference holding the task's fences."""
     fences = package_fences(repo_root() / "minitorch")
@@ -151,12 +158,23 @@ def _task_status(checks: list[CheckResult]) -> tuple[str, str]:
     return "passed", "all checks passed"
 
 
+def _worth(task: Task, results: list[CheckResult]) -> dict[str, str]:
+    """", 2.5 of 40 points" per check when the weights differ ("" for equal weights)."""
+    weights = {r.name: task.weight(r.name) for r in results}
+    total = sum(weights.values())
+    if len(set(weights.values())) <= 1 or not total:
+        return {name: "" for name in weights}
+    return {name: f", {round(task.points * w / total, 2):g} of {task.points:g} points" for name, w in weights.items()}
+
+
 def _feedback(task: Task, results: list[CheckResult], problems: list[Problem]) -> str:
     lines = []
     shown: set[str] = set()
+    worth = _worth(task, results)
     for r in results:
         mark = "✓" if r.status == "passed" else "✗"
-        lines.append(f"{mark} {r.name} ({r.kind or 'check'}): {r.status}" + ("" if r.status == "passed" else f" — {r.message}"))
+        head = f"{mark} {r.name} ({r.kind or 'check'}{worth[r.name]}): {r.status}"
+        lines.append(head + ("" if r.status == "passed" else f" — {r.message}"))
         if r.status != "passed" and r.details:
             if r.details in shown:
                 lines.append("    (details as above)")
