@@ -33,7 +33,7 @@ address-space limit, per-check timeout); the hidden checks and the reference sta
 this process, which compares the numbers the child sends back. The table shows each
 task's points, status (passed / failed / error / timeout) and a short message; the
 feedback below it has the smallest failing input, expected vs got, your traceback lines
-and the task's hint. A task's points are shared equally among its checks.
+and the task's hint. A task's points are shared among its checks (by the manifest's weights).
 
 --isolate grades each task in a tree where the stage's OTHER tasks hold the reference
 solution, so one broken task cannot break the others. Fences that share state go
