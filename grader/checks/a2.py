@@ -279,16 +279,18 @@ def _unary_probes(ctx: CheckContext, what: str, grad: bool) -> list[Probe]:
                 a = values(ctx.rng, shape, positive) if not grad else (ctx.rng.uniform(0.5, 2.0, shape) if positive else ctx.rng.standard_normal(shape) + 0.01)
                 p = Probe(f"{label}{what} for a of shape {shape}, {layout_text(order)}", {"a": a})
                 t = p.tensor(a, order, requires_grad=grad)
-                out = build(p, [t])
-                if grad:
-                    g = ctx.rng.standard_normal(_out_shape(label, shape))
-                    p.inputs["upstream gradient"] = g
-                    p.method(out, "backward", p.tensor(g))
-                    p.returns(p.attr(t, "grad"), names=["a.grad"])
-                else:
-                    p.returns(out)
-                probes.append(p)
+                probes.append(_unary_outcome(ctx, p, t, build(p, [t]), _out_shape(label, shape), grad))
     return probes
+
+
+def _unary_outcome(ctx: CheckContext, p: Probe, t: Ref, out: Ref, out_shape: tuple[int, ...], grad: bool) -> Probe:
+    """The probe returns `out`, or (grad) a's gradient after out.backward(g) with a random g."""
+    if not grad:
+        return p.returns(out)
+    g = ctx.rng.standard_normal(out_shape)
+    p.inputs["upstream gradient"] = g
+    p.method(out, "backward", p.tensor(g))
+    return p.returns(p.attr(t, "grad"), names=["a.grad"])
 
 
 def _out_shape(label: str, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -360,14 +362,7 @@ def _permute_probes(ctx: CheckContext, what: str, grad: bool) -> list[Probe]:
         p = Probe(f"a.permute{order} * 1.0{what} for a of shape (2, 3, 4)", {"a": a})
         t = p.tensor(a, requires_grad=grad)
         out = p.op("mul", p.method(t, "permute", *order), 1.0)
-        if grad:
-            g = ctx.rng.standard_normal(np.transpose(a, order).shape)
-            p.inputs["upstream gradient"] = g
-            p.method(out, "backward", p.tensor(g))
-            p.returns(p.attr(t, "grad"), names=["a.grad"])
-        else:
-            p.returns(out)
-        probes.append(p)
+        probes.append(_unary_outcome(ctx, p, t, out, np.transpose(a, order).shape, grad))
     return probes
 
 
