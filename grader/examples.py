@@ -33,6 +33,7 @@ __all__ = [
     "solved_notebook",
     "submission_files",
     "write_example",
+    "write_files",
     "write_submission",
 ]
 
@@ -80,10 +81,11 @@ def write_submission(out_dir: Path, stage: str, edits: Optional[Edits] = None, e
     """Write a submission directory: the stage's files (with `edits`) and `extra` files."""
     files = submission_files(stage, edits)
     files.update(extra or {})
-    return _write_files(Path(out_dir), files)
+    return write_files(Path(out_dir), files)
 
 
-def _write_files(out_dir: Path, files: Mapping[str, str]) -> Path:
+def write_files(out_dir: Path, files: Mapping[str, str]) -> Path:
+    """Write `files` (path relative to out_dir → text) under `out_dir`; returns out_dir."""
     for rel, text in sorted(files.items()):
         path = out_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -205,5 +207,5 @@ def write_example(name: str, out_dir: Path) -> list[str]:
         other = sorted(present - set(files))
         if other:
             raise ExampleError(f"{out_dir} holds files that are not part of example {name} ({', '.join(other[:3])}…): choose an empty or new directory")
-    _write_files(out_dir, files)
+    write_files(out_dir, files)
     return sorted(files)

@@ -46,7 +46,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from .examples import submission_files
+from .examples import submission_files, write_files
 from .grading import grade
 from .manifest import load_manifest, repo_root, stage_number
 from .mutants import Catalogue, Mutant, generate, load_catalogue
@@ -159,16 +159,9 @@ def select(stage: str, tasks: Sequence[str], catalogue: Catalogue, sample: Optio
     return generated + [m for m in catalogue.mistakes if m.task in tasks]
 
 
-def _write(out: Path, files: Mapping[str, str]) -> Path:
-    for rel, text in files.items():
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        (out / rel).write_text(text, encoding="utf-8")
-    return out
-
-
 def _grade_files(stage: str, files: Mapping[str, str], limits: Limits) -> GradeResult:
     with tempfile.TemporaryDirectory(prefix="grader-mutant-") as tmp:
-        return grade(_write(Path(tmp), files), stage, notebooks=False, limits=limits)
+        return grade(write_files(Path(tmp), files), stage, notebooks=False, limits=limits)
 
 
 def grade_mutant(stage: str, files: Mapping[str, str], mutant: Mutant, limits: Limits, reference: Mapping[str, float]) -> Verdict:
@@ -202,7 +195,7 @@ def run_public_tests(stage: str, release_dir: Path, files: Mapping[str, str], ma
     with tempfile.TemporaryDirectory(prefix="grader-public-") as tmp:
         work = Path(tmp) / "repo"
         shutil.copytree(release_dir, work)
-        build_child_tree(stage, _write(Path(tmp) / "submission", files), work)
+        build_child_tree(stage, write_files(Path(tmp) / "submission", files), work)
         if verify:
             where = subprocess.run([sys.executable, "-c", "import minitorch; print(minitorch.__file__)"], cwd=work,
                                    env=_clean_env(), capture_output=True, text=True, timeout=120, check=False).stdout.strip()
