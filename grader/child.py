@@ -2,17 +2,19 @@
 
 The parent (`grader.sandbox`) starts this file as a script in a fresh interpreter::
 
-    python -I -S _grader_child.py '{"fd": N, "tree": DIR, "runtime": DIR, "paths": [...], "mem_mb": M}'
+    python -I -S _grader_child.py '{"fd": N, "tree": DIR, "runtime": DIR, "paths": [...], "mem_mb": M, …}'
+
+(inside the jail of `grader.jail`, which decides what this process can see and reach)
 
 ``-I`` ignores ``PYTHON*`` variables and the user site, ``-S`` skips ``site`` (so no
 ``.pth`` file, e.g. an editable install of the reference, is processed). The script then
 sets ``sys.path`` itself: the child tree first, then the standard library and the
 third-party directories the parent passed (never the repository holding the reference),
-applies its resource limits, imports ``minitorch`` and checks that it came from the child
+applies its resource limits (address space, CPU time, file size, processes), imports ``minitorch`` and checks that it came from the child
 tree. After that it answers the parent's commands arriving on the inherited socket:
 ``batch`` (run probe programs with `grader.executor.Executor`, copied next to this file
-as ``_grader_executor.py``), ``notebook`` (autograde a notebook with
-``_grader_notebooks.py``) and ``exit``.
+as ``_grader_executor.py``), ``notebook`` (run a notebook's cells in an IPython shell and
+report the values that its next test cell reads: `_notebook`) and ``exit``.
 
 It never receives expected values, tolerances or verdicts, and imports nothing of the
 grader package (``import grader`` is refused here). Nothing in this file is secret.
@@ -29,12 +31,17 @@ from typing import Any, Callable
 
 
 def _setup_process(args: dict) -> None:
-    """Limits and import path, before any student code can run."""
+    """Limits and import path, before any student code can run (hard limits: no way back up)."""
     import resource
 
-    mem = int(args["mem_mb"]) * 1024 * 1024
-    if mem > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    def limit(which: int, value: int) -> None:
+        if value > 0:
+            resource.setrlimit(which, (value, value))
+
+    limit(resource.RLIMIT_AS, int(args["mem_mb"]) * 1024 * 1024)
+    limit(resource.RLIMIT_CPU, int(args.get("cpu_s", 0)))
+    limit(resource.RLIMIT_FSIZE, int(args.get("file_mb", 0)) * 1024 * 1024)
+    limit(resource.RLIMIT_NPROC, int(args.get("nproc", 0)))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     tree = os.path.realpath(args["tree"])
     base = [p for p in sys.path if p and os.path.realpath(p) != tree]
@@ -99,7 +106,12 @@ def main(argv: list[str]) -> int:
                     answers.append({"probe_error": str(exc)})
             P.send(sock, {"answers": answers})
         elif kind == "notebook":
-            P.send(sock, {"notebook": _notebook(msg, args["runtime"], safe_str)})
+            reply = _notebook(msg, safe_str)
+            try:
+                P.encode({"notebook": reply})
+            except Exception as exc:  # noqa: BLE001 - e.g. a str that is not valid UTF-8
+                reply = {"error": f"the notebook's values cannot be sent to the grader: {safe_str(str, exc, 300)}"}
+            P.send(sock, {"notebook": reply})
         else:
             P.send(sock, {"probe_error": f"unknown command {kind!r}"})
 
@@ -113,18 +125,73 @@ def _sendable(P: Any, answer: dict, safe_str: Callable[[Any, Any, int], str]) ->
         return {"error": {"type": "ValueError", "mro": ["ValueError"], "message": f"the result cannot be sent to the grader: {safe_str(str, exc, 300)}", "traceback": []}}
 
 
-def _notebook(msg: dict, runtime: str, safe_str: Callable[[Any, Any, int], str]) -> dict:
-    """Autograde a notebook here, in the child (nbgrader runs the student's cells)."""
-    try:
-        import importlib.util
+_SHELL: list = []  # the notebook's IPython shell: its namespace is the kernel's state
 
-        spec = importlib.util.spec_from_file_location("_grader_notebooks", os.path.join(runtime, "_grader_notebooks.py"))
-        module = importlib.util.module_from_spec(spec)  # copied next to this file by the parent
-        spec.loader.exec_module(module)
-        result = module.autograde_notebook(msg["student"], msg["source"], msg["workdir"])
-        return {"ok": json.loads(json.dumps(result, default=str))}
-    except BaseException as exc:  # noqa: BLE001
-        return {"error": {"type": type(exc).__name__, "message": safe_str(str, exc, 2000), "traceback": []}}
+
+def _notebook(msg: dict, safe_str: Callable[[Any, Any, int], str]) -> dict:
+    """One step of a notebook: run its next cells, then report values (never a verdict).
+
+    The parent (`grader.notebooks`) sends one command per test cell of the notebook:
+    ``cells`` ([label, code]: the student's cells before the test, and the locked cells of
+    the source), run here in one IPython shell that keeps its namespace between commands;
+    ``names``, whose values to report; ``kernel`` ([code, [names]]: calls of the notebook's
+    functions with the grader's inputs, run in a copy of that namespace). The test cell
+    itself never comes here: the grader runs it on the values (`grader.notebook_judge`).
+    """
+    try:
+        if not _SHELL:
+            from IPython.core.interactiveshell import InteractiveShell
+            from traitlets.config import Config
+
+            config = Config()
+            config.HistoryManager.enabled = False
+            _SHELL.append(InteractiveShell.instance(config=config, colors="NoColor"))
+        shell = _SHELL[0]
+        errors = []
+        for label, code in msg["cells"]:
+            result = shell.run_cell(code, store_history=False)
+            exc = result.error_before_exec or result.error_in_exec
+            if exc is not None:
+                errors.append(f"{label} raised {type(exc).__name__}: {safe_str(str, exc, 300)}")
+        ns = shell.user_ns
+        budget = [1_000_000]
+        values = {name: _plain(ns[name], budget) for name in msg["names"] if name in ns}
+        results: list[dict] = []
+        scope = dict(ns)
+        for code, names in msg["kernel"]:
+            try:
+                exec(compile(code, "<hidden test>", "exec"), scope)  # noqa: S102 - the grader's call, the student's function
+            except BaseException as exc:  # noqa: BLE001 - the student's function failed: the test fails
+                results.append({"error": f"{type(exc).__name__}: {safe_str(str, exc, 300)}"})
+                break
+            results.append({"values": {n: _plain(scope[n], budget) for n in names if n in scope}})
+        return {"errors": errors, "values": values, "kernel": results}
+    except BaseException as exc:  # noqa: BLE001 - the shell itself broke: the notebook stops
+        return {"error": f"{type(exc).__name__}: {safe_str(str, exc, 300)}"}
+
+
+def _plain(value: Any, budget: list, depth: int = 0) -> Any:
+    """`value` as plain data for the grader (see `grader.notebook_judge` for the format)."""
+    import numpy as np
+
+    budget[0] -= 1
+    t = type(value)
+    if budget[0] < 0 or depth > 32 or (t is str and len(value) > 100_000) or (t is int and abs(value) >= 1 << 1000):
+        return {"__kind__": "opaque", "type": f"{t.__name__} too large to send" if t in (str, int) else "value too large to send"}
+    if value is None or t is bool or t is float or t is str or t is int:
+        return value
+    if t is list:
+        return [_plain(v, budget, depth + 1) for v in value]
+    if t is tuple:
+        return {"__kind__": "tuple", "items": [_plain(v, budget, depth + 1) for v in value]}
+    if t is dict:
+        return {"__kind__": "dict", "items": [[_plain(k, budget, depth + 1), _plain(v, budget, depth + 1)] for k, v in value.items()]}
+    if t is np.ndarray and value.dtype.str in ("<f8", "<f4", "<i8", "<i4", "|b1"):
+        budget[0] -= value.size
+        return value if budget[0] >= 0 else {"__kind__": "opaque", "type": "value too large"}
+    if t in (np.float64, np.float32, np.int64, np.int32, np.bool_):
+        return {"__kind__": "scalar", "value": np.asarray(value)}
+    return {"__kind__": "opaque", "type": getattr(t, "__qualname__", "object") if type(getattr(t, "__qualname__", None)) is str else "object"}
 
 
 if __name__ == "__main__":

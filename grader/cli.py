@@ -69,7 +69,8 @@ def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from .grading import grade
-    from .report import print_report, write_json, write_junit
+    from .jail import SandboxUnavailable
+    from .report import print_report, write_reports
     from .results import TaskResult
     from .sandbox import Limits
 
@@ -78,7 +79,7 @@ def _run(args: argparse.Namespace) -> int:
     if not sub.exists():
         console.print(f"[red]grader run: {sub} does not exist[/red]")
         return 2
-    limits = Limits()
+    limits = Limits(sandbox=args.sandbox)
     if args.timeout:
         limits = replace(limits, check_timeout=args.timeout)
     if args.memory is not None:
@@ -91,18 +92,17 @@ def _run(args: argparse.Namespace) -> int:
     try:
         result = grade(sub, args.assignment, task=args.task, isolate=args.isolate, limits=limits,
                        notebooks=not args.no_notebooks, progress=None if args.quiet else show)
-    except (ValueError, KeyError) as exc:  # unknown stage or task, bad manifest
-        console.print(f"[red]grader run: {exc}[/red]")
+    except (ValueError, KeyError, SandboxUnavailable) as exc:  # unknown stage or task, bad manifest, no jail
+        console.print(f"grader run: {exc}", style="red", markup=False)
         return 2
     except Exception as exc:  # noqa: BLE001 - grading itself failed: say so, exit 2
         console.print(f"[bold red]grader run: grading failed: {type(exc).__name__}: {exc}[/bold red]")
         return 2
     print_report(result, console, feedback=not args.quiet)
-    if args.json:
-        write_json(result, args.json)
-    if args.junit:
-        write_junit(result, args.junit)
-    if result.grader_errors:
+    unwritten = write_reports(result, args.json, args.junit)  # every child is gone by now
+    for message in unwritten:
+        console.print(f"GRADER ERROR: {message}", style="bold red", markup=False)
+    if result.grader_errors or unwritten:
         return 2
     if args.fail_under is not None and result.max_score > 0:
         if 100.0 * result.score / result.max_score < args.fail_under:
@@ -178,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per check (default 60)")
     run.add_argument("--memory", type=int, metavar="MIB", help="address-space limit of the child in MiB (default 4096; 0 = none)")
     run.add_argument("--no-notebooks", action="store_true", help="skip the stage's notebooks")
+    run.add_argument("--sandbox", choices=("auto", "require", "bwrap", "uid", "process"), default="auto",
+                     help="isolation of student code: the best available (auto, the default), the bubblewrap jail or "
+                          "refuse to grade (require), or one tier by name; the report says which one graded")
     run.add_argument("-q", "--quiet", action="store_true", help="only the table, no per-task feedback")
     run.set_defaults(func=_run)
 

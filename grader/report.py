@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .jail import describe
 from .results import GradeResult, TaskResult
 
 STATUS_STYLE = {"passed": "bold green", "failed": "bold red", "error": "bold magenta", "timeout": "bold yellow"}
@@ -43,7 +44,7 @@ def print_report(result: GradeResult, console: Optional[Console] = None, feedbac
     iso = " (isolated tasks)" if result.isolate else ""
     table = Table(
         title=f"{result.stage.upper()} · {result.title}{iso}",
-        caption=f"{result.submission} · graded in {result.seconds:.1f} s",
+        caption=f"{result.submission} · graded in {result.seconds:.1f} s · sandbox: {result.isolation}",
         box=box.SIMPLE_HEAVY,
         show_footer=True,
     )
@@ -71,6 +72,10 @@ def print_report(result: GradeResult, console: Optional[Console] = None, feedbac
         console.print(Text(f"note: {p.message}", style="yellow"))
     for e in result.grader_errors:
         console.print(Text(f"GRADER ERROR: {e}", style="bold red"))
+    if result.isolation == "process":
+        console.print(Text(f"WARNING: sandbox '{result.isolation}': {describe(result.isolation)}. Install bubblewrap "
+                           "(scripts/install-sandbox.sh) before grading submissions that may be hostile; "
+                           "--sandbox=require refuses to grade without it.", style="bold yellow"))
 
 
 def _short(text: str, limit: int) -> str:
@@ -103,6 +108,7 @@ def gradescope(result: GradeResult) -> dict[str, Any]:
             "extra_data": {"status": row.status, "seconds": round(row.seconds, 3)},
         })
     output = f"{result.stage.upper()} · {result.title}: {_fmt(result.score)} / {_fmt(result.max_score)}"
+    output += f"\nSandbox: {result.isolation} — {describe(result.isolation)}"
     if result.problems:
         output += "\n\nProblems with the submission:\n" + "\n".join(f"- {p.message}" for p in result.problems)
     if result.grader_errors:
@@ -113,6 +119,7 @@ def gradescope(result: GradeResult) -> dict[str, Any]:
         "output": output,
         "visibility": "visible",
         "stdout_visibility": "hidden",
+        "extra_data": {"isolation": result.isolation},
         "tests": tests,
     }
 
@@ -130,6 +137,7 @@ def junit(result: GradeResult) -> bytes:
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="score", value=_fmt(result.score))
     ET.SubElement(props, "property", name="max_score", value=_fmt(result.max_score))
+    ET.SubElement(props, "property", name="isolation", value=result.isolation)
     for row in result.tasks:
         case = ET.SubElement(suite, "testcase", classname=f"grader.{result.stage}", name=_name(row), time=f"{row.seconds:.3f}")
         if row.status == "failed":
@@ -165,6 +173,29 @@ def write_atomic(path: Path | str, data: bytes | str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def write_reports(result: GradeResult, json_path: Optional[Path | str], junit_path: Optional[Path | str]) -> list[str]:
+    """Write the requested reports; return one plain message per path that could not be written.
+
+    A grade is never lost to a bad path (a directory, a read-only place, a full disk): that
+    report is written instead to a fresh file in the system's temporary directory, and the
+    message says where, so that the caller can report a grader error and exit non-zero.
+    """
+    problems = []
+    for path, render, suffix in ((json_path, lambda: json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n", ".json"),
+                                 (junit_path, lambda: junit(result), ".xml")):
+        if path is None:
+            continue
+        data = render()
+        try:
+            write_atomic(path, data)
+        except OSError as exc:
+            fd, kept = tempfile.mkstemp(prefix=f"grader-{result.stage}-results-", suffix=suffix)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            problems.append(f"cannot write {path} ({type(exc).__name__}: {exc.strerror or exc}); the report was kept in {kept}")
+    return problems
 
 
 def write_json(result: GradeResult, path: Path | str) -> None:

@@ -48,6 +48,7 @@ from typing import Any, Optional
 
 from . import protocol
 from .answers import ErrorInfo, parse_error
+from .jail import Jail, choose_tier
 from .manifest import repo_root
 
 __all__ = ["Child", "ChildStartFailed", "Limits", "OutputDrain", "ReferenceChild", "Session", "child_import_paths", "exit_text"]
@@ -66,6 +67,12 @@ class Limits:
         notebook_timeout: seconds for autograding one notebook.
         mem_mb: the child's address-space limit in MiB (0: none).
         output_cap: bytes of the child's stdout/stderr kept (the rest is counted, dropped).
+        sandbox: the isolation asked for: "auto" (the best this machine provides),
+            "require" (the bubblewrap jail or nothing), or a tier's name (`grader.jail`).
+        cpu_s: the child's CPU-time limit in seconds (``RLIMIT_CPU``; a safety net).
+        file_mb: the largest file the child may write, in MiB (``RLIMIT_FSIZE``).
+        nproc: processes + threads the child's uid may have (``RLIMIT_NPROC``; applied in
+            the ``uid`` tier, where that uid is the jail's own).
     """
 
     check_timeout: float = 60.0
@@ -73,22 +80,34 @@ class Limits:
     notebook_timeout: float = 300.0
     mem_mb: int = 4096
     output_cap: int = 16 * 1024
+    sandbox: str = "auto"
+    cpu_s: int = 1800
+    file_mb: int = 512
+    nproc: int = 256
 
 
 def child_import_paths() -> list[str]:
     """Third-party directories the child may import from (NumPy, Numba, nbgrader …).
 
-    The parent's ``sys.path`` minus the current directory and any directory that holds the
-    kit's ``minitorch`` or ``grader`` (an editable install or the checkout itself); a
-    ``site-packages`` that holds an installed copy stays (the child tree comes first).
+    The entries of the parent's ``sys.path`` that belong to the Python installation: inside
+    ``sys.prefix`` / ``sys.base_prefix`` (the standard library, a virtual environment) or
+    named ``site-packages`` / ``dist-packages``. Never the current directory, a script's
+    directory (``/tmp`` for ``python /tmp/x.py``), ``PYTHONPATH`` additions, the checkout
+    or a directory that holds the kit's ``minitorch`` or ``grader`` (an editable install);
+    a ``site-packages`` that holds an installed copy of the kit stays (the child tree comes
+    first, and the jail hides that copy).
     """
     root = repo_root().resolve()
+    prefixes = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
     out = []
     for p in sys.path:
         if not p:
             continue
         rp = Path(p).resolve()
         if rp == root or not rp.is_dir():
+            continue
+        installed = rp.name in ("site-packages", "dist-packages") or any(rp == q or q in rp.parents for q in prefixes)
+        if not installed:
             continue
         if ((rp / "minitorch").is_dir() or (rp / "grader").is_dir()) and not (rp / "numpy").is_dir():
             continue
@@ -140,9 +159,12 @@ class OutputDrain(threading.Thread):
 class Child:
     """One child process running `grader/child.py` over a tree."""
 
-    def __init__(self, tree: Path, scratch: Path, limits: Limits, name: str = "child", own_cache: bool = True):
+    def __init__(self, tree: Path, scratch: Path, limits: Limits, name: str = "child", own_cache: bool = True,
+                 tier: Optional[str] = None):
         self.tree, self.scratch, self.limits, self.name = tree, scratch, limits, name
         self.own_cache = own_cache
+        self.tier = tier or choose_tier(limits.sandbox)
+        self.jail: Optional[Jail] = None
         self.proc: Optional[subprocess.Popen] = None
         self.sock: Optional[socket.socket] = None
         self.drains: list[OutputDrain] = []
@@ -160,11 +182,17 @@ class Child:
                 shutil.copyfile(nb, rt / "_grader_notebooks.py")
         return rt
 
+    def writable_dirs(self) -> list[Path]:
+        """The only directories the child may write (its home, tmp, Numba cache, work)."""
+        names = ["home", "tmp", "work"] + (["numba-cache"] if self.own_cache else [])
+        dirs = [self.scratch / n for n in names]
+        for d in dirs:
+            d.mkdir(parents=True, exist_ok=True)
+        return dirs
+
     def _env(self) -> dict[str, str]:
         home = self.scratch / "home"
         tmp = self.scratch / "tmp"
-        home.mkdir(exist_ok=True)
-        tmp.mkdir(exist_ok=True)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(home),
@@ -193,17 +221,18 @@ class Child:
             "runtime": str(runtime),
             "paths": child_import_paths(),
             "mem_mb": self.limits.mem_mb,
+            "cpu_s": self.limits.cpu_s,
+            "file_mb": self.limits.file_mb,
+            "nproc": self.limits.nproc if self.tier == "uid" else 0,
         }
+        self.jail = Jail(self.tier, self.tree, rw=self.writable_dirs(), ro=[runtime])
         try:
-            self.proc = subprocess.Popen(
+            self.proc = self.jail.popen(
                 [sys.executable, "-I", "-S", str(runtime / "_grader_child.py"), json.dumps(args)],
-                cwd=str(self.tree),
                 env=self._env(),
-                stdin=subprocess.DEVNULL,
+                pass_fds=(child_sock.fileno(),),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(child_sock.fileno(),),
-                start_new_session=True,
             )
         finally:
             child_sock.close()
@@ -241,17 +270,8 @@ class Child:
         return self.proc is not None and self.proc.poll() is None
 
     def kill(self) -> Optional[int]:
-        """Kill the child and everything in its process group; return its exit status."""
-        code = None
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                code = self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                code = None
+        """Kill the child and every process of its jail; return its exit status."""
+        code = self.jail.kill() if self.jail is not None else None
         if self.sock is not None:
             self.sock.close()
             self.sock = None
@@ -293,9 +313,11 @@ def exit_text(code: Optional[int]) -> str:
 class Session:
     """A child for one tree, restarted after it hangs or dies; a failed import is final."""
 
-    def __init__(self, tree: Path, scratch: Path, limits: Limits, name: str = "child", own_cache: bool = True):
+    def __init__(self, tree: Path, scratch: Path, limits: Limits, name: str = "child", own_cache: bool = True,
+                 tier: Optional[str] = None):
         self.tree, self.scratch, self.limits, self.name = tree, scratch, limits, name
         self.own_cache = own_cache
+        self.tier = tier or choose_tier(limits.sandbox)
         self.child: Optional[Child] = None
         self.start_failure: Optional[ChildStartFailed] = None
         self.outputs: list[str] = []
@@ -306,7 +328,7 @@ class Session:
         if self.child is not None and self.child.alive():
             return self.child
         self.discard()
-        child = Child(self.tree, self.scratch, self.limits, self.name, self.own_cache)
+        child = Child(self.tree, self.scratch, self.limits, self.name, self.own_cache, self.tier)
         try:
             child.start()
         except ChildStartFailed as exc:
@@ -331,21 +353,14 @@ class Session:
             self.child = None
 
     def pause(self) -> bool:
-        """Stop the child's whole process group (SIGSTOP); True if there was one."""
-        if self.child is not None and self.child.alive():
-            try:
-                os.killpg(self.child.proc.pid, signal.SIGSTOP)  # type: ignore[union-attr]
-                return True
-            except (ProcessLookupError, PermissionError):
-                return False
+        """Stop every process of the child's jail (SIGSTOP); True if there was one."""
+        if self.child is not None and self.child.alive() and self.child.jail is not None:
+            return self.child.jail.stop()
         return False
 
     def resume(self) -> None:
-        if self.child is not None and self.child.proc is not None:
-            try:
-                os.killpg(self.child.proc.pid, signal.SIGCONT)
-            except (ProcessLookupError, PermissionError):
-                pass
+        if self.child is not None and self.child.jail is not None:
+            self.child.jail.cont()
 
     def batch(self, programs: list[dict], deadline: float) -> list[Any]:
         child = self.ensure()
@@ -359,8 +374,10 @@ class ReferenceChild:
     """A child running the kit's own minitorch, started on first use (performance checks).
 
     Trusted code, run under the same limits and through the same channel as the student's
-    child, so that the two kernels are timed alike. It uses the kit's Numba cache (the
-    reference kernels compile once per machine, not once per grading run).
+    child, so that the two kernels are timed alike, but never jailed with it: in the
+    ``bwrap`` tier the student's processes cannot see it (another PID namespace), in the
+    ``uid`` tier they run as another uid. It uses the kit's Numba cache (the reference
+    kernels compile once per machine, not once per grading run).
     """
 
     def __init__(self, scratch: Path, limits: Limits):
@@ -371,7 +388,7 @@ class ReferenceChild:
     def get(self) -> Session:
         if self.session is None:
             self.scratch.mkdir(parents=True, exist_ok=True)
-            self.session = Session(repo_root(), self.scratch, self.limits, name="reference", own_cache=False)
+            self.session = Session(repo_root(), self.scratch, self.limits, name="reference", own_cache=False, tier="process")
         return self.session
 
     def close(self) -> None:

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Install what the grader's jail needs (grader/jail.py), with the system package manager.
+#
+#   scripts/install-sandbox.sh              # bubblewrap: the strong tier ("bwrap")
+#   scripts/install-sandbox.sh --uid-tier   # also prepare the fallback tier ("uid", root only)
+#
+# bubblewrap is Debian/Ubuntu's `bubblewrap`, Fedora's `bubblewrap`, Alpine's `bubblewrap`.
+# The "uid" tier runs student code as an unprivileged uid; it needs the Python runtime to be
+# reachable by other users and the kit NOT to be (`grader run --sandbox=uid` says which).
+# --uid-tier makes it so: o+x (search, not list) on the directories above the Python
+# runtime, and o-rwx on this checkout. It changes permissions on this machine: meant for CI
+# machines and grading containers, not for a laptop you share.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_root() { if [ "$(id -u)" -ne 0 ]; then echo "run as root (or with sudo): $*" >&2; exit 1; fi; }
+
+if ! command -v bwrap >/dev/null 2>&1; then
+    need_root "installing bubblewrap"
+    if command -v apt-get >/dev/null; then
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null; }
+    elif command -v dnf >/dev/null; then dnf install -y -q bubblewrap
+    elif command -v apk >/dev/null; then apk add --no-cache bubblewrap
+    else echo "install bubblewrap with your package manager" >&2; exit 1
+    fi
+fi
+echo "bubblewrap: $(bwrap --version)"
+
+if [ "${1:-}" = "--uid-tier" ] && [ "$(id -u)" -ne 0 ]; then
+    echo "not root: the uid tier is not prepared (it needs a grader running as root)"
+elif [ "${1:-}" = "--uid-tier" ]; then
+    runtime="$(python -c 'import sys; print(sys.base_prefix)')"
+    d="$runtime"
+    while [ "$d" != "/" ]; do
+        d="$(dirname "$d")"
+        perms="$(stat -c %A "$d")"
+        if [ "${perms:9:1}" != "x" ] && [ "${perms:9:1}" != "t" ]; then chmod o+x "$d" && echo "o+x $d (the Python runtime lies below it)"; fi
+    done
+    chmod o-rwx . && echo "o-rwx $(pwd) (the kit: unreadable to the jail's uid)"
+fi
+python -c 'from grader.jail import tier_reasons
+for tier, why in tier_reasons().items():
+    print("  %-8s %s" % (tier, why or "available"))' 2>/dev/null || echo "(install the kit to see which tiers this machine provides)"

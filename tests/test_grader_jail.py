@@ -1,0 +1,187 @@
+"""The jail (`grader.jail`): tiers, whole-jail freeze and kill, clean-up, fail-closed.
+
+Attacks through whole submissions are in `tests/test_grader_hostile.py`; here the jail's
+own promises are tested on small programs, in every tier this machine provides.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from grader import jail
+from grader.jail import Jail, SandboxUnavailable, choose_tier
+from grader.report import write_reports
+from grader.results import GradeResult, TaskResult
+from grader.sandbox import child_import_paths
+
+pytestmark = pytest.mark.grader
+
+JAILED = [t for t in jail.available_tiers() if t != "process"]
+if not JAILED:
+    JAILED = [pytest.param("bwrap", marks=pytest.mark.skip(reason=f"no jail on this machine: {jail.tier_reasons()}"))]
+
+#: A child that starts a grandchild escaping its session (setsid + double fork), tells the
+#: parent it exists, then waits. The marker is in every process's command line.
+ESCAPE = """
+import os, sys, time
+marker = sys.argv[1]
+r, w = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.set_inheritable(w, True)
+        os.execv(sys.executable, [sys.executable, "-c", f"import os, time; os.write({w}, b'g'); time.sleep(600)", marker])
+    os._exit(0)
+os.read(r, 1)  # the grandchild runs
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                    if marker.encode() in f.read():
+                        found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def _start(tier: str, tmp_path: Path, program: str, marker: str) -> Jail:
+    tree = tmp_path / "tree"
+    work = tmp_path / "work"
+    tree.mkdir()
+    work.mkdir()
+    (tree / "prog.py").write_text(program)
+    j = Jail(tier, tree, rw=[work])
+    import subprocess
+
+    j.popen([sys.executable, "-I", "-S", str(tree / "prog.py"), marker], env={"PATH": "/usr/bin:/bin"}, pass_fds=(),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert j.proc is not None and j.proc.stdout is not None
+    line = j.proc.stdout.readline()
+    assert line.strip() == b"ready", (line, j.proc.stderr.read() if j.proc.poll() is not None else b"")
+    return j
+
+
+def _outside(j: Jail) -> set[int]:
+    """bwrap's own monitor process: the host side of the jail, not a member."""
+    return {j.proc.pid} if j.tier == "bwrap" and j.proc is not None else set()
+
+
+@pytest.mark.parametrize("tier", JAILED)
+def test_no_grandchild_outlives_the_jail(tier: str, tmp_path: Path) -> None:
+    marker = f"jail-escape-{uuid.uuid4().hex}"
+    j = _start(tier, tmp_path, ESCAPE, marker)
+    try:
+        inside = set(_processes_with(marker)) - _outside(j)
+        assert inside <= set(j.members()), "a process of the jail is not counted as its member"
+    finally:
+        j.kill()
+    assert _processes_with(marker) == [], "a process of the jail survived its kill"
+
+
+@pytest.mark.parametrize("tier", JAILED)
+def test_stop_freezes_every_process_of_the_jail(tier: str, tmp_path: Path) -> None:
+    marker = f"jail-freeze-{uuid.uuid4().hex}"
+    j = _start(tier, tmp_path, ESCAPE, marker)
+    try:
+        assert j.stop()
+        states = {pid: jail._state(pid) for pid in _processes_with(marker) if pid not in _outside(j)}
+        assert len(states) >= 2 and set(states.values()) == {"T"}, states
+        j.cont()
+        states = {pid: jail._state(pid) for pid in _processes_with(marker)}
+        assert "T" not in states.values(), states
+    finally:
+        j.kill()
+
+
+def test_the_uid_tier_removes_what_the_jail_left_in_tmp(tmp_path: Path) -> None:
+    if "uid" not in jail.available_tiers():
+        pytest.skip(f"no uid tier here: {jail.tier_reasons()['uid']}")
+    marker = f"jail-litter-{uuid.uuid4().hex}"
+    litter = Path("/tmp") / marker
+    program = f"open({str(litter)!r}, 'w').write('x'); print('ready', flush=True); import time; time.sleep(600)"
+    j = _start("uid", tmp_path, program, marker)
+    assert litter.exists() and litter.stat().st_uid == j.uid
+    j.kill()
+    assert not litter.exists()
+
+
+def test_the_bwrap_tier_sees_nothing_of_the_kit(tmp_path: Path) -> None:
+    if "bwrap" not in jail.available_tiers():
+        pytest.skip(f"no bubblewrap here: {jail.tier_reasons()['bwrap']}")
+    from grader.manifest import repo_root
+
+    report = tmp_path / "work" / "seen.json"
+    program = (
+        "import json, os, sys\n"
+        f"kit = {str(repo_root())!r}\n"
+        "seen = {'kit': os.path.exists(kit), 'home': os.path.exists(os.path.expanduser('~root')) and os.listdir(os.path.expanduser('~root')),"
+        " 'uid': os.getuid(), 'procs': sorted(int(p) for p in os.listdir('/proc') if p.isdigit()), 'ppid': os.getppid()}\n"
+        f"open({str(report)!r}, 'w').write(json.dumps(seen))\n"
+        "print('ready', flush=True)\n"
+        "import time; time.sleep(600)\n"
+    )
+    j = _start("bwrap", tmp_path, program, "kit-probe")
+    j.kill()
+    seen = json.loads(report.read_text())
+    assert seen["kit"] is False
+    assert seen["uid"] == jail.JAIL_UID
+    assert seen["procs"] == [1, 2] and seen["ppid"] == 1  # only the jail's own init and itself
+    assert not seen["home"] or set(seen["home"]) <= {".pyenv"}  # at most the mount point of the runtime
+
+
+def test_require_fails_closed_without_the_strong_jail(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jail, "tier_reasons", lambda: {"bwrap": "bubblewrap is not installed", "uid": "", "process": ""})
+    with pytest.raises(SandboxUnavailable, match="bubblewrap is not installed"):
+        choose_tier("require")
+    assert choose_tier("auto") == "uid"
+    with pytest.raises(ValueError, match="unknown sandbox"):
+        choose_tier("docker")
+
+
+def test_grade_refuses_before_running_anything(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from grader import cli
+
+    monkeypatch.setattr(jail, "tier_reasons", lambda: {"bwrap": "bubblewrap is not installed", "uid": "not root", "process": ""})
+    out = tmp_path / "results.json"
+    code = cli.main(["run", str(tmp_path), "-a", "a0", "--sandbox", "require", "--json", str(out)])
+    assert code == 2 and not out.exists()
+
+
+def test_the_child_import_path_holds_only_the_python_installation(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path))  # like the directory of a script run as `python /tmp/x.py`
+    paths = child_import_paths()
+    assert str(tmp_path.resolve()) not in paths
+    assert any(Path(p, "numpy").is_dir() for p in paths)
+
+
+def _result() -> GradeResult:
+    row = TaskResult("0.1", "Operators", 10.0, 7.0, "failed", "one check failed")
+    return GradeResult(stage="a0", title="Fundamentals", submission="sub", tasks=[row], seconds=1.0, isolation="bwrap")
+
+
+def test_a_results_path_that_is_a_directory_keeps_the_grade(tmp_path: Path) -> None:
+    bad = tmp_path / "results.json"
+    bad.mkdir()
+    problems = write_reports(_result(), bad, tmp_path / "junit.xml")
+    assert len(problems) == 1 and "cannot write" in problems[0] and "kept in" in problems[0]
+    kept = Path(problems[0].rsplit("kept in ", 1)[1])
+    try:
+        data = json.loads(kept.read_text())
+        assert data["score"] == 7.0 and data["extra_data"]["isolation"] == "bwrap"
+    finally:
+        kept.unlink()
+    assert b'name="isolation" value="bwrap"' in (tmp_path / "junit.xml").read_bytes()
