@@ -7,13 +7,17 @@ The grader is built in one-job layers; each module names what it must never do.
 * intake: `grader.intake` — open a submission (directory or zip) safely, find its
   package and notebooks.
 * release / trees: `grader.release` (student starter repositories) and `grader.trees`
-  (the child trees the sandbox imports), both cut out of the one reference source.
-* sandbox: `grader.sandbox` (child processes, limits, output drains, the reference child),
+  (the child trees the sandbox imports), both cut out of the one reference source;
+  `grader.fence_guard` / `grader.import_guard` (a broken fence costs only its task).
+* sandbox: `grader.jail` (the jail every child runs in: bubblewrap, an unprivileged uid, or
+  a declared plain process), `grader.sandbox` (child processes, limits, output drains, the
+  reference child),
   `grader.child` and `grader.executor` (the code that runs next to student code),
   `grader.protocol` (the wire format) and `grader.answers` (answers parsed in the parent).
 * checks: `grader.checks` (the hidden checks and their registry), `grader.checks.runner`
   (run a check, grade a task), `grader.reference` (the reference in the parent);
-  `grader.notebooks` / `grader.notebook_grading` — nbgrader notebook parts.
+  `grader.notebook_grading` (+ `notebooks`, `notebook_tests`, `notebook_judge`) — notebook
+  parts: student cells run in the child, every test cell runs in the parent on their values.
 * results: `grader.results` (CheckResult, TaskResult, GradeResult, Problem).
 * report: `grader.report` (table, Gradescope JSON, JUnit XML).
 * `grader.grading` — `grade()`, which only orchestrates the layers above;

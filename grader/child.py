@@ -152,9 +152,9 @@ def _notebook(msg: dict, safe_str: Callable[[Any, Any, int], str]) -> dict:
             result = shell.run_cell(code, store_history=False)
             exc = result.error_before_exec or result.error_in_exec
             if exc is not None:
-                errors.append(f"{label} raised {type(exc).__name__}: {safe_str(str, exc, 300)}")
+                errors.append(f"{label} raised {_error_text(exc, safe_str)}")
         ns = shell.user_ns
-        budget = [1_000_000]
+        budget = [1_000_000]  # values (list items, characters, array elements) per reply
         values = {name: _plain(ns[name], budget) for name in msg["names"] if name in ns}
         results: list[dict] = []
         scope = dict(ns)
@@ -162,22 +162,29 @@ def _notebook(msg: dict, safe_str: Callable[[Any, Any, int], str]) -> dict:
             try:
                 exec(compile(code, "<hidden test>", "exec"), scope)  # noqa: S102 - the grader's call, the student's function
             except BaseException as exc:  # noqa: BLE001 - the student's function failed: the test fails
-                results.append({"error": f"{type(exc).__name__}: {safe_str(str, exc, 300)}"})
+                results.append({"error": _error_text(exc, safe_str)})
                 break
             results.append({"values": {n: _plain(scope[n], budget) for n in names if n in scope}})
         return {"errors": errors, "values": values, "kernel": results}
     except BaseException as exc:  # noqa: BLE001 - the shell itself broke: the notebook stops
-        return {"error": f"{type(exc).__name__}: {safe_str(str, exc, 300)}"}
+        return {"error": _error_text(exc, safe_str)}
+
+
+def _error_text(exc: BaseException, safe_str: Callable[[Any, Any, int], str]) -> str:
+    text = safe_str(str, exc, 300).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _plain(value: Any, budget: list, depth: int = 0) -> Any:
-    """`value` as plain data for the grader (see `grader.notebook_judge` for the format)."""
+    """`value` as plain data for the grader (the format: `grader.notebook_judge`): exact
+    types only, copied now; anything else, or too much, only as the name of its type."""
     import numpy as np
 
-    budget[0] -= 1
     t = type(value)
-    if budget[0] < 0 or depth > 32 or (t is str and len(value) > 100_000) or (t is int and abs(value) >= 1 << 1000):
-        return {"__kind__": "opaque", "type": f"{t.__name__} too large to send" if t in (str, int) else "value too large to send"}
+    size = len(value) if t in (str, list, tuple, dict) else value.size if t is np.ndarray else 1
+    budget[0] -= size
+    if budget[0] < 0 or depth > 32 or (t is int and abs(value) >= 1 << 1000):
+        return {"__kind__": "opaque", "type": f"{t.__name__} too large to send" if t in (str, int, list, tuple, dict) else "value too large to send"}
     if value is None or t is bool or t is float or t is str or t is int:
         return value
     if t is list:
@@ -187,11 +194,11 @@ def _plain(value: Any, budget: list, depth: int = 0) -> Any:
     if t is dict:
         return {"__kind__": "dict", "items": [[_plain(k, budget, depth + 1), _plain(v, budget, depth + 1)] for k, v in value.items()]}
     if t is np.ndarray and value.dtype.str in ("<f8", "<f4", "<i8", "<i4", "|b1"):
-        budget[0] -= value.size
-        return value if budget[0] >= 0 else {"__kind__": "opaque", "type": "value too large"}
+        return value.copy()
     if t in (np.float64, np.float32, np.int64, np.int32, np.bool_):
         return {"__kind__": "scalar", "value": np.asarray(value)}
-    return {"__kind__": "opaque", "type": getattr(t, "__qualname__", "object") if type(getattr(t, "__qualname__", None)) is str else "object"}
+    name = getattr(t, "__qualname__", None)
+    return {"__kind__": "opaque", "type": name if type(name) is str else "object"}
 
 
 if __name__ == "__main__":

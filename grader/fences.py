@@ -36,6 +36,7 @@ __all__ = [
     "Fence",
     "FenceError",
     "StudentBodies",
+    "fence_keys",
     "find_fences",
     "is_stub",
     "package_fences",
@@ -220,8 +221,9 @@ def stub_line(fence: Fence, title: str | None = None) -> str:
     return f"{fence.indent}raise NotImplementedError({json.dumps(message, ensure_ascii=False)})\n"
 
 
-def _key(fences: Sequence[Fence]) -> list[tuple[str, str, int]]:
-    """(task, function, order within that function) for each fence."""
+def fence_keys(fences: Sequence[Fence]) -> list[tuple[str, str, int]]:
+    """(task, function, order within that function) for each fence: how a student's fence
+    is matched to the reference's."""
     seen: dict[tuple[str, str], int] = {}
     keys = []
     for f in fences:
@@ -251,7 +253,7 @@ def student_bodies(text: str, filename: str) -> StudentBodies:
         Problem(f"{e} — the fence is ignored (graded as not implemented)", e.filename, e.line, e.tasks)
         for e in errors
     ]
-    bodies = {k: f.body for k, f in zip(_key(fences), fences)}
+    bodies = {k: f.body for k, f in zip(fence_keys(fences), fences)}
     return StudentBodies(bodies=bodies, problems=tuple(problems), fences=tuple(fences))
 
 
@@ -283,6 +285,7 @@ def render(
     partners: AbstractSet[tuple[str, str]] = frozenset(),
     titles: Mapping[str, str] | Callable[[str], str | None] | None = None,
     filename: str = "<string>",
+    leave_out: AbstractSet[tuple[str, str, int]] = frozenset(),
 ) -> tuple[str, list[Problem]]:
     """Rewrite `text`, choosing each fence's body by its task id; the markers stay.
 
@@ -301,6 +304,9 @@ def render(
             missing or a stub, the reference stays, silently (that task is not graded).
         titles: task id → title for the stub message (a mapping or a function).
         filename: used in messages.
+        leave_out: keys (task, function, order) of student bodies not to use, silently:
+            a `from_student` fence gets the stub, a partner the reference
+            (`grader.fence_guard` leaves out the bodies that do not compile or escape).
 
     Returns:
         (new text, problems). A fence of a `replace`/`from_student` task without a body
@@ -327,7 +333,7 @@ def render(
     cursor = 0
     used: set[tuple[str, str, int]] = set()
     order: dict[str, int] = {}
-    for fence, key in zip(fences, _key(fences)):
+    for fence, key in zip(fences, fence_keys(fences)):
         where = [fence.task in keep, fence.task in stub, fence.task in replace,
                  fence.task in from_student]
         if sum(where) != 1:
@@ -340,7 +346,7 @@ def render(
         if fence.task in keep:
             body = fence.body
             mate = student_map.get(key) if (fence.task, fence.function) in partners else None
-            if mate is not None and not is_stub(mate):
+            if mate is not None and not is_stub(mate) and key not in leave_out:
                 body = mate
         elif fence.task in stub:
             body = None
@@ -350,9 +356,9 @@ def render(
             bodies = replace[fence.task]
             body = bodies[n] if n < len(bodies) else None
         else:
-            body = student_map.get(key)
+            body = None if key in leave_out else student_map.get(key)
             used.add(key)
-        if body is None and fence.task not in stub:
+        if body is None and fence.task not in stub and key not in leave_out:
             problems.append(Problem(
                 f"{filename}:{fence.begin}: the fence of task {fence.task} in "
                 f"{fence.function} is missing from your file — graded as not implemented",

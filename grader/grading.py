@@ -20,7 +20,9 @@ reports are written by the caller after every child is gone.
 Failures cost only the task being graded: a check that runs past its timeout, a child that
 dies, exits (``sys.exit`` / ``os._exit``), floods its output or sends garbage is killed
 (with its whole process group), the task's remaining checks are skipped when it timed
-out, and a fresh child is started for the next task.
+out, and a fresh child is started for the next task. A fence body that does not compile,
+leaves its function or breaks the import is replaced by the stub before the child runs
+(`grader.import_guard`): its task scores 0 and says why, the others are graded.
 
 Scoring: a task's points are shared among its checks by their weights (the manifest's
 ``weights``, 1 unless stated: partial credit; `grader.checks.runner`); its status
@@ -58,19 +60,22 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Callable, Optional
 
 from .checks import get_check
 from .checks.base import GraderBug
 from .checks.runner import grade_task
+from .import_guard import broken_task_row, start_tree
 from .intake import SubmissionError, open_submission
+from .jail import choose_tier
 from .manifest import Manifest, load_manifest
 from .notebook_grading import grade_notebook
 from .reference import reference_executor
 from .results import GradeResult, Problem, TaskResult
 from .sandbox import Limits, ReferenceChild, Session
-from .trees import build_child_tree
+from .trees import build_tree
 
 __all__ = ["grade"]
 
@@ -98,6 +103,7 @@ def grade(
         ValueError: an unknown stage or task (a `ManifestError` for a bad manifest).
         GraderBug: the manifest names a check that does not exist, or the reference
             cannot be imported.
+        SandboxUnavailable: ``limits.sandbox`` asks for a jail this machine cannot provide.
     """
     started = time.monotonic()
     manifest: Manifest = load_manifest(stage)
@@ -107,12 +113,14 @@ def grade(
         if not tasks:
             raise ValueError(f"stage {stage} has no task {task!r} (tasks: {', '.join(t.id for t in manifest.tasks)})")
     reference = reference_executor()
+    isolation = choose_tier(limits.sandbox)  # before anything runs: --sandbox=require fails closed here
     # Resolve every check first: a manifest naming an unknown check is a grader bug.
     for t in tasks:
         for name in t.checks:
             if get_check(stage, name) is None:
                 raise GraderBug(f"{manifest.directory.name}/manifest.toml: task {t.id} names check {name!r}, which grader/checks/{stage}.py does not define")
-    result = GradeResult(stage=stage, title=manifest.title, submission=str(submission), tasks=[], seconds=0.0, isolate=isolate)
+    result = GradeResult(stage=stage, title=manifest.title, submission=str(submission), tasks=[], seconds=0.0, isolate=isolate,
+                         isolation=isolation)
     scratch = Path(tempfile.mkdtemp(prefix="grader-"))
     sessions: list[Session] = []
     ref_child: Optional[ReferenceChild] = None
@@ -128,22 +136,21 @@ def grade(
         ref_child = ReferenceChild(scratch, limits)
         tree = scratch / "tree"
         if not isolate:
-            problems = build_child_tree(stage, sub_dir, tree)
+            session, problems = start_tree(partial(build_tree, stage, sub_dir, tree), partial(Session, tree, scratch, limits, tier=isolation))
             result.problems.extend(problems)
-            session = Session(tree, scratch, limits)
             sessions.append(session)
             for t in tasks:
-                row = grade_task(t, stage, reference, session, limits, problems, ref_child)
+                row = broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child)
                 _add_row(result, row, progress)
         else:
             for t in tasks:
                 tree = scratch / f"tree-{t.id}"
-                problems = build_child_tree(stage, sub_dir, tree, isolate_task=t.id)
-                result.problems.extend(p for p in problems if p not in result.problems)
                 (scratch / f"s-{t.id}").mkdir()
-                session = Session(tree, scratch / f"s-{t.id}", limits)
+                session, problems = start_tree(partial(build_tree, stage, sub_dir, tree, isolate_task=t.id),
+                                               partial(Session, tree, scratch / f"s-{t.id}", limits, tier=isolation))
+                result.problems.extend(p for p in problems if p not in result.problems)
                 sessions.append(session)
-                row = grade_task(t, stage, reference, session, limits, problems, ref_child)
+                row = broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child)
                 session.close()
                 if t is not tasks[-1]:
                     # this tree holds the reference of the stage's other tasks: a later

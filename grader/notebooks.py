@@ -1,4 +1,4 @@
-"""Notebook parts of the assignments, released and autograded by nbgrader.
+"""Notebook parts of the assignments: released with nbgrader, graded without trusting the kernel.
 
 `solutions/` is nbgrader's *source* directory: `solutions/<stage>/<name>.ipynb` holds the
 instructor's notebook, with solution regions (`### BEGIN SOLUTION` / `### END SOLUTION`)
@@ -10,45 +10,47 @@ locked, autograded test cells that carry points.
   ComputeChecksums, ClearHiddenTests, ClearMarkScheme, CheckCellMetadata), then fixes
   everything that could vary between runs (outputs, execution counts, notebook metadata),
   so the same source always gives the same bytes.
-* `autograde_notebook(student_nb, source_nb, workdir)` runs nbgrader's autograde pipeline
-  on a submitted notebook: it records the source's cells in a private gradebook
-  (SaveCells, after ClearSolutions, as `generate_assignment` does), restores every test
-  cell from it — hidden tests, points and any cell the student deleted — (DeduplicateIds,
-  OverwriteKernelspec, OverwriteCells), executes the notebook in a Jupyter kernel
-  (Execute), and reads the scores back (SaveAutoGrades). The grader calls it inside the
-  sandboxed child, never in the trusted parent; the module imports nothing from the rest
-  of the grader, so `python -m grader.notebooks STUDENT SOURCE WORKDIR` works alone.
+* `run_notebook(student_nb, source_nb, session)` grades a submitted notebook. The
+  student's code runs only in the session's child (the jail of `grader.sandbox`), in an
+  IPython shell: `kernel_steps` orders the cells to run — the student's answer cells and
+  added cells from the submission, every locked cell from the source (edited or deleted
+  ones restored in place) — and, for each autograded test cell in turn, the child runs
+  the cells before it, then answers that cell's request from `grader.notebook_tests`
+  (the values of the names it reads, the results of its calls of notebook functions).
+  The test cell itself — visible and hidden tests, expected values, messages, points —
+  never leaves this process: `grader.notebook_judge` runs it here, on plain data. So no
+  code of the student's can change a verdict, read a hidden test, or claim points: at
+  worst it chooses the values its own notebook computes, which is what answering does.
+* `autograde_notebook(student_nb, source_nb, workdir)` is `run_notebook` for instructors
+  and tests: a child over the kit's own minitorch, in the ``process`` tier.
 
-What a submission cannot do: change a test cell's code, points or nbgrader metadata,
-delete it, add test cells of its own, hide its traceback (a failed execute reply counts
-even without an error output), or crash the kernel into a pass (a cell not reached scores
-0). The limit, as with any notebook grader: the kernel runs the student's code, so a
-notebook that rewrites IPython itself (say, replaces `run_cell`) could skip the tests that
-follow. Hence the rule for notebook parts: their answers are numbers the student can work
-out (here, the lecture's worked examples), so a hostile kernel gains nothing that writing
-the answers would not; anything else is graded by the hidden checks outside the kernel.
+Points are nbgrader's: a test cell scores all of its points when it runs to its end,
+none otherwise. A cell after the kernel died or ran out of time scores 0, with the reason.
 """
 
 from __future__ import annotations
 
-import copy
+import contextlib
 import json
-import os
-import re
 import sys
-import warnings
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Optional
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-__all__ = ["CellGrade", "autograde_notebook", "notebook_points", "release_notebook"]
+from . import protocol
+from .manifest import repo_root
+from .notebook_judge import judge
+from .notebook_tests import is_test_cell, plan_tests
+from .sandbox import Limits, Session, exit_text
+
+__all__ = ["CellGrade", "NotebookRun", "autograde_notebook", "kernel_steps", "notebook_points", "release_notebook", "run_notebook"]
 
 #: Notebook metadata of every released notebook (nothing machine- or run-specific).
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_STUDENT = "student"
 
 
 class CellGrade(NamedTuple):
@@ -59,6 +61,14 @@ class CellGrade(NamedTuple):
     max_points: float
     passed: bool
     message: str
+
+
+@dataclass
+class NotebookRun:
+    """A graded notebook: its cells' grades, and "passed", "failed" or "timeout"."""
+
+    grades: list[CellGrade]
+    status: str
 
 
 def _read(path: Path) -> NotebookNode:
@@ -80,12 +90,7 @@ def _run(preprocessors: list[Any], nb: NotebookNode, resources: dict) -> Noteboo
 def notebook_points(source_nb: Path) -> dict[str, float]:
     """Autograded cells of a source notebook: grade id → points, in cell order."""
     nb = _read(Path(source_nb))
-    points: dict[str, float] = {}
-    for cell in nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade") and cell.cell_type == "code":
-            points[meta["grade_id"]] = float(meta.get("points", 0))
-    return points
+    return {_meta(cell)["grade_id"]: float(_meta(cell).get("points", 0)) for cell in nb.cells if is_test_cell(cell)}
 
 
 # ---------------------------------------------------------------------------- release
@@ -143,230 +148,145 @@ def release_notebook(src: Path, dst: Path) -> None:
         f.write("\n")
 
 
-# ---------------------------------------------------------------------------- autograde
+# ---------------------------------------------------------------------------- grading
 
 
-def _kernel_name(workdir: Path) -> str:
-    """A kernel that runs this interpreter: the `python3` spec if Jupyter knows one, else
-    a spec written under `workdir` (no network, no user-wide install)."""
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
-
-    try:
-        KernelSpecManager().get_kernel_spec("python3")
-        return "python3"
-    except NoSuchKernel:
-        pass
-    kernels = workdir / "jupyter" / "kernels" / "minitorch-grader"
-    kernels.mkdir(parents=True, exist_ok=True)
-    spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "minitorch grader",
-        "language": "python",
-    }
-    (kernels / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(
-        [str(workdir / "jupyter"), *filter(None, [os.environ.get("JUPYTER_PATH")])]
-    )
-    return "minitorch-grader"
+def _meta(cell: Any) -> dict:
+    meta = cell.get("metadata", {}).get("nbgrader", {}) if isinstance(cell.get("metadata"), dict) else {}
+    return meta if isinstance(meta, dict) else {}
 
 
-def _message(cell: NotebookNode | None, passed: bool) -> str:
-    if cell is None:
-        return "the cell did not run"
-    if passed:
-        return "passed"
-    for out in cell.get("outputs", []):
-        if out.get("output_type") == "error":
-            text = f"{out.get('ename', 'Error')}: {out.get('evalue', '')}".strip()
-            return _ANSI.sub("", text).rstrip(": ") or "failed"
-    for out in cell.get("outputs", []):
-        if out.get("output_type") == "stream" and out.get("name") == "stderr":
-            return "failed: the cell wrote to stderr: " + _ANSI.sub("", out.get("text", ""))[:200]
-    return "failed"
+def _text(source: Any) -> str:
+    if isinstance(source, list):
+        return "".join(str(s) for s in source)
+    return source if isinstance(source, str) else ""
 
 
-def _create_gradebook(db_url: str) -> None:
-    """Create the private gradebook's tables, so that nbgrader's `Gradebook` finds an
-    existing database and skips stamping a migration version (a slow `alembic`
-    subprocess that a throwaway database does not need)."""
-    from nbgrader.api import Base
-    from sqlalchemy import create_engine
+def kernel_steps(submitted: NotebookNode, source: NotebookNode) -> list[tuple[str, list[list[str]]]]:
+    """What the kernel runs: for each test cell of the source (by grade id, in the order the
+    submission puts them), the code cells to run before it, as ``[label, code]``.
 
-    engine = create_engine(db_url, future=True)
-    try:
-        Base.metadata.create_all(bind=engine)
-    finally:
-        engine.dispose()
+    A cell of the submission is known by its nbgrader ``grade_id``: an answer cell gives
+    its code; a locked cell or a test cell is the source's, whatever the submission did to
+    it; one the submission lacks is restored before the next known cell that follows it in
+    the source. Any other code cell (added, or a second copy of an id) runs as it is. The
+    test cells are not run: they are the grader's (`grader.notebook_judge`).
+    """
+    known = [(cell, _meta(cell)) for cell in source.cells if _meta(cell).get("grade_id")]
+    index = {meta["grade_id"]: i for i, (_, meta) in enumerate(known)}
+    steps: list[tuple[str, list[list[str]]]] = []
+    pending: list[list[str]] = []
+    done: set[int] = set()
+
+    def emit(i: int, submitted_cell: Any = None) -> None:
+        cell, meta = known[i]
+        done.add(i)
+        if cell.cell_type != "code":
+            return
+        if is_test_cell(cell):
+            steps.append((meta["grade_id"], pending[:]))
+            pending.clear()
+        elif not meta.get("solution"):  # a locked cell: the source's code
+            pending.append([meta["grade_id"], cell.source])
+        elif submitted_cell is not None and submitted_cell.get("cell_type") == "code":
+            pending.append([meta["grade_id"], _text(submitted_cell.get("source"))])
+
+    for n, cell in enumerate(submitted.cells, 1):
+        gid = _meta(cell).get("grade_id")
+        i = index.get(gid) if isinstance(gid, str) else None
+        if i is not None and i not in done:
+            for j in range(i):
+                if j not in done:
+                    emit(j)
+            emit(i, cell)
+        elif cell.get("cell_type") == "code":
+            pending.append([f"cell {n}", _text(cell.get("source"))])
+    for j in range(len(known)):
+        if j not in done:
+            emit(j)
+    return steps
 
 
-def _trust_source_metadata(submitted: NotebookNode, stored: NotebookNode) -> None:
-    """Give every submitted cell that names a cell of the source that cell's nbgrader
-    metadata (grade / solution / locked flags, points), and strip the metadata of cells
-    that name no source cell, so no edit of the metadata changes what is graded."""
-    known = {
-        c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader
-        for c in stored.cells
-        if "nbgrader" in c.get("metadata", {}) and "grade_id" in c.metadata.nbgrader
-    }
-    for cell in submitted.cells:
-        meta = cell.get("metadata", {})
-        nbg = meta.get("nbgrader")
-        if nbg is None:
-            continue
-        gid = nbg.get("grade_id") if isinstance(nbg, dict) else None
-        if gid in known:
-            meta["nbgrader"] = copy.deepcopy(known[gid])
-        else:
-            del meta["nbgrader"]
-
-
-def _zeros(source: NotebookNode, message: str) -> list[CellGrade]:
-    grades = []
-    for cell in source.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade") and cell.cell_type == "code":
-            grades.append(CellGrade(meta["grade_id"], 0.0, float(meta.get("points", 0)), False, message))
-    return grades
-
-
-def autograde_notebook(
-    student_nb: Path,
-    source_nb: Path,
-    workdir: Path,
-    *,
-    timeout: int = 30,
-) -> list[CellGrade]:
-    """Autograde a submitted notebook against its source, with nbgrader.
+def run_notebook(student_nb: Path, source_nb: Path, session: Session, *, timeout: float = 30.0,
+                 deadline: Optional[float] = None) -> NotebookRun:
+    """Grade a submitted notebook against its source (see the module docstring).
 
     Args:
-        student_nb: the submitted notebook (may be missing or broken: every cell scores 0).
-        source_nb: the instructor's source notebook (solutions/<stage>/<name>.ipynb).
-        workdir: a scratch directory (gradebook, the executed notebook; the kernel runs in
-            workdir/run).
-        timeout: seconds allowed per cell.
+        student_nb: the submitted notebook (missing or unreadable: every cell scores 0).
+        source_nb: the instructor's source notebook.
+        session: the child that runs the student's cells (started here when needed; the
+            caller closes it). A child that cannot start raises `ChildStartFailed`.
+        timeout: seconds per cell the kernel runs (cells before a test, and its calls).
+        deadline: a `time.monotonic()` instant for the whole notebook.
 
-    Returns:
-        One `CellGrade(cell_id, points, max_points, passed, message)` per autograded cell
-        of the source, in notebook order.
+    Raises:
+        NotebookDesignError: the source's test cells cannot be graded this way.
     """
-    with warnings.catch_warnings():
-        # nbgrader's gradebook (SQLAlchemy) warns about its own session handling.
-        warnings.simplefilter("ignore")
-        return _autograde(Path(student_nb), Path(source_nb), Path(workdir), timeout)
-
-
-def _autograde(student_nb: Path, source_nb: Path, workdir: Path, timeout: int) -> list[CellGrade]:
-    from nbgrader.api import Gradebook
-    from nbgrader.preprocessors import (
-        CheckCellMetadata,
-        ClearOutput,
-        ClearSolutions,
-        ComputeChecksums,
-        DeduplicateIds,
-        Execute,
-        LimitOutput,
-        LockCells,
-        OverwriteCells,
-        OverwriteKernelspec,
-        SaveAutoGrades,
-        SaveCells,
-    )
-
-    workdir.mkdir(parents=True, exist_ok=True)
-    rundir = workdir / "run"
-    rundir.mkdir(exist_ok=True)
     source = _read(source_nb)
-    assignment, notebook = _ids(source_nb)
-    db = workdir / "gradebook.db"
-    if db.exists():
-        db.unlink()
-    db_url = f"sqlite:///{db}"
-    _create_gradebook(db_url)
-    resources = {
-        "nbgrader": {"assignment": assignment, "notebook": notebook, "student": _STUDENT, "db_url": db_url},
-        "metadata": {"path": str(rundir)},
-    }
+    plans = plan_tests(source)
+    name = Path(student_nb).name
 
-    # The source, as `nbgrader generate_assignment` stores it: solutions cleared, hidden
-    # tests kept.
-    with Gradebook(db_url) as gb:
-        gb.update_or_create_assignment(assignment)
-    stored = _run([LockCells(), ClearSolutions(), ClearOutput(), CheckCellMetadata(), ComputeChecksums(), SaveCells()],
-                  copy.deepcopy(source), copy.deepcopy(resources))
-    with Gradebook(db_url) as gb:
-        gb.update_or_create_student(_STUDENT)
-        gb.update_or_create_submission(assignment, _STUDENT)
+    def zero(plan: Any, why: str) -> CellGrade:
+        return CellGrade(plan.grade_id, 0.0, plan.points, False, why)
 
-    if not student_nb.is_file():
-        return _zeros(source, f"notebook {student_nb.name} is missing from the submission")
+    if not Path(student_nb).is_file():
+        return NotebookRun([zero(p, f"notebook {name} is missing from the submission") for p in plans], "failed")
     try:
-        submitted = _read(student_nb)
+        steps = kernel_steps(_read(student_nb), source)
     except Exception as e:  # noqa: BLE001 - any unreadable file scores 0, with the reason
-        return _zeros(source, f"could not read {student_nb.name}: {type(e).__name__}: {e}")
+        return NotebookRun([zero(p, f"could not read {name}: {type(e).__name__}: {e}") for p in plans], "failed")
+    by_id = {p.grade_id: p for p in plans}
+    child = session.ensure()
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    grades: dict[str, CellGrade] = {}
+    stopped, status = "", "failed"
+    for gid, cells in steps:
+        plan = by_id[gid]
+        if not stopped:
+            limit = timeout * (len(cells) + len(plan.kernel) + 1)
+            step_deadline = min(time.monotonic() + limit, deadline or float("inf"))
+            try:
+                reply = child.request({"cmd": "notebook", "cells": cells, **plan.request()}, step_deadline)
+                reply = reply.get("notebook") if type(reply) is dict else None
+                if type(reply) is not dict or "error" in reply:
+                    why = reply.get("error") if type(reply) is dict else None
+                    raise protocol.ProtocolError(f"stopped: {str(why)[:300]}" if why else "sent a malformed reply")
+            except protocol.ChannelTimeout:
+                session.discard()
+                status, stopped = "timeout", "not run: the notebook ran past its time limit before this test"
+            except protocol.ChannelClosed:
+                with contextlib.suppress(Exception):  # its own exit status, not the kill's
+                    child.proc.wait(timeout=2)  # type: ignore[union-attr]
+                stopped = f"not run: the notebook's process ended ({exit_text(session.discard())}) before this test"
+            except protocol.ProtocolError as exc:
+                session.discard()
+                stopped = f"not run: the notebook's process {exc}"
+        if stopped:
+            grades[gid] = zero(plan, stopped)
+            continue
+        errors = reply.get("errors")
+        errors = [e for e in errors if type(e) is str] if type(errors) is list else []
+        passed, message = judge(plan, reply, namespace, errors)
+        grades[gid] = CellGrade(gid, plan.points if passed else 0.0, plan.points, passed, message)
+    ordered = [grades[p.grade_id] for p in plans]
+    if status != "timeout" and ordered and all(g.passed for g in ordered):
+        status = "passed"
+    return NotebookRun(ordered, status)
 
-    _trust_source_metadata(submitted, stored)
+
+def autograde_notebook(student_nb: Path, source_nb: Path, workdir: Path, *, timeout: float = 30.0,
+                       limits: Optional[Limits] = None) -> list[CellGrade]:
+    """`run_notebook` in a child over the kit's own minitorch (``process`` tier), for
+    instructors and tests; `workdir` is its scratch directory. No jail: not for hostile
+    notebooks (`grader.notebook_grading.grade_notebook` grades submissions)."""
+    session = Session(repo_root(), Path(workdir), limits or Limits(), name="notebook", tier="process")
     try:
-        sanitized = _run(
-            [ClearOutput(), DeduplicateIds(), OverwriteKernelspec(),
-             OverwriteCells(add_missing_cells=True), CheckCellMetadata()],
-            submitted, copy.deepcopy(resources),
-        )
-    except Exception as e:  # noqa: BLE001
-        return _zeros(source, f"the notebook's nbgrader metadata is damaged ({type(e).__name__}: {e}); "
-                              "download a fresh copy and paste your answers in")
-
-    kernel = _kernel_name(workdir)
-    for cell in sanitized.cells:  # a test cell that never runs must not keep a pass
-        if cell.cell_type == "code":
-            cell.outputs = [{"output_type": "error", "ename": "NotRun", "evalue": "the cell did not run",
-                             "traceback": []}]
-    executed_ids: set[str] = set()
-
-    class _Execute(Execute):
-        def on_cell_executed(self, **kwargs: Any) -> None:  # type: ignore[override]
-            super().on_cell_executed(**kwargs)
-            cell = kwargs["cell"]
-            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            if gid and kwargs["execute_reply"]["content"].get("status") == "ok":
-                executed_ids.add(gid)
-
-    failure = ""
-    executed = nbformat.from_dict(copy.deepcopy(sanitized))  # executed in place
-    try:
-        executed = _run(
-            [_Execute(timeout=timeout, kernel_name=kernel, interrupt_on_timeout=True,
-                      extra_arguments=["--IPKernelApp.log_level=ERROR"]), LimitOutput()],
-            executed, copy.deepcopy(resources),
-        )
-    except Exception as e:  # noqa: BLE001 - a dead kernel: the cells that did not run get 0
-        failure = f"the notebook stopped: {type(e).__name__}: {_ANSI.sub('', str(e))[:300]}"
-    # Cells whose reply was not "ok" keep (or get) an error output, so nbgrader scores 0.
-    for cell in executed.cells:
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if cell.cell_type == "code" and gid and gid not in executed_ids:
-            if not any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
-                cell.outputs.append(nbformat.from_dict(
-                    {"output_type": "error", "ename": "Failed", "evalue": failure or "the cell failed",
-                     "traceback": []}))
-    _run([SaveAutoGrades()], executed, copy.deepcopy(resources))
-    (workdir / f"{notebook}.autograded.ipynb").write_text(nbformat.writes(executed), encoding="utf-8")
-
-    cells = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id"): c for c in executed.cells}
-    with Gradebook(db_url) as gb:
-        scores = {g.name: (g.auto_score, g.max_score)
-                  for g in gb.find_submission_notebook(notebook, assignment, _STUDENT).grades}
-    grades = []
-    for gid, max_points in notebook_points(source_nb).items():
-        score, max_score = scores.get(gid, (0.0, max_points))
-        score = float(score or 0.0)
-        passed = score >= float(max_score) > 0
-        cell = cells.get(gid)
-        msg = failure if (failure and not passed) else _message(cell, passed)
-        grades.append(CellGrade(gid, score, float(max_score), passed, msg))
-    return grades
+        return run_notebook(Path(student_nb), Path(source_nb), session, timeout=timeout).grades
+    finally:
+        session.close()
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Optional[list[str]] = None) -> int:
     """`python -m grader.notebooks STUDENT.ipynb SOURCE.ipynb WORKDIR`: print grades as JSON."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 3:

@@ -3,28 +3,30 @@
     session = Session(tree, scratch, Limits())   # a child over `tree`, started on use
     answers = session.batch(programs, deadline)  # raw answers (`grader.answers` parses them)
 
-A `Child` is ``python -I -S _grader_child.py`` (`grader/child.py`) started with a clean
-environment, in its own process session, cwd = its tree (a temporary directory holding
-``minitorch/`` as built by `grader.trees.build_child_tree`: the student's fenced bodies
-for this stage, the reference for earlier stages, stubs for later ones), ``PYTHONPATH`` =
-that tree, and ``sys.path`` = that tree + the standard library + third-party packages
+A `Child` is ``python -I -S _grader_child.py`` (`grader/child.py`) started inside a jail
+(`grader.jail`: bubblewrap, or an unprivileged uid, or — declared loudly — a plain process;
+``Limits.sandbox`` chooses) with a clean environment, cwd = its tree (a temporary directory
+holding ``minitorch/`` as built by `grader.trees.build_child_tree`: the student's fenced
+bodies for this stage, the reference for earlier stages, stubs for later ones) and
+``sys.path`` = that tree + the standard library + the installed third-party packages
 (never the kit's own directory). It checks that ``minitorch.__file__`` lies in its tree,
-limits its address space (``RLIMIT_AS``, 4 GiB by default) and talks to the parent only
-over an inherited socket (length-prefixed JSON + raw array bytes; `grader.protocol`). Its
-stdout/stderr go to pipes that an `OutputDrain` empties into a capped buffer, never parsed.
+applies its resource limits (address space, CPU time, file size, processes) and talks to
+the parent only over an inherited socket (length-prefixed JSON + raw array bytes;
+`grader.protocol`). Its stdout/stderr go to pipes that an `OutputDrain` empties into a
+capped buffer, never parsed. It may write only its own ``home``, ``tmp``, ``work`` and
+Numba cache directories.
 
 What the child can see: its tree, the probe programs (inputs and the calls to make), the
-copies of `grader/child.py`, `grader/executor.py` and `grader/protocol.py` that run it, and
-anything the operating system lets any process of this user read. The sandbox never holds
-expected values, tolerances, verdicts, the hidden checks or the output paths, so it cannot
-pass them on: it moves programs in and raw answers out. (This is process isolation, not an
-OS jail: run the grader in a container or as an unprivileged user when submissions may be
-hostile — a child can read any file its user can, e.g. the kit itself.)
+copies of `grader/child.py`, `grader/executor.py` and `grader/protocol.py` that run it, and,
+in the ``bwrap`` tier, nothing else but the system's libraries and the Python runtime (in
+the ``uid`` tier: what the host lets any user read; the kit must not be readable). The
+sandbox never holds expected values, tolerances, verdicts, the hidden checks or the output
+paths, so it cannot pass them on: it moves programs in and raw answers out.
 
 A `Session` is one tree's child, restarted after it hangs or dies (a failed import is
 final: `ChildStartFailed`); a child that runs past its deadline, exits or floods its
-output is killed with its whole process group. `Session.pause` / `resume` stop and
-continue that group (SIGSTOP / SIGCONT) while the reference is timed.
+output is killed with every process of its jail. `Session.pause` / `resume` stop and
+continue every process of the jail (SIGSTOP / SIGCONT) while the reference is timed.
 
 The `ReferenceChild` runs the kit's own minitorch in a child under the same limits and
 through the same channel, so that performance checks time the student's kernel and the
@@ -177,9 +179,6 @@ class Child:
             shutil.copyfile(HERE / "child.py", rt / "_grader_child.py")
             shutil.copyfile(HERE / "executor.py", rt / "_grader_executor.py")
             shutil.copyfile(HERE / "protocol.py", rt / "_grader_protocol.py")
-            nb = HERE / "notebooks.py"
-            if nb.is_file():
-                shutil.copyfile(nb, rt / "_grader_notebooks.py")
         return rt
 
     def writable_dirs(self) -> list[Path]:

@@ -26,6 +26,11 @@ tasks (`tests/test_grader_isolate.py` repeats the scan, so a new case fails it).
 
 Only the fences are the student's: `outside_code_problem` reports a file whose code outside
 the markers differs from the release (a helper function, an import), which the tree drops.
+A body that does not compile or leaves its function (`grader.fence_guard`) is replaced by
+the stub and reported as a `BrokenFence`, so that it costs its own task only; `build_tree`
+also says where each student body lies in the tree, and takes bodies to stub
+(`stub_fences`) when one breaks the import in a way only running it shows
+(`grader.import_guard`).
 
 This layer writes files only: it never imports or runs the code it writes, and reads the
 submission only through `grader.intake`.
@@ -40,16 +45,20 @@ import os
 import shutil
 import tempfile
 import tokenize
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence
+from typing import AbstractSet, Callable, Mapping, Optional, Sequence
 
-from .fences import Fence, StudentBodies, find_fences, render, student_bodies
+from .fence_guard import PlacedFence, guard_render
+from .fences import Fence, StudentBodies, find_fences, is_stub, render, student_bodies
 from .intake import SKIP_DIRS, find_package, open_submission, read_student_file
 from .manifest import Manifest, all_manifests, repo_root as _default_root, stage_number, stage_of_task
 from .results import Problem
 
 __all__ = [
+    "ChildTree",
     "build_child_tree",
+    "build_tree",
     "default_backend",
     "fence_titles",
     "outside_code_problem",
@@ -277,14 +286,30 @@ def render_package(package: Path, out_package: Path, choose: Chooser, withheld: 
     return problems
 
 
-def build_child_tree(
+@dataclass
+class ChildTree:
+    """What `build_tree` wrote: the problems for the student, and where each of the
+    student's fence bodies lies in the tree."""
+
+    problems: list[Problem] = field(default_factory=list)
+    placed: list[PlacedFence] = field(default_factory=list)
+
+
+def build_child_tree(stage: str, submission_dir: Path, out_dir: Path, *, isolate_task: Optional[str] = None,
+                     repo_root: Path | str | None = None) -> list[Problem]:
+    """`build_tree(...).problems`: write the child tree, return the problems."""
+    return build_tree(stage, submission_dir, out_dir, isolate_task=isolate_task, repo_root=repo_root).problems
+
+
+def build_tree(
     stage: str,
     submission_dir: Path,
     out_dir: Path,
     *,
     isolate_task: Optional[str] = None,
     repo_root: Path | str | None = None,
-) -> list[Problem]:
+    stub_fences: AbstractSet[tuple[str, str, str, int]] = frozenset(),
+) -> ChildTree:
     """Write out_dir/minitorch, the package the grading child imports for `stage`.
 
     Args:
@@ -295,10 +320,13 @@ def build_child_tree(
             fences of the stage from the reference, except those sharing state with one
             of its fences (`shared_state`), which come from the student where written.
         repo_root: the kit (default: the grader's own checkout).
+        stub_fences: student bodies to leave out, as `PlacedFence.ref` names them (file,
+            fence id, function, order); the caller reports why.
 
     Returns:
-        Problems for the student (missing files, damaged or missing fences, code outside
-        the fences that differs from the release), in file order.
+        The problems for the student (missing files, damaged or missing fences, code
+        outside the fences that differs from the release, fences that do not compile or
+        escape: `BrokenFence`), in file order, and the student's bodies in the tree.
 
     Raises:
         SubmissionError: the submission cannot be opened safely (bad or unsafe zip).
@@ -324,13 +352,13 @@ def build_child_tree(
     out_dir.mkdir(parents=True, exist_ok=True)
     titles = fence_titles(manifests)
     task_of = {f: t.id for t in manifest.tasks for f in t.fences}
-    problems: list[Problem] = []
+    built = ChildTree()
 
     with tempfile.TemporaryDirectory(prefix="minitorch-submission-") as tmp:
         sub_root = open_submission(Path(submission_dir), Path(tmp))
         package = find_package(sub_root)
         if package is None:
-            problems.append(Problem("no minitorch/ package found in the submission — every task is graded as not implemented"))
+            built.problems.append(Problem("no minitorch/ package found in the submission — every task is graded as not implemented"))
 
         def choose(rel: Path, fences: list[Fence], text: str) -> tuple[str, list[Problem]]:
             ids = {f.task for f in fences}
@@ -353,13 +381,20 @@ def build_child_tree(
                 out, _ = render(text, keep=keep, stub=stub | mine, titles=titles, filename=name)
                 return out, [problem] if problem else []
             parsed = student_bodies(student_text, name)
-            out, found = render(text, keep=keep, stub=stub, from_student=mine, student=parsed,
-                                partners=partners, titles=titles, filename=name)
+            own = {k for k, body in parsed.bodies.items()
+                   if k[0] in mine or ((k[0], k[1]) in partners and not is_stub(body))}
+            guarded = guard_render(
+                text, name,
+                lambda left: render(text, keep=keep, stub=stub, from_student=mine, student=parsed, partners=partners,
+                                    titles=titles, filename=name, leave_out=left),
+                parsed, own, task_of, {(t, f, i) for file, t, f, i in stub_fences if file == name})
+            out, found = guarded.text, guarded.problems
+            built.placed.extend(guarded.placed)
             relevant = [p for p in parsed.problems if not p.tasks or set(p.tasks) & mine]
             file_tasks = tuple(sorted({task_of.get(t, t) for t in staged}))
             outside = outside_code_problem(text, student_text, parsed, name, file_tasks)
             return out, relevant + found + ([outside] if outside else [])
 
-        problems.extend(render_package(root / "minitorch", out_package, choose, reference_only_files(stage, manifests)))
+        built.problems.extend(render_package(root / "minitorch", out_package, choose, reference_only_files(stage, manifests)))
     write_file(out_package / "_release.py", release_module_source(stage))
-    return problems
+    return built

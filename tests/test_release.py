@@ -411,14 +411,17 @@ def test_isolating_a_task_fills_the_others_of_the_stage(releases: dict[str, Path
         build_child_tree("a1", student, tmp_path / "t", isolate_task="2.1", repo_root=ROOT)
 
 
-def test_a_syntax_error_is_spliced_as_it_is(releases: dict[str, Path], tmp_path: Path) -> None:
+def test_a_syntax_error_is_stubbed_and_reported(releases: dict[str, Path], tmp_path: Path) -> None:
+    # a body that does not compile costs its own task only (grader/fence_guard.py)
     student = _student(releases, "a1", tmp_path)
     path = student / "minitorch" / "autodiff.py"
     text = path.read_text(encoding="utf-8")
     f = find_fences(text)[0]
     path.write_text(text.replace(f.body[0], "    return (((\n", 1), encoding="utf-8")
-    assert build_child_tree("a1", student, tmp_path / "t", repo_root=ROOT) == []
-    assert "    return (((\n" in (tmp_path / "t" / "minitorch" / "autodiff.py").read_text(encoding="utf-8")
+    problems = build_child_tree("a1", student, tmp_path / "t", repo_root=ROOT)
+    assert len(problems) == 1 and problems[0].tasks == (f.task,) and "does not compile" in problems[0].message
+    tree = (tmp_path / "t" / "minitorch" / "autodiff.py").read_text(encoding="utf-8")
+    assert "    return (((\n" not in tree and find_fences(tree)[0].body == f.body  # the release's stub
 
 
 def test_zip_submissions_nested_or_flat_give_the_same_tree(releases: dict[str, Path], tmp_path: Path) -> None:
