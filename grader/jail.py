@@ -195,7 +195,8 @@ def choose_tier(request: str = "auto") -> str:
 def describe(tier: str) -> str:
     """One line for reports."""
     return {
-        "bwrap": "bubblewrap jail (own PID/network/mount namespaces, uid 65534, read-only tree)",
+        "bwrap": "bubblewrap jail (own PID/network/mount namespaces, uid 65534, read-only tree"
+                 + (", process limit)" if pids_cgroup_root() else "; no process limit: no writable pids cgroup)"),
         "uid": "unprivileged uid, whole-uid kill (no private network or /tmp)",
         "process": "process isolation only: student code could read the kit and signal the grader",
     }[tier]
@@ -204,10 +205,12 @@ def describe(tier: str) -> str:
 class Jail:
     """Start, freeze, thaw and kill the processes of one child, in one tier."""
 
-    def __init__(self, tier: str, tree: Path, rw: Sequence[Path] = (), ro: Sequence[Path] = ()):
+    def __init__(self, tier: str, tree: Path, rw: Sequence[Path] = (), ro: Sequence[Path] = (), nproc: int = 256):
         if tier not in TIERS:
             raise ValueError(f"unknown tier {tier!r}")
         self.tier, self.tree, self.rw, self.ro = tier, Path(tree), [Path(p) for p in rw], [Path(p) for p in ro]
+        self.nproc = nproc
+        self.cgroup: Optional[Path] = None  # bwrap: the pids cgroup that caps its processes
         self.proc: Optional[subprocess.Popen] = None
         self.init_pid: Optional[int] = None  # bwrap: the jail's PID 1, as the host sees it
         self.pid_ns: Optional[str] = None
@@ -218,8 +221,12 @@ class Jail:
         common = dict(env=env, stdin=subprocess.DEVNULL, start_new_session=True, **kw)
         if self.tier == "bwrap":
             r, w = os.pipe()
+            self.cgroup = new_pids_cgroup(self.nproc)
+            # Inside the jail uid 65534 is root outside, which RLIMIT_NPROC never limits: the
+            # process count is capped by a pids cgroup that bwrap enters before it starts.
+            enter = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(self.cgroup)] if self.cgroup else []
             try:
-                self.proc = subprocess.Popen([*_bwrap_args(self.tree, self.ro, self.rw, w), *argv],
+                self.proc = subprocess.Popen([*enter, *_bwrap_args(self.tree, self.ro, self.rw, w), *argv],
                                              pass_fds=(*pass_fds, w), **common)
             finally:
                 os.close(w)
@@ -351,6 +358,36 @@ class Jail:
             time.sleep(0.02)
         if self.tier == "uid":
             remove_files_of(self.uid)
+        if self.cgroup is not None:
+            try:
+                self.cgroup.rmdir()
+            except OSError:
+                pass  # still holding a dying process: the kernel frees it with the last one
+
+
+def pids_cgroup_root() -> Optional[Path]:
+    """A pids cgroup directory this process may create groups in (cgroup v2 or v1), or None."""
+    for root, controllers in ((Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cgroup.controllers")),
+                              (Path("/sys/fs/cgroup/pids"), None)):
+        if controllers is not None and (not controllers.is_file() or "pids" not in controllers.read_text().split()):
+            continue
+        if (root / "cgroup.procs").is_file() and os.access(root, os.W_OK):
+            return root
+    return None
+
+
+def new_pids_cgroup(nproc: int) -> Optional[Path]:
+    """A fresh cgroup allowing at most `nproc` processes and threads, or None where there is none."""
+    root = pids_cgroup_root()
+    if root is None or nproc <= 0:
+        return None
+    group = root / f"minitorch-grader-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        group.mkdir()
+        (group / "pids.max").write_text(str(nproc))
+    except OSError:
+        return None
+    return group
 
 
 #: World-writable places where a process of the ``uid`` tier can leave files behind.

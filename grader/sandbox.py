@@ -73,8 +73,8 @@ class Limits:
             "require" (the bubblewrap jail or nothing), or a tier's name (`grader.jail`).
         cpu_s: the child's CPU-time limit in seconds (``RLIMIT_CPU``; a safety net).
         file_mb: the largest file the child may write, in MiB (``RLIMIT_FSIZE``).
-        nproc: processes + threads the child's uid may have (``RLIMIT_NPROC``; applied in
-            the ``uid`` tier, where that uid is the jail's own).
+        nproc: processes + threads the jail may hold (``bwrap``: a pids cgroup, where the
+            host offers one; ``uid``: ``RLIMIT_NPROC`` of the jail's own uid).
     """
 
     check_timeout: float = 60.0
@@ -224,7 +224,7 @@ class Child:
             "file_mb": self.limits.file_mb,
             "nproc": self.limits.nproc if self.tier == "uid" else 0,
         }
-        self.jail = Jail(self.tier, self.tree, rw=self.writable_dirs(), ro=[runtime])
+        self.jail = Jail(self.tier, self.tree, rw=self.writable_dirs(), ro=[runtime], nproc=self.limits.nproc)
         try:
             self.proc = self.jail.popen(
                 [sys.executable, "-I", "-S", str(runtime / "_grader_child.py"), json.dumps(args)],
