@@ -26,8 +26,10 @@ process. Three tiers, strongest first; every report says which one graded it:
   grader's pid``, so that concurrent graders never share one), which cannot signal or
   inspect the grader, nor read the kit when the kit is not readable by other users (the
   tier refuses to start when it is). Freezing and killing act on every process of that uid,
-  found in ``/proc``, until none is left. What it does not give: a private network,
-  ``/tmp`` and a private view of the host's world-readable files.
+  found in ``/proc``, until none is left; what it leaves in ``/tmp`` and the like is then
+  deleted. Where util-linux may (root, namespaces allowed), its network and IPC are its own
+  too (``unshare`` + ``setpriv``). What it does not give: a private view of the host's
+  world-readable files, and a private network where namespaces are forbidden.
 * ``process`` — a plain child process in its own session; freezing and killing act on its
   process group, which a ``setsid`` escapes. Nothing stops it from reading the kit or
   signalling the grader: a loud warning, and never chosen by ``--sandbox=require``.
@@ -163,6 +165,19 @@ def _probe_uid() -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=None)
+def private_network() -> bool:
+    """Can the ``uid`` tier give its child network and IPC namespaces of its own (root, and
+    util-linux's ``unshare`` and ``setpriv``; a container may forbid new namespaces)?"""
+    if os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("setpriv")):
+        return False
+    try:
+        return subprocess.run(["unshare", "--net", "--ipc", "--", "setpriv", "--reuid=65534", "--regid=65534",
+                               "--clear-groups", "--", "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
 def jail_uid_here() -> int:
     """The uid of this grader's children in the ``uid`` tier: one per grader process."""
     return 60000 + os.getpid()
@@ -197,7 +212,8 @@ def describe(tier: str) -> str:
     return {
         "bwrap": "bubblewrap jail (own PID/network/mount namespaces, uid 65534, read-only tree"
                  + (", process limit)" if pids_cgroup_root() else "; no process limit: no writable pids cgroup)"),
-        "uid": "unprivileged uid, whole-uid kill (no private network or /tmp)",
+        "uid": "unprivileged uid of its own, whole-uid kill, " + ("private network" if private_network() else "NO private network")
+               + " (no private /tmp: what it leaves there is removed)",
         "process": "process isolation only: student code could read the kit and signal the grader",
     }[tier]
 
@@ -233,8 +249,13 @@ class Jail:
             self._read_info(r)
         elif self.tier == "uid":
             self._open_to_uid()
-            self.proc = subprocess.Popen(argv, cwd=str(self.tree), pass_fds=tuple(pass_fds), user=self.uid,
-                                         group=self.uid, extra_groups=[], umask=0o077, **common)
+            if private_network():  # util-linux: new network + IPC namespaces as root, then the uid
+                drop = [f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
+                self.proc = subprocess.Popen(["unshare", "--net", "--ipc", "--", "setpriv", *drop, "--", *argv],
+                                             cwd=str(self.tree), pass_fds=tuple(pass_fds), umask=0o077, **common)
+            else:
+                self.proc = subprocess.Popen(argv, cwd=str(self.tree), pass_fds=tuple(pass_fds), user=self.uid,
+                                             group=self.uid, extra_groups=[], umask=0o077, **common)
         else:
             self.proc = subprocess.Popen(argv, cwd=str(self.tree), pass_fds=tuple(pass_fds), **common)
         return self.proc
