@@ -138,7 +138,42 @@ class Executor:
             return out
         if op == "module":
             return self._module(a["spec"])
+        if op in ("random", "full"):
+            return self._array(op, a)
+        if op == "digest":
+            return self._digest(val(a["obj"]))
         raise ProbeError(f"unknown probe step {op!r}")
+
+    @staticmethod
+    def _array(op: str, a: dict) -> Any:
+        """A new float64 storage of ``a["size"]`` values made here, not sent: ``random``
+        draws them uniformly from [-1, 1) with NumPy's default generator seeded by
+        ``a["seed"]`` (the parent draws the seed, so both sides build the same values and
+        nothing can know them before the probe arrives); ``full`` fills them with
+        ``a["fill"]``. Performance checks build a fresh input and output for every timed
+        call this way without moving megabytes through the channel."""
+        import numpy as np
+
+        size = int(a["size"])
+        if size < 0 or size > 1 << 27:
+            raise ProbeError(f"an array of {size} values is out of range")
+        if op == "random":
+            return np.random.default_rng(int(a["seed"])).random(size)
+        return np.full(size, float(a["fill"]))
+
+    @staticmethod
+    def _digest(array: Any) -> str:
+        """SHA-256 of an array's float64 values (C order), in hex: a performance check
+        compares the outputs of kernels that must agree to the bit (an elementwise ``neg``
+        or ``mul``) without moving them through the channel. No shortcut gives the digest
+        of the right values without computing them, unlike a sum or a random projection."""
+        import hashlib
+
+        import numpy as np
+
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"a digest needs an ndarray, not {_short_type(array)}")
+        return hashlib.sha256(np.ascontiguousarray(array, dtype=np.float64).data).hexdigest()
 
     def _resolve(self, v: Any, regs: list) -> Any:
         t = type(v)

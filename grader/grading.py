@@ -52,7 +52,8 @@ for each task left undone: invariant 3).
 
 Performance checks (stage A3) time the student's kernel in its child and the reference
 kernel in a `ReferenceChild` under the same limits and through the same channel; the
-student's process group is stopped while the reference is timed (see `grader.checks.a3`).
+student's whole jail is stopped while the reference is timed, every timed call has fresh
+inputs and its output checked (see `grader.checks.a3_speed`).
 """
 
 from __future__ import annotations

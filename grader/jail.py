@@ -49,8 +49,17 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
+
+from .jail_host import (
+    new_pids_cgroup,
+    pids_cgroup_root,
+    real_uid,
+    remove_files_of,
+    scan,
+    state_or_gone,
+)
 
 __all__ = ["JAIL_UID", "REQUESTS", "TIERS", "Jail", "SandboxUnavailable", "available_tiers", "choose_tier", "tier_reasons"]
 
@@ -125,8 +134,8 @@ def _probe_bwrap() -> str:
     tmp = Path(os.environ.get("TMPDIR", "/tmp"))
     r, w = os.pipe()
     try:
-        cmd = [*_bwrap_args(tmp, [], [], w), sys.executable, "-I", "-S", "-c", "import os; os.getuid() == %d or exit(3)" % JAIL_UID]
-        out = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30, pass_fds=(w,))
+        cmd = [*_bwrap_args(tmp, [], [], w), sys.executable, "-I", "-S", "-c", f"import os; os.getuid() == {JAIL_UID} or exit(3)"]
+        out = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30, pass_fds=(w,), check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap failed to start: {exc}"
     finally:
@@ -157,7 +166,7 @@ def _probe_uid() -> str:
         return f"the kit is readable by other users ({', '.join(open_kit)}): `chmod o-rwx` it for this tier"
     try:
         out = subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], user=jail_uid_here(), group=jail_uid_here(),
-                             extra_groups=[], capture_output=True, timeout=30, cwd="/")
+                             extra_groups=[], capture_output=True, timeout=30, cwd="/", check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"Python cannot start as an unprivileged uid: {exc}"
     if out.returncode != 0:
@@ -165,7 +174,7 @@ def _probe_uid() -> str:
     return ""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def private_network() -> bool:
     """Can the ``uid`` tier give its child network and IPC namespaces of its own (root, and
     util-linux's ``unshare`` and ``setpriv``; a container may forbid new namespaces)?"""
@@ -173,7 +182,7 @@ def private_network() -> bool:
         return False
     try:
         return subprocess.run(["unshare", "--net", "--ipc", "--", "setpriv", "--reuid=65534", "--regid=65534",
-                               "--clear-groups", "--", "true"], capture_output=True, timeout=10).returncode == 0
+                               "--clear-groups", "--", "true"], capture_output=True, timeout=10, check=False).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -183,7 +192,7 @@ def jail_uid_here() -> int:
     return 60000 + os.getpid()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tier_reasons() -> dict[str, str]:
     """For each tier, '' when this machine provides it, else why not (probed once)."""
     return {"bwrap": _probe_bwrap(), "uid": _probe_uid(), "process": ""}
@@ -226,13 +235,13 @@ class Jail:
             raise ValueError(f"unknown tier {tier!r}")
         self.tier, self.tree, self.rw, self.ro = tier, Path(tree), [Path(p) for p in rw], [Path(p) for p in ro]
         self.nproc = nproc
-        self.cgroup: Optional[Path] = None  # bwrap: the pids cgroup that caps its processes
-        self.proc: Optional[subprocess.Popen] = None
-        self.init_pid: Optional[int] = None  # bwrap: the jail's PID 1, as the host sees it
-        self.pid_ns: Optional[str] = None
+        self.cgroup: Path | None = None  # bwrap: the pids cgroup that caps its processes
+        self.proc: subprocess.Popen | None = None
+        self.init_pid: int | None = None  # bwrap: the jail's PID 1, as the host sees it
+        self.pid_ns: str | None = None
         self.uid = jail_uid_here() if tier == "uid" else None
 
-    def popen(self, argv: list[str], env: dict[str, str], pass_fds: Sequence[int], **kw) -> subprocess.Popen:  # noqa: ANN003
+    def popen(self, argv: list[str], env: dict[str, str], pass_fds: Sequence[int], **kw) -> subprocess.Popen:
         """Start `argv` in the jail (stdin is /dev/null; stdout/stderr as `kw` says)."""
         common = dict(env=env, stdin=subprocess.DEVNULL, start_new_session=True, **kw)
         if self.tier == "bwrap":
@@ -288,16 +297,16 @@ class Jail:
     def members(self) -> list[int]:
         """The host pids of every live process of this jail."""
         if self.tier == "bwrap":
-            return _scan(lambda pid: self.pid_ns is not None and os.readlink(f"/proc/{pid}/ns/pid") == self.pid_ns)
+            return scan(lambda pid: self.pid_ns is not None and os.readlink(f"/proc/{pid}/ns/pid") == self.pid_ns)
         if self.tier == "uid":
-            return _scan(lambda pid: _real_uid(pid) == self.uid)
+            return scan(lambda pid: real_uid(pid) == self.uid)
         if self.proc is None:
             return []
         try:
             pgid = os.getpgid(self.proc.pid)
         except ProcessLookupError:
             return []
-        return _scan(lambda pid: os.getpgid(pid) == pgid)
+        return scan(lambda pid: os.getpgid(pid) == pgid)
 
     def _signal_all(self, sig: int, rounds: int = 50) -> None:
         """Send `sig` to every member, again and again until a scan finds no new one."""
@@ -324,7 +333,7 @@ class Jail:
         self._signal_all(signal.SIGSTOP)
         deadline = time.monotonic() + settle_s
         while time.monotonic() < deadline:
-            running = [p for p in self.members() if _state_or_gone(p) not in ("T", "t", "")]
+            running = [p for p in self.members() if state_or_gone(p) not in ("T", "t", "")]
             if not running:
                 break
             for pid in running:  # new since the last round, or not yet stopped
@@ -339,7 +348,7 @@ class Jail:
         """Thaw every process of the jail (SIGCONT)."""
         self._signal_all(signal.SIGCONT)
 
-    def kill(self) -> Optional[int]:
+    def kill(self) -> int | None:
         """Kill every process of the jail and wait for the child; its exit status."""
         if self.proc is None:
             return None
@@ -351,7 +360,7 @@ class Jail:
         if self.proc.returncode is not None and self.tier == "bwrap":
             # bwrap exits with its child's status, 128 + N for "killed by signal N"
             exited = self.proc.returncode
-            code: Optional[int] = -(exited - 128) if exited > 128 else exited
+            code: int | None = -(exited - 128) if exited > 128 else exited
             self._kill_members()
             return code
         try:
@@ -384,93 +393,3 @@ class Jail:
                 self.cgroup.rmdir()
             except OSError:
                 pass  # still holding a dying process: the kernel frees it with the last one
-
-
-def pids_cgroup_root() -> Optional[Path]:
-    """A pids cgroup directory this process may create groups in (cgroup v2 or v1), or None."""
-    for root, controllers in ((Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cgroup.controllers")),
-                              (Path("/sys/fs/cgroup/pids"), None)):
-        if controllers is not None and (not controllers.is_file() or "pids" not in controllers.read_text().split()):
-            continue
-        if (root / "cgroup.procs").is_file() and os.access(root, os.W_OK):
-            return root
-    return None
-
-
-def new_pids_cgroup(nproc: int) -> Optional[Path]:
-    """A fresh cgroup allowing at most `nproc` processes and threads, or None where there is none."""
-    root = pids_cgroup_root()
-    if root is None or nproc <= 0:
-        return None
-    group = root / f"minitorch-grader-{os.getpid()}-{time.monotonic_ns()}"
-    try:
-        group.mkdir()
-        (group / "pids.max").write_text(str(nproc))
-    except OSError:
-        return None
-    return group
-
-
-#: World-writable places where a process of the ``uid`` tier can leave files behind.
-SHARED_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
-
-
-def remove_files_of(uid: int, roots: Sequence[str] = SHARED_DIRS) -> None:
-    """Delete what `uid` created in the world-writable directories (its processes are gone).
-
-    A uid can only create entries in directories it may write: its own (removed whole) and
-    world-writable ones, so the walk descends only into those.
-    """
-    todo = [Path(r) for r in roots if os.path.isdir(r)]
-    while todo:
-        d = todo.pop()
-        try:
-            entries = list(os.scandir(d))
-        except OSError:
-            continue
-        for e in entries:
-            try:
-                st = e.stat(follow_symlinks=False)
-                if st.st_uid == uid:
-                    if e.is_dir(follow_symlinks=False):
-                        shutil.rmtree(e.path, ignore_errors=True)
-                    else:
-                        os.unlink(e.path)
-                elif e.is_dir(follow_symlinks=False) and st.st_mode & stat.S_IWOTH:
-                    todo.append(Path(e.path))
-            except OSError:
-                continue
-
-
-def _scan(member) -> list[int]:  # noqa: ANN001
-    me = os.getpid()
-    out = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and int(entry.name) != me:
-            try:
-                if member(int(entry.name)) and _state(int(entry.name)) != "Z":
-                    out.append(int(entry.name))
-            except (OSError, ValueError):
-                continue
-    return out
-
-
-def _state(pid: int) -> str:
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        return f.read().rsplit(b")", 1)[1].split()[0].decode()
-
-
-def _state_or_gone(pid: int) -> str:
-    try:
-        return _state(pid)
-    except OSError:
-        return ""
-
-
-def _real_uid(pid: int) -> int:
-    with open(f"/proc/{pid}/status", "rb") as f:
-        for line in f:
-            if line.startswith(b"Uid:"):
-                return int(line.split()[1])
-    return -1
-

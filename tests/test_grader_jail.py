@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import jail
+from grader import jail, jail_host
 from grader.jail import Jail, SandboxUnavailable, choose_tier
 from grader.report import write_reports
 from grader.results import GradeResult, TaskResult
@@ -98,10 +98,10 @@ def test_stop_freezes_every_process_of_the_jail(tier: str, tmp_path: Path) -> No
     j = _start(tier, tmp_path, ESCAPE, marker)
     try:
         assert j.stop()
-        states = {pid: jail._state(pid) for pid in _processes_with(marker) if pid not in _outside(j)}
+        states = {pid: jail_host.state(pid) for pid in _processes_with(marker) if pid not in _outside(j)}
         assert len(states) >= 2 and set(states.values()) == {"T"}, states
         j.cont()
-        states = {pid: jail._state(pid) for pid in _processes_with(marker)}
+        states = {pid: jail_host.state(pid) for pid in _processes_with(marker)}
         assert "T" not in states.values(), states
     finally:
         j.kill()

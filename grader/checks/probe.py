@@ -107,6 +107,10 @@ class Probe:
             return f"{op}({self.text(a.get('obj', a.get('fn')))})"
         if op == "module":
             return "root"  # the root of a module tree (the checks' labels call it so)
+        if op in ("random", "full"):
+            return f"{op}({a['size']})"
+        if op == "digest":
+            return f"sha256({self.text(a['obj'])})"
         return self.text(a["value"]) if op == "const" else op
 
     def get(self, path: str) -> Ref:
@@ -162,6 +166,19 @@ class Probe:
 
     def module(self, spec: dict) -> Ref:
         return self._add("module", spec=spec)
+
+    def random(self, seed: int, size: int) -> Ref:
+        """A float64 storage of `size` values uniform in [0, 1), drawn where the probe runs
+        from a generator seeded with `seed` (the same values on both sides; nothing sent)."""
+        return self._add("random", seed=int(seed), size=int(size))
+
+    def full(self, size: int, fill: float = 0.0) -> Ref:
+        """A new float64 storage of `size` values, all `fill`, made where the probe runs."""
+        return self._add("full", size=int(size), fill=float(fill))
+
+    def digest(self, obj: Ref) -> Ref:
+        """The SHA-256 (hex) of an array's float64 values, computed where the probe runs."""
+        return self._add("digest", obj=obj)
 
     def returns(self, *refs: Ref, names: Optional[Sequence[str]] = None) -> "Probe":
         """The registers the probe answers with. Feedback names them by `names`, or else by

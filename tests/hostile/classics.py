@@ -14,7 +14,7 @@ limit, which only a jail can stop (`needs_jail`).
 
 from __future__ import annotations
 
-from grader.jail import pids_cgroup_root
+from grader.jail_host import pids_cgroup_root
 from grader.sandbox import Limits
 
 from .attack import Attack

@@ -1,0 +1,300 @@
+"""A3's speed checks measure the student's kernel doing its work on every timed call.
+
+Two kinds of test:
+
+* The measurement itself (`grader.checks.a3_speed`), driven through a context whose
+  "children" run the probes in this process on the kit's kernels and report modelled times
+  (so nothing depends on the machine's speed): every timed call gets inputs of its own and
+  an `out` of its own (never the values of another call, nor those of a set-up batch),
+  every timed output is compared with the reference's, and a child that stalls while it
+  is not computing gains at most a quarter of a ratio.
+* Graded submissions that game a speed check that repeats one call on the same inputs into
+  the same `out`: a slow kernel that remembers its answers, and a slow kernel that does
+  the work only when `out` does not hold an answer yet. Both fail the speed check and pass
+  the task's equivalence check. The reference scores full marks on both speed checks.
+
+The gaming kernels are slow because they are serial and repeat their work (8× the
+reference and more on an idle two-core machine); like the slow kernel of
+`tests/test_grader_bad_submissions.py`, they need a machine that other processes do not
+swamp: there a parallel kernel (the reference's) slows down far more than a serial one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minitorch
+from grader.checks import get_check
+from grader.checks.a3_speed import (
+    ROUNDS,
+    SETUP_SLACK,
+    TASK_3_1,
+    TASK_3_2,
+    Timed,
+    _speed,
+)
+from grader.checks.base import CheckContext, CheckFailed, Services
+from grader.checks.probe import Answer, ArrayVal, Probe, parse_answer
+from grader.examples import write_submission
+from grader.executor import Executor
+from grader.grading import grade
+from grader.manifest import load_manifest
+from grader.results import GradeResult
+from grader.sandbox import Limits
+
+pytestmark = pytest.mark.grader
+
+
+# --------------------------------------------------------------------------- the measurement
+
+
+def _is_kernel_call(steps: list, op: str, a: dict) -> bool:
+    """A call whose first argument is an output storage made by the probe: a kernel's."""
+    first = (a.get("args") or [None])[0]
+    return op in ("call", "repeat") and isinstance(first, dict) and "$" in first and steps[first["$"]][0] == "full"
+
+
+def _kernel_calls(program: dict) -> int:
+    """How many times a program calls a kernel."""
+    steps = program["steps"]
+    return sum(a["n"] if op == "repeat" else 1 for op, a in steps if _is_kernel_call(steps, op, a))
+
+
+class Modelled(CheckContext):
+    """A check context whose two "children" run probes here, on the kit's kernels, and
+    report modelled round trips: 50 ms of set-up (`slower` more on the student's side)
+    plus `per_call` seconds per kernel call.
+
+    `corrupt(program, answer)` may change what the student's side answers; `stall` seconds
+    are added to the student's batches that call no kernel (the set-up being measured).
+    """
+
+    def __init__(self, check: str, task: str, per_call: dict[str, float], corrupt: Callable | None = None, stall: float = 0.0,
+                 slower: float = 0.0):
+        chk = get_check("a3", check)
+        services = Services(limits=Limits(), task=next(t for t in load_manifest("a3").tasks if t.id == task))
+        super().__init__(chk, lambda programs: [], Executor(minitorch), services)
+        self.per_call, self.corrupt, self.stall, self.slower = per_call, corrupt, stall, slower
+        self.programs: dict[str, list[dict]] = {"student": [], "reference": []}
+
+    def _run(self, who: str, probes: Sequence[Probe]) -> tuple[list[Answer], float]:
+        answers: list[Answer] = []
+        seconds = 0.0
+        for p in probes:
+            program = p.program()
+            self.programs[who].append(program)
+            answer = parse_answer(self._reference.run(program))
+            calls = _kernel_calls(program)
+            if who == "student" and self.corrupt is not None:
+                answer = self.corrupt(program, answer)
+            answers.append(answer)
+            seconds += 0.05 + calls * self.per_call[who]
+            if who == "student":
+                seconds += self.slower + (self.stall if calls == 0 else 0.0)
+        return answers, seconds
+
+    def timed_child(self, probes: Sequence[Probe]) -> tuple[list[Answer], float]:
+        return self._run("student", probes)
+
+    def timed_reference_child(self, probes: Sequence[Probe]) -> tuple[list[Answer], float]:
+        return self._run("reference", probes)
+
+
+def _seeds(program: dict) -> list[int]:
+    return [a["seed"] for op, a in program["steps"] if op == "random"]
+
+
+@pytest.mark.parametrize(
+    "timed, check, task",
+    [(TASK_3_2, "fast_matmul_speed", "3.2")] + [(t, "fast_map_zip_reduce_speed", "3.1") for t in TASK_3_1],
+    ids=["matmul", "map", "zip", "reduce"],
+)
+def test_every_timed_call_has_inputs_and_an_out_of_its_own(timed: Timed, check: str, task: str) -> None:
+    ctx = Modelled(check, task, {"student": 0.004, "reference": 0.002})
+    assert _speed(ctx, timed) == pytest.approx(2.0)
+    batches = [p for p in ctx.programs["student"] if _kernel_calls(p) and not any(op == "repeat" for op, _ in p["steps"])]
+    assert len(batches) == 1 + 1 + ROUNDS  # the untimed first call, a call judged alone, the rounds
+    seen: set[int] = set()
+    for program in batches:
+        steps = program["steps"]
+        calls = [a for op, a in steps if op == "call" and _is_kernel_call(steps, op, a)]
+        outs = [a["args"][0]["$"] for a in calls]
+        assert len(set(outs)) == len(calls)  # a new out for every call …
+        assert all(steps[o][0] == "full" and steps[o][1]["fill"] == 0.0 for o in outs)  # … made zero-filled in the child
+        returned = [steps[r][1]["obj"]["$"] if steps[r][0] == "digest" else r for r in program["returns"]]
+        assert sorted(returned) == sorted(outs)  # … and every one comes back (map, zip: its SHA-256)
+        assert all(steps[r][0] == "digest" for r in program["returns"]) == timed.exact
+        inputs = [a["args"][3 + 3 * j]["$"] for a in calls for j in range(len(timed.inputs))]
+        assert len(set(inputs)) == len(calls) * len(timed.inputs)  # a new input for every call
+        assert all(steps[i][0] == "random" for i in inputs)
+        seeds = _seeds(program)
+        assert not seen & set(seeds) and len(set(seeds)) == len(seeds)  # never the same values twice
+        seen |= set(seeds)
+    setup = {s for p in ctx.programs["student"] if not _kernel_calls(p) for s in _seeds(p)}
+    assert not setup & seen  # a set-up batch never shows the values of a timed one
+    # the reference ran the very same timed calls (its outputs are what the student's are compared with)
+    reference_seeds = {s for p in ctx.programs["reference"] for s in _seeds(p)}
+    assert all(set(_seeds(p)) <= reference_seeds for p in batches[:1] + batches[-ROUNDS:])
+
+
+@pytest.mark.parametrize(
+    "timed, check, task", [(TASK_3_2, "fast_matmul_speed", "3.2"), (TASK_3_1[0], "fast_map_zip_reduce_speed", "3.1")], ids=["matmul", "map"]
+)
+def test_a_wrong_out_after_any_timed_call_fails(timed: Timed, check: str, task: str) -> None:
+    timed_batches = []
+
+    def corrupt(program: dict, answer: Answer) -> Answer:
+        if _kernel_calls(program) > 1 and not any(op == "repeat" for op, _ in program["steps"]):
+            timed_batches.append(program)
+            if len(timed_batches) == 3:  # the third round: the second call's out is left as it came
+                second = answer.values[1]
+                answer.values[1] = ArrayVal(np.zeros_like(second.array), second.type) if isinstance(second, ArrayVal) else "0" * 64
+        return answer
+
+    ctx = Modelled(check, task, {"student": 0.002, "reference": 0.002}, corrupt=corrupt)
+    with pytest.raises(CheckFailed) as failed:
+        _speed(ctx, timed)
+    assert "wrong out after timed call 2 of" in failed.value.message and "round 3" in failed.value.message
+    assert "fresh random values" in failed.value.details
+
+
+def test_a_child_slow_only_while_not_computing_gains_little() -> None:
+    """The set-up subtracted from the student's time is at most the reference child's plus
+    a quarter of the reference's kernel time: a child that stalls in the batches without
+    kernel calls gains at most 0.25 of a ratio (here 4.0, measured as 3.75), and a child
+    whose set-up is a little slower than the reference child's loses nothing."""
+    ctx = Modelled("fast_matmul_speed", "3.2", {"student": 0.008, "reference": 0.002}, stall=1.0)
+    assert _speed(ctx, TASK_3_2) == pytest.approx(4.0 - SETUP_SLACK)
+    honest = Modelled("fast_matmul_speed", "3.2", {"student": 0.008, "reference": 0.002}, slower=0.005)
+    assert _speed(honest, TASK_3_2) == pytest.approx(4.0)
+
+
+# --------------------------------------------------------------------------- graded gaming submissions
+
+def slow_matmul(times: int) -> str:
+    """tensor_matmul, slowly: serial, and every product computed `times` times."""
+    return f"""
+for _ in range({times}):
+    for n in range(out_shape[0]):
+        for i in range(out_shape[1]):
+            for j in range(out_shape[2]):
+                acc = 0.0
+                for k in range(a_shape[2]):
+                    acc += a_storage[n * a_batch_stride + i * a_strides[1] + k * a_strides[2]] * b_storage[n * b_batch_stride + k * b_strides[1] + j * b_strides[2]]
+                out[n * out_strides[0] + i * out_strides[1] + j * out_strides[2]] = acc
+"""
+
+
+#: _reduce, slowly: serial, with the index arithmetic done for every input element.
+SLOW_REDUCE = """
+a_index = np.empty(len(a_shape), np.int64)
+for ordinal in range(a_storage.size):
+    to_index(ordinal, a_shape, a_index)
+    a_pos = index_to_position(a_index, a_strides)
+    a_index[reduce_dim] = 0
+    out_pos = index_to_position(a_index, out_strides)
+    out[out_pos] = fn(out[out_pos], a_storage[a_pos])
+"""
+
+#: _reduce, very slowly: serial, an index array allocated for every input element, and
+#: every fold done four times.
+VERY_SLOW_REDUCE = """
+out_index = np.empty(len(out_shape), np.int64)
+for ordinal in range(out.size):
+    to_index(ordinal, out_shape, out_index)
+    out_pos = index_to_position(out_index, out_strides)
+    start = out[out_pos]
+    for _ in range(4):
+        acc = start
+        for r in range(a_shape[reduce_dim]):
+            a_index = out_index.copy()
+            a_index[reduce_dim] = r
+            acc = fn(acc, a_storage[index_to_position(a_index, a_strides)])
+    out[out_pos] = acc
+"""
+
+
+def _indent(body: str, prefix: str) -> str:
+    return "".join(prefix + line if line.strip() else line for line in body.strip("\n").splitlines(keepends=True))
+
+
+def remembering(slow: str, key: str) -> str:
+    """`slow`, run only for inputs not seen before: answers remembered in a dict by `key`
+    (Python inside the compiled kernel, through Numba's object mode)."""
+    return f"""
+with numba.objmode(seen="int64"):
+    remembered = np.__dict__.setdefault("_remembered", {{}})
+    np.__dict__["_key"] = {key}
+    seen = int(np.__dict__["_key"] in remembered)
+    if seen:
+        out[:] = remembered[np.__dict__["_key"]]
+if seen == 0:
+{_indent(slow, "    ")}
+    with numba.objmode():
+        np.__dict__["_remembered"][np.__dict__["_key"]] = out.copy()
+"""
+
+
+def once_per_out(slow: str) -> str:
+    """`slow`, skipped when `out` still holds the answer this kernel last wrote into that
+    buffer (a repeated call into the same `out`)."""
+    return f"""
+with numba.objmode(done="int64"):
+    last = np.__dict__.setdefault("_last_out", {{}}).get(out.ctypes.data)
+    done = int(last is not None and last.shape == out.shape and bool((last == out).all()))
+if done == 1:
+    return
+{slow.strip(chr(10))}
+with numba.objmode():
+    np.__dict__["_last_out"][out.ctypes.data] = out.copy()
+"""
+
+
+MATMUL_KEY = "(a_storage[:64].tobytes(), b_storage[:64].tobytes())"
+REDUCE_KEY = "(a_storage[:64].tobytes(), out[:8].tobytes(), reduce_dim)"  # out: the start value
+
+
+def _grade(tmp_path: Path, task: str, edits: dict) -> GradeResult:
+    sub = write_submission(tmp_path / "submission", "a3", edits)
+    result = grade(sub, "a3", task=task, limits=Limits(check_timeout=60), notebooks=False)
+    assert not result.grader_errors, result.grader_errors
+    return result
+
+
+def _checks(result: GradeResult, task: str) -> dict:
+    row = next(r for r in result.tasks if r.id == task)
+    return {c.name: c for c in row.checks}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "task, fence, body, speed",
+    [
+        ("3.2", ("3.2", "tensor_matmul"), remembering(slow_matmul(40), MATMUL_KEY), "fast_matmul_speed"),
+        ("3.2", ("3.2", "tensor_matmul"), once_per_out(slow_matmul(4)), "fast_matmul_speed"),
+        ("3.1", ("3.1", "tensor_reduce._reduce"), remembering(VERY_SLOW_REDUCE, REDUCE_KEY), "fast_map_zip_reduce_speed"),
+        ("3.1", ("3.1", "tensor_reduce._reduce"), once_per_out(SLOW_REDUCE), "fast_map_zip_reduce_speed"),
+    ],
+    ids=["matmul-remembering", "matmul-once-per-out", "reduce-remembering", "reduce-once-per-out"],
+)
+def test_a_slow_kernel_that_games_repeated_calls_fails_its_speed_check(tmp_path: Path, task: str, fence: tuple, body: str, speed: str) -> None:
+    checks = _checks(_grade(tmp_path, task, {fence: body}), task)
+    assert all(c.status == "passed" for name, c in checks.items() if name != speed), checks  # the kernel is correct
+    assert checks[speed].status == "failed", (checks[speed].message, checks[speed].details)
+    assert "slower than the reference (limit 3×)" in checks[speed].message, checks[speed].message
+    assert "ms per run" in checks[speed].details
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["3.1", "3.2"])
+def test_the_reference_passes_its_speed_checks(tmp_path: Path, task: str) -> None:
+    result = _grade(tmp_path, task, {})
+    row = next(r for r in result.tasks if r.id == task)
+    assert row.score == row.max_points, row.feedback
+    speed = next(c for c in row.checks if c.kind == "performance")
+    assert speed.message.startswith("time / reference:"), speed.message
+
