@@ -230,7 +230,7 @@ def describe(tier: str) -> str:
 class Jail:
     """Start, freeze, thaw and kill the processes of one child, in one tier."""
 
-    def __init__(self, tier: str, tree: Path, rw: Sequence[Path] = (), ro: Sequence[Path] = (), nproc: int = 256):
+    def __init__(self, tier: str, tree: Path, rw: Sequence[Path] = (), ro: Sequence[Path] = (), nproc: int = 2048):
         if tier not in TIERS:
             raise ValueError(f"unknown tier {tier!r}")
         self.tier, self.tree, self.rw, self.ro = tier, Path(tree), [Path(p) for p in rw], [Path(p) for p in ro]

@@ -74,7 +74,8 @@ class Limits:
         cpu_s: the child's CPU-time limit in seconds (``RLIMIT_CPU``; a safety net).
         file_mb: the largest file the child may write, in MiB (``RLIMIT_FSIZE``).
         nproc: processes + threads the jail may hold (``bwrap``: a pids cgroup, where the
-            host offers one; ``uid``: ``RLIMIT_NPROC`` of the jail's own uid).
+            host offers one; ``uid``: ``RLIMIT_NPROC`` of the jail's own uid). Numba's CUDA
+            simulator runs one thread per GPU thread of a block (up to 1024).
     """
 
     check_timeout: float = 60.0
@@ -85,7 +86,7 @@ class Limits:
     sandbox: str = "auto"
     cpu_s: int = 1800
     file_mb: int = 512
-    nproc: int = 256
+    nproc: int = 2048
 
 
 def child_import_paths() -> list[str]:
