@@ -7,7 +7,8 @@ Files: `linear` (Linear), `conv` (conv1d/conv2d by im2col, task 4.1/4.2), `pooli
 (task 4.3), `softmax` and `dropout` (task 4.4), `losses` (mse, BCE, NLL, cross-entropy),
 `embedding`, `textcnn` (Kim's CNN, task 4.5), `validation` (argument checks); A5:
 `rnn`, `lstm`, `gru` (cells, tasks 5.1–5.3), `recurrent` (unroll, RNN/LSTM/GRU layers,
-tasks 5.1/5.4), `clip_grad` (task 5.4, exposed as `minitorch.nn.utils`).
+tasks 5.1/5.4), `clip_grad` (task 5.4, exposed as `minitorch.nn.utils`); A6 (library so
+far): `layer_norm` (LayerNorm), `positional` (sinusoidal encodings).
 """
 
 from ..containers import ModuleList, Sequential
@@ -16,6 +17,7 @@ from . import functional, utils
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout
 from .embedding import Embedding
+from .layer_norm import LayerNorm
 from .linear import Linear
 from .textcnn import TextCNN
 from .rnn import RNNCell
@@ -26,5 +28,5 @@ from .recurrent import GRU, LSTM, RNN
 __all__ = [
     "Module", "Parameter", "ModuleList", "Sequential", "functional",
     "Linear", "Conv1d", "Conv2d", "Dropout", "Embedding", "TextCNN",
-    "RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU", "utils",
+    "RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU", "utils", "LayerNorm",
 ]
