@@ -253,6 +253,11 @@ class Jail:
             try:
                 self.proc = subprocess.Popen([*enter, *_bwrap_args(self.tree, self.ro, self.rw, w), *argv],
                                              pass_fds=(*pass_fds, w), **common)
+            except BaseException:
+                os.close(r)
+                if self.cgroup is not None:
+                    self.cgroup.rmdir()
+                raise
             finally:
                 os.close(w)
             self._read_info(r)
