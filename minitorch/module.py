@@ -232,6 +232,14 @@ class Module:
         """Evaluation mode: `train(False)`."""
         return self.train(False)
 
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients of every parameter (`torch.nn.Module.zero_grad`): `grad = None`,
+        or zeros of the parameter's shape with `set_to_none=False`."""
+        for p in self.parameters():
+            value = p.value
+            if hasattr(value, "grad") and value.grad is not None:
+                value.grad = None if set_to_none else value.zeros(value.shape)
+
     # ---- calling ------------------------------------------------------------------------
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:

@@ -264,3 +264,41 @@ def prod(ls: Iterable[float]) -> float:
     # BEGIN SOLUTION 0.2
     return reduce(mul, 1.0)(ls)
     # END SOLUTION 0.2
+
+
+# ## Library (stage A6): GELU, the activation of BERT and GPT
+#
+# gelu(x) = x · Φ(x), Φ the standard normal CDF: Φ(x) = ½ (1 + erf(x / √2)). The "tanh"
+# approximation (Hendrycks & Gimpel, 2016) replaces Φ(x) by ½ (1 + tanh(√(2/π) (x + 0.044715 x³))).
+# The formulas are PyTorch's (aten's GeluKernel), so values agree to the last bits.
+
+_SQRT1_2 = 0.7071067811865476  # 1 / √2
+_GELU_PDF = 0.3989422804014327  # 1 / √(2π)
+_GELU_BETA = 0.7978845608028654  # √(2/π)
+_GELU_KAPPA = 0.044715
+
+
+def gelu(x: float) -> float:
+    r"""GELU: x · Φ(x) = x · ½ (1 + erf(x / √2))."""
+    return x * 0.5 * (1.0 + math.erf(x * _SQRT1_2))
+
+
+def gelu_back(x: float, d: float) -> float:
+    r"""Backward of gelu: d · (Φ(x) + x φ(x)), φ(x) = e^{−x²/2} / √(2π) the normal density."""
+    cdf = 0.5 * (1.0 + math.erf(x * _SQRT1_2))
+    pdf = _GELU_PDF * math.exp(-0.5 * x * x)
+    return d * (cdf + x * pdf)
+
+
+def gelu_tanh(x: float) -> float:
+    r"""GELU, tanh approximation: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³)))."""
+    inner = _GELU_BETA * (x + _GELU_KAPPA * x * x * x)
+    return 0.5 * x * (1.0 + math.tanh(inner))
+
+
+def gelu_tanh_back(x: float, d: float) -> float:
+    r"""Backward of gelu_tanh: d · (½ (1 + t) + ½ x (1 − t²) √(2/π) (1 + 3 · 0.044715 x²)), t = tanh(inner)."""
+    t = math.tanh(_GELU_BETA * (x + _GELU_KAPPA * x * x * x))
+    left = 0.5 * (1.0 + t)
+    right = 0.5 * x * (1.0 - t * t) * _GELU_BETA * (1.0 + 3.0 * _GELU_KAPPA * x * x)
+    return d * (left + right)

@@ -195,6 +195,10 @@ class TensorBackend:
     id_map = _lazy(lambda ops: ops.map(operators.id))
     inv_map = _lazy(lambda ops: ops.map(operators.inv))
     tanh_map = _lazy(lambda ops: ops.map(operators.tanh))
+    gelu_map = _lazy(lambda ops: ops.map(operators.gelu))
+    gelu_tanh_map = _lazy(lambda ops: ops.map(operators.gelu_tanh))
+    gelu_back_zip = _lazy(lambda ops: ops.zip(operators.gelu_back))
+    gelu_tanh_back_zip = _lazy(lambda ops: ops.zip(operators.gelu_tanh_back))
     # zips
     add_zip = _lazy(lambda ops: ops.zip(operators.add))
     mul_zip = _lazy(lambda ops: ops.zip(operators.mul))

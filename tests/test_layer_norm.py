@@ -11,7 +11,7 @@ from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.testing import grad_check
 
-pytestmark = pytest.mark.library
+pytestmark = pytest.mark.task6_4
 
 
 def _torch():

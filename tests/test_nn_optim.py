@@ -212,3 +212,15 @@ def test_modules_and_tensors_pickle() -> None:
     clone = pickle.loads(pickle.dumps(layer))
     assert clone.weight.value.backend is B
     np.testing.assert_array_equal(clone.weight.value.numpy(), layer.weight.value.numpy())
+
+
+@pytest.mark.library
+def test_module_zero_grad_forgets_or_zeros_every_gradient() -> None:
+    layer = nn.Linear(2, 3)
+    layer(minitorch.tensor([[1.0, 2.0]])).sum().backward()
+    assert layer.weight.value.grad is not None and np.abs(layer.weight.value.grad.numpy()).sum() > 0
+    layer.zero_grad(set_to_none=False)
+    assert layer.weight.value.grad.shape == (3, 2) and not layer.weight.value.grad.numpy().any()
+    assert not layer.bias.value.grad.numpy().any()
+    layer.zero_grad()
+    assert layer.weight.value.grad is None and layer.bias.value.grad is None

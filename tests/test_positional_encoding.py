@@ -11,7 +11,7 @@ import pytest
 import minitorch
 from minitorch.nn import functional as F
 
-pytestmark = pytest.mark.library
+pytestmark = pytest.mark.task6_4
 
 
 def test_shape_dtype_and_hand_values() -> None:

@@ -1,5 +1,5 @@
-"""The hidden checks, one module per stage (`a0` … `a5`), registered by name
-(A5 splits its checks over `a5_*` modules that `a5` imports).
+"""The hidden checks, one module per stage (`a0` … `a6`), registered by name
+(A5 and A6 split their checks over `a5_*` / `a6_*` modules that `a5` / `a6` import).
 
 Manifests name checks (``checks = ["operators_forward", …]``); `get_check(stage, name)`
 finds them. `base` holds the registry and the `CheckContext` a check talks to, `probe`
@@ -15,7 +15,7 @@ from typing import Optional
 
 from .base import REGISTRY, Check
 
-STAGE_MODULES = ("a0", "a1", "a2", "a3", "a4", "a5")
+STAGE_MODULES = ("a0", "a1", "a2", "a3", "a4", "a5", "a6")
 
 
 def _load(stage: str) -> None:

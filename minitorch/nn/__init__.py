@@ -8,7 +8,12 @@ Files: `linear` (Linear), `conv` (conv1d/conv2d by im2col, task 4.1/4.2), `pooli
 `embedding`, `textcnn` (Kim's CNN, task 4.5), `validation` (argument checks); A5:
 `rnn`, `lstm`, `gru` (cells, tasks 5.1–5.3), `recurrent` (unroll, RNN/LSTM/GRU layers,
 tasks 5.1/5.4), `clip_grad` (task 5.4, exposed as `minitorch.nn.utils`); A6 (library so
-far): `layer_norm` (LayerNorm), `positional` (sinusoidal encodings).
+far): `layer_norm` (LayerNorm), `positional` (sinusoidal encodings), `activation` (ReLU,
+Tanh, GELU modules, F.gelu), `attention_pooling`
+(AttentionPooling, task 6.1), `additive_attention` (AdditiveAttention, Bahdanau, task 6.1),
+`attention` (scaled dot-product attention, task 6.2), `multihead_attention`
+(MultiheadAttention, task 6.3), `transformer` (the encoder/decoder layers and stacks,
+Transformer, the causal mask, task 6.5), `gpt` (TinyGPT, a character GPT, task 6.5).
 """
 
 from ..containers import ModuleList, Sequential
@@ -24,9 +29,18 @@ from .rnn import RNNCell
 from .lstm import LSTMCell
 from .gru import GRUCell
 from .recurrent import GRU, LSTM, RNN
+from .activation import GELU, ReLU, Tanh
+from .attention_pooling import AttentionPooling
+from .additive_attention import AdditiveAttention
+from .multihead_attention import MultiheadAttention
+from .transformer import (
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
 
 __all__ = [
     "Module", "Parameter", "ModuleList", "Sequential", "functional",
     "Linear", "Conv1d", "Conv2d", "Dropout", "Embedding", "TextCNN",
     "RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU", "utils", "LayerNorm",
+    "GELU", "ReLU", "Tanh", "AttentionPooling", "AdditiveAttention", "MultiheadAttention",
+    "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder", "Transformer",
 ]

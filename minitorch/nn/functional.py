@@ -11,6 +11,10 @@ from .positional import sinusoidal_positional_encoding
 from .losses import binary_cross_entropy, cross_entropy, mse_loss, nll_loss
 from .pooling import avg_pool1d, avg_pool2d, max_over_time, max_pool1d, max_pool2d
 from .softmax import log_softmax, softmax
+from .activation import gelu
+from .attention_pooling import attention_pooling
+from .additive_attention import additive_attention
+from .attention import scaled_dot_product_attention
 
 
 def relu(x: Tensor) -> Tensor:
@@ -33,4 +37,5 @@ __all__ = [
     "conv1d", "conv2d", "avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d", "max_over_time",
     "softmax", "log_softmax", "dropout", "embedding", "cross_entropy", "nll_loss", "layer_norm",
     "sinusoidal_positional_encoding",
+    "gelu", "attention_pooling", "additive_attention", "scaled_dot_product_attention",
 ]

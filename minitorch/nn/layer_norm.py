@@ -1,4 +1,4 @@
-r"""Layer normalisation (Ba, Kiros & Hinton, 2016), as `torch.nn.LayerNorm` / `F.layer_norm`.
+r"""Stage A6, task 6.4: layer normalisation (Ba, Kiros & Hinton, 2016), as `torch.nn.LayerNorm` / `F.layer_norm`.
 
 For an input x of shape [..., *normalized_shape], each vector of its last
 D = len(normalized_shape) dimensions (N = ∏ normalized_shape values) is normalised alone:
@@ -55,9 +55,12 @@ def layer_norm(
         )
     lead = tuple(input.shape[: len(input.shape) - len(shape)])
     x = input.reshape(*lead, math.prod(shape))  # one vector of N values per row
+    # BEGIN SOLUTION 6.4
     centred = x - x.mean(-1, keepdim=True)
     variance = (centred * centred).mean(-1, keepdim=True)
-    y = (centred / (variance + eps).sqrt()).reshape(*lead, *shape)
+    normalised = centred / (variance + eps).sqrt()
+    # END SOLUTION 6.4
+    y = normalised.reshape(*lead, *shape)
     if weight is not None:
         y = y * weight
     if bias is not None:

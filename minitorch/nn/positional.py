@@ -1,4 +1,4 @@
-r"""Sinusoidal positional encodings (Vaswani et al., 2017), as `F.sinusoidal_positional_encoding`.
+r"""Stage A6, task 6.4: sinusoidal positional encodings (Vaswani et al., 2017), as `F.sinusoidal_positional_encoding`.
 
 Attention by itself does not see order: permuting the tokens permutes its outputs. The
 transformer adds to each token's embedding a vector that depends on its position only:
@@ -35,10 +35,12 @@ def sinusoidal_positional_encoding(length: int, d_model: int, dtype=None,  # noq
     """
     if length < 0 or d_model <= 0:
         raise ValueError(f"sinusoidal_positional_encoding({length}, {d_model}): length must be ≥ 0 and d_model > 0")
+    pe = np.empty((length, d_model))
+    # BEGIN SOLUTION 6.4
     pos = np.arange(length, dtype=np.float64)[:, None]                  # [length, 1]
     two_i = np.arange(0, d_model, 2, dtype=np.float64)[None, :]          # [1, ⌈d/2⌉]: 2i
     angle = pos / np.power(10000.0, two_i / d_model)                     # [length, ⌈d/2⌉]
-    pe = np.empty((length, d_model))
     pe[:, 0::2] = np.sin(angle)
     pe[:, 1::2] = np.cos(angle[:, : d_model // 2])
+    # END SOLUTION 6.4
     return tensor(pe, dtype=dtype, backend=backend)
