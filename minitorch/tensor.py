@@ -8,6 +8,7 @@ order and defaults, so PyTorch serves as the test oracle.
 
 from __future__ import annotations
 
+import copy
 import itertools
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional, Sequence, Union
 
@@ -154,6 +155,23 @@ class Tensor:
 
     def is_leaf(self) -> bool:
         return self.history is not None and self.history.last_fn is None
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        """`copy.deepcopy(t)` (and of a module holding t): a new tensor with its own storage
+        and its own identity — backpropagation tells tensors apart by `unique_id`, so a copy
+        that kept it would receive the original's gradient. As in PyTorch, only tensors
+        created by the user (leaves, or constants) can be copied; `.grad` is copied too."""
+        if self.history is not None and self.history.last_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol: "
+                               f"this one was computed by {self.history.last_fn.__name__}; copy t.detach() instead")
+        data = self._tensor
+        out = Tensor(TensorData(data._storage.copy(), data.shape, data.strides), backend=self.backend)
+        memo[id(self)] = out
+        if self.history is not None:
+            out.history = History()
+        if self.grad is not None:
+            out.grad = copy.deepcopy(self.grad, memo)
+        return out
 
     def is_constant(self) -> bool:
         return self.history is None

@@ -317,3 +317,18 @@ def test_long_chain_has_no_recursion_limit() -> None:
         y = y * 1.0
     y.sum().backward()
     assert x.grad.item() == 1.0
+
+
+@pytest.mark.library
+def test_deepcopy_gives_a_new_leaf_with_its_own_storage_and_gradient() -> None:
+    import copy
+
+    a = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    b = copy.deepcopy(a)
+    assert b.requires_grad and b.is_leaf() and b.unique_id != a.unique_id
+    (a * 3.0 + b * 5.0).sum().backward()  # each copy receives its own gradient
+    assert a.grad.tolist() == [3.0, 3.0] and b.grad.tolist() == [5.0, 5.0]
+    b._tensor._storage[0] = 7.0  # the storage is not shared
+    assert a.tolist() == [1.0, 2.0]
+    with pytest.raises(RuntimeError, match="graph leaves.*Mul"):
+        copy.deepcopy(a * 2.0)

@@ -198,8 +198,8 @@ class TorchRun:
 
     def _loss(self, ids: np.ndarray, targets: np.ndarray) -> Any:
         logits = self._logits(ids)
-        return self.torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                                      self.torch.from_numpy(np.asarray(targets, dtype=np.int64)).reshape(-1))
+        targets = self.torch.from_numpy(np.asarray(targets, dtype=np.int64)).reshape(-1)
+        return self.torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets)
 
     def step(self, x: np.ndarray, y: np.ndarray) -> float:
         self.model.train()

@@ -7,13 +7,14 @@ Files: `linear` (Linear), `conv` (conv1d/conv2d by im2col, task 4.1/4.2), `pooli
 (task 4.3), `softmax` and `dropout` (task 4.4), `losses` (mse, BCE, NLL, cross-entropy),
 `embedding`, `textcnn` (Kim's CNN, task 4.5), `validation` (argument checks); A5:
 `rnn`, `lstm`, `gru` (cells, tasks 5.1–5.3), `recurrent` (unroll, RNN/LSTM/GRU layers,
-tasks 5.1/5.4), `clip_grad` (task 5.4, exposed as `minitorch.nn.utils`); A6 (library so
-far): `layer_norm` (LayerNorm), `positional` (sinusoidal encodings), `activation` (ReLU,
-Tanh, GELU modules, F.gelu), `attention_pooling`
+tasks 5.1/5.4), `clip_grad` (task 5.4, exposed as `minitorch.nn.utils`); A6:
+`masked_softmax` (the softmax over allowed positions, task 6.1), `attention_pooling`
 (AttentionPooling, task 6.1), `additive_attention` (AdditiveAttention, Bahdanau, task 6.1),
 `attention` (scaled dot-product attention, task 6.2), `multihead_attention`
-(MultiheadAttention, task 6.3), `transformer` (the encoder/decoder layers and stacks,
-Transformer, the causal mask, task 6.5), `gpt` (TinyGPT, a character GPT, task 6.5).
+(MultiheadAttention, task 6.3), `layer_norm` (LayerNorm) and `positional` (sinusoidal
+encodings, task 6.4), `transformer` (the encoder/decoder layers and stacks, Transformer,
+the causal mask, task 6.5), `gpt` (TinyGPT, a character GPT, task 6.5); `activation`
+(ReLU, Tanh, GELU modules, F.gelu; library).
 """
 
 from ..containers import ModuleList, Sequential

@@ -317,13 +317,7 @@ def _get_clones(module: Module, n: int) -> ModuleList:
     """n independent deep copies of `module` (they start with equal parameters, as in PyTorch)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"num_layers must be an integer ≥ 1, got {n!r}")
-    clones = [copy.deepcopy(module) for _ in range(int(n))]
-    for clone in clones:
-        for p in clone.parameters():
-            # A deep copy of a Tensor keeps its unique_id, which backpropagation uses to tell
-            # tensors apart: give each copied parameter a tensor of its own.
-            p.update(p.value.detach())
-    return ModuleList(clones)
+    return ModuleList([copy.deepcopy(module) for _ in range(int(n))])
 
 
 def _seq_len(x: Tensor, batch_first: bool) -> int:
