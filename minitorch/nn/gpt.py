@@ -43,7 +43,7 @@ from ..tensor_ops import TensorBackend
 from . import language_model
 from .dropout import Dropout
 from .embedding import Embedding
-from .language_model import sequence_loss
+from .language_model import _ids, sequence_loss  # _ids: token ids as an int64 tensor on model.backend
 from .layer_norm import LayerNorm
 from .linear import Linear
 from .positional import sinusoidal_positional_encoding
@@ -205,18 +205,6 @@ def extend_ids(last_logits: Callable[[np.ndarray], np.ndarray], ids: np.ndarray,
         nxt = np.array([[draw(row, temperature, rng)] for row in logits], dtype=np.int64)
         out = np.concatenate([out, nxt], axis=1)
     return out
-
-
-def _ids(model: TinyGPT, ids: Any, name: str) -> Tensor:
-    """Token ids as an int64 tensor on the model's backend (arrays are converted)."""
-    if isinstance(ids, Tensor):
-        if ids.dtype != np.int64:
-            raise TypeError(f"{name}: ids must be an int64 tensor (minitorch.int64), got dtype {ids.dtype}")
-        return ids
-    array = np.asarray(ids)
-    if array.dtype.kind not in "iu":
-        raise TypeError(f"{name}: ids must be integers, got dtype {array.dtype}")
-    return tensor(array.astype(np.int64), dtype=np.int64, backend=model.backend)
 
 
 class _Recurrent(Module):

@@ -143,8 +143,9 @@ def detach_state(state: Optional[State]) -> Optional[State]:
     return state.detach()
 
 
-def _ids(model: CharLanguageModel, ids: Any, name: str) -> Tensor:
-    """Character ids [B, T] as an int64 tensor on the model's backend (arrays are converted)."""
+def _ids(model: Any, ids: Any, name: str) -> Tensor:
+    """Character ids [B, T] as an int64 tensor on `model.backend` (arrays are converted;
+    `nn.gpt` uses it too)."""
     if isinstance(ids, Tensor):
         if ids.dtype != np.int64:
             raise TypeError(f"{name}: ids must be an int64 tensor (minitorch.int64), got dtype {ids.dtype}")
