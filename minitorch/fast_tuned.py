@@ -13,7 +13,8 @@ layouts that occur most, each as its own compiled kernel:
   fold runs over blocks of `inner` neighbouring outputs at once, reading `a` row by row.
 * **tiled** matmul: operands packed into contiguous panels, 8 × 16 register tiles of
   accumulators (BLAS-style; about BLAS speed, see PERFORMANCE.md).
-* **one thread for small inputs**: waking the other threads costs more than a small loop.
+* **one thread for small inputs**: entering the thread pool costs more than a small loop, so
+  small calls run a serial twin of each kernel (`serial_twin`).
 
 `FastOps` (in `fast_ops`) asks `elementwise_path`, `reduce_path` and `tiled_applies` which
 kernel fits the layouts of a call, and runs it through `launch` (the thread policy);
@@ -29,6 +30,7 @@ Nothing outside `fast_ops` may import it unconditionally.
 from __future__ import annotations
 
 import os
+import types
 
 # The tiled matmul needs LLVM's SLP vectorizer (off by default in Numba) to pack its scalar
 # accumulators into vector registers: ~10× faster. Numba re-reads NUMBA_* variables before
@@ -72,26 +74,39 @@ ROW_MIN = 8
 # ## The thread policy
 
 
-class _one_thread:
-    """Context manager: Numba's parallel loops run on the calling thread only inside it."""
+def serial_twin(kernel: Any) -> Any:
+    """The same kernel compiled without `parallel=True`: its `prange` loops become plain loops.
 
-    def __enter__(self) -> None:
-        self.threads = numba.get_num_threads()
-        if self.threads > 1:
-            numba.set_num_threads(1)
+    Why: a parallel kernel pays for entering Numba's thread pool on every call, even with
+    one thread — about 10 µs, five times the whole loop over 10⁴ elements. Small calls run
+    this twin instead (about 2 µs).
 
-    def __exit__(self, *exc: Any) -> None:
-        if self.threads > 1:
-            numba.set_num_threads(self.threads)
+    The trick: the twin is compiled from a *copy* of the kernel's Python function whose
+    name ends in ``_serial``. Numba's on-disk cache files a kernel under its function's
+    name and line, not under its options, so two compilations of one function (parallel
+    and serial) would overwrite each other's cached code (numba issue #6845). Made once per
+    kernel, on its first small call, and kept on the kernel.
+    """
+    twin = getattr(kernel, "_minitorch_serial", None)
+    if twin is None:
+        py = kernel.py_func
+        code = py.__code__.replace(co_name=py.__name__ + "_serial", co_qualname=py.__qualname__ + "_serial")
+        copy = types.FunctionType(code, py.__globals__, code.co_name, py.__defaults__, py.__closure__)
+        options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
+        try:
+            twin = njit(copy, **options)
+        except RuntimeError:  # no file to cache it next to (a kernel typed at a prompt)
+            twin = njit(copy, **{**options, "cache": False})
+        kernel._minitorch_serial = twin
+    return twin
 
 
 def launch(kernel: Callable[..., None], work: int, threshold: int, *args: Any) -> None:
-    """Run `kernel(*args)` in parallel when `work` ≥ `threshold`, else on this thread only."""
+    """Run `kernel(*args)` in parallel when `work` ≥ `threshold`, else its serial twin."""
     if work >= threshold:
         kernel(*args)
     else:
-        with _one_thread():
-            kernel(*args)
+        serial_twin(kernel)(*args)
 
 
 # ## Layout checks (cheap: O(dims²) once per call)

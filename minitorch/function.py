@@ -96,11 +96,25 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any) -> "Tensor":
-        """out = forward(ctx, *args), recorded as one graph node when an input needs a gradient."""
-        need_grad = _grad_enabled and any(is_tensor(a) and a.requires_grad for a in args)
+        """out = forward(ctx, *args), recorded as one graph node when an input needs a gradient.
+
+        Every tensor operation passes through here, so it is written for speed: a plain loop
+        instead of `any(...)`, and grad mode switched off around `forward` by hand rather
+        than with the `no_grad()` context manager (same effect, a few µs less per call).
+        """
+        global _grad_enabled
+        need_grad = False
+        if _grad_enabled:
+            for a in args:
+                if getattr(a, "history", None) is not None and is_tensor(a):
+                    need_grad = True
+                    break
         ctx = Context(no_grad=not need_grad)
-        with no_grad():
+        previous, _grad_enabled = _grad_enabled, False
+        try:
             out = cls.forward(ctx, *args)
+        finally:
+            _grad_enabled = previous
         if not is_tensor(out):
             raise TypeError(f"{cls.__name__}.forward must return a Tensor, got {type(out).__name__}")
         if need_grad:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
@@ -88,7 +89,7 @@ class Tensor:
     def new_full(self, size: Sequence[int], fill_value: float, dtype: Any = None) -> "Tensor":
         """A tensor of shape `size` filled with `fill_value`, with self's dtype and backend."""
         size = normalize_shape((size,))
-        storage = np.full(int(np.prod(size)), fill_value, dtype=self.dtype if dtype is None else canonical_dtype(dtype))
+        storage = np.full(math.prod(size), fill_value, dtype=self.dtype if dtype is None else canonical_dtype(dtype))
         return Tensor.make(storage, size, backend=self.backend)
 
     def new_zeros(self, size: Sequence[int], dtype: Any = None) -> "Tensor":
@@ -595,12 +596,12 @@ class Tensor:
     def _infer_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         if shape.count(-1) > 1:
             raise ShapeError(f"only one dimension can be -1, got {shape}")
-        known = int(np.prod([s for s in shape if s != -1])) if shape else 1
+        known = math.prod(s for s in shape if s != -1)
         if -1 in shape:
             if known == 0 or self.numel() % known:
                 raise ShapeError(f"shape {shape} is invalid for a tensor of {self.numel()} elements")
             shape = tuple(self.numel() // known if s == -1 else s for s in shape)
-        if (int(np.prod(shape)) if shape else 1) != self.numel():
+        if math.prod(shape) != self.numel():
             raise ShapeError(
                 f"shape {shape} is invalid for a tensor of shape {self.shape} ({self.numel()} elements)"
             )

@@ -10,6 +10,7 @@ broadcast shape; the framework sums it back to the input's shape (`Tensor.chain_
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -28,7 +29,7 @@ def _grad_like(ctx_shape: tuple[int, ...], grad: "Tensor") -> "Tensor":
 
 
 def _size(shape: Sequence[int]) -> int:
-    return int(np.prod(shape)) if len(shape) else 1
+    return math.prod(shape)
 
 
 # ---------------------------------------------------------------------------------------

@@ -95,6 +95,12 @@ class TensorOps:
         raise NotImplementedError(f"{name} is not available on this backend")
 
     @classmethod
+    def new_output(cls, like: "Tensor", shape: tuple[int, ...], dtype: np.dtype) -> "Tensor":
+        """The tensor a map, zip or matmul kernel writes every element of, on `like`'s
+        backend: zeros here (the fast backend's reference kernels skip the fill)."""
+        return like.new_zeros(shape, dtype)
+
+    @classmethod
     def map(cls, fn: Callable[[float], float]) -> MapProto:
         kernel = cls.map_kernel(fn)
 
@@ -143,7 +149,7 @@ class TensorOps:
         if a.shape[0] != b.shape[0] and 1 not in (a.shape[0], b.shape[0]):
             raise ShapeError(f"matmul: batch sizes {a.shape[0]} and {b.shape[0]} cannot broadcast")
         batch = a.shape[0] if a.shape[0] != 1 else b.shape[0]
-        out = a.new_zeros((batch, a.shape[1], b.shape[2]), result_dtype(a.dtype, b.dtype))
+        out = cls.new_output(a, (batch, a.shape[1], b.shape[2]), result_dtype(a.dtype, b.dtype))
         cls.matmul_kernel()(*out.tuple(), *a.tuple(), *b.tuple())
         return out
 
