@@ -186,12 +186,12 @@ class TensorData:
             self._storage = np.array(storage, dtype=np.float64)
         if self._storage.ndim != 1:
             raise ShapeError(f"storage must be 1-D, got an array of shape {self._storage.shape}")
-        shape = tuple(int(s) for s in shape)
-        if any(s < 0 for s in shape):
+        shape = tuple(map(int, shape))
+        if shape and min(shape) < 0:
             raise ShapeError(f"negative size in shape {shape}")
         if strides is None:
             strides = strides_from_shape(shape)
-        strides = tuple(int(s) for s in strides)
+        strides = tuple(map(int, strides))
         if len(strides) != len(shape):
             raise ShapeError(f"strides {strides} do not match shape {shape}")
         if len(shape) > MAX_DIMS:
@@ -203,7 +203,9 @@ class TensorData:
         self.dims = len(shape)
         self.size = math.prod(shape)
         if self.size > 0:
-            last = sum((s - 1) * st for s, st in zip(shape, strides))
+            last = 0
+            for size, stride in zip(shape, strides):
+                last += (size - 1) * stride
             if last >= len(self._storage):
                 raise ShapeError(
                     f"shape {shape} with strides {strides} reaches position {last}, "

@@ -419,7 +419,13 @@ def batched_matmul(a: "Tensor", b: "Tensor") -> "Tensor":
             t = _grad_like(batch + (rows, cols), t)  # expand the partly broadcast batch
         return t.contiguous().view(_size(batch), rows, cols)
 
-    out = a.backend.matrix_multiply(as_3d(a, n, k), as_3d(b, k, m))
+    if _size(b.shape[:-2]) == 1 and _size(a.shape[:-2]) > 1 and a._tensor.is_contiguous():
+        # One matrix b for a whole batch of contiguous a (a linear layer on [B, T, k]):
+        # the batch's rows are one [B·T, k] matrix, so one big product replaces B small ones.
+        rows = _size(a.shape[:-1])
+        out = a.backend.matrix_multiply(a._view(TensorData(a._tensor._storage, (1, rows, k))), as_3d(b, k, m))
+    else:
+        out = a.backend.matrix_multiply(as_3d(a, n, k), as_3d(b, k, m))
     return out.view(*(batch + (n, m)))
 
 

@@ -39,6 +39,9 @@ class Linear(Module):
                 f"Linear({self.in_features}, {self.out_features}): input's last dimension is "
                 f"{x.shape[-1]}, expected {self.in_features} (input shape {x.shape})"
             )
+        lead = x.shape[:-1]
+        if len(lead) > 1:  # [..., in] as one matrix of rows: one product forward and backward
+            return self.forward(x.reshape(-1, self.in_features)).view(*lead, self.out_features)
         y = x @ self.weight.value.transpose(0, 1)
         if self.bias is not None:
             y = y + self.bias.value

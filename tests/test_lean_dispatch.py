@@ -1,0 +1,125 @@
+"""The fast backend's lean path for small operations (issue 15): serial twins of the
+parallel kernels, outputs allocated without a fill, shared row-major layouts, one product
+for a batch of rows. Each is a shortcut: these tests pin that it computes exactly what the
+general path computes."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch import fast_tuned
+from minitorch.tensor_data import TensorData
+from minitorch.tensor_functions import batched_matmul
+from minitorch.testing import grad_check
+
+pytestmark = pytest.mark.library
+
+FAST = minitorch.FastBackend
+
+
+def _t(array: np.ndarray, grad: bool = False) -> minitorch.Tensor:
+    t = minitorch.from_numpy(np.ascontiguousarray(array), backend=FAST)
+    return t.requires_grad_() if grad else t
+
+
+def test_serial_twin_is_a_separate_kernel_with_the_same_result() -> None:
+    kernel = fast_tuned.tensor_zip_fast(minitorch.operators.add)
+    twin = fast_tuned.serial_twin(kernel)
+    assert twin is fast_tuned.serial_twin(kernel)  # made once
+    assert "parallel" not in twin.targetoptions and kernel.targetoptions.get("parallel")
+    # a different name, so Numba's disk cache files the two compilations apart
+    assert twin.py_func.__qualname__ == kernel.py_func.__qualname__ + "_serial"
+    rng = np.random.default_rng(0)
+    a, b = _t(rng.standard_normal((7, 9))), _t(rng.standard_normal((7, 9)))
+    out_parallel, out_serial = a.zeros(), a.zeros()
+    kernel(*out_parallel.tuple(), *a.tuple(), *b.tuple(), True)
+    twin(*out_serial.tuple(), *a.tuple(), *b.tuple(), True)
+    np.testing.assert_array_equal(out_parallel.numpy(), out_serial.numpy())
+    np.testing.assert_array_equal(out_serial.numpy(), a.numpy() + b.numpy())
+
+
+def test_launch_picks_the_serial_twin_below_the_threshold() -> None:
+    @numba.njit(parallel=True)
+    def fill(out: np.ndarray) -> None:  # pragma: no cover - compiled
+        for i in numba.prange(len(out)):
+            out[i] = i
+
+    out = np.zeros(5)
+    fast_tuned.launch(fill, 10, 100, out)  # small: the twin
+    assert getattr(fill, "_minitorch_serial", None) is not None
+    np.testing.assert_array_equal(out, np.arange(5.0))
+    out[:] = 0
+    fast_tuned.launch(fill, 1000, 100, out)  # large: the parallel kernel
+    np.testing.assert_array_equal(out, np.arange(5.0))
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (5,), (3, 4), (2, 1, 3), (0, 4)])
+def test_row_major_layout_matches_the_checked_constructor(shape) -> None:
+    size = int(np.prod(shape)) if shape else 1
+    storage = np.arange(size, dtype=np.float32)
+    lean, checked = TensorData.row_major(storage, shape), TensorData(storage, shape)
+    assert (lean.shape, lean.strides, lean.size, lean.dims) == (checked.shape, checked.strides, checked.size, checked.dims)
+    np.testing.assert_array_equal(lean._shape, checked._shape)
+    np.testing.assert_array_equal(lean._strides, checked._strides)
+    assert lean._storage is storage
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [3, 100, 40_000])  # below and above the parallel threshold
+def test_outputs_allocated_without_a_fill_are_fully_written(dtype, size) -> None:
+    """Every element of a map/zip/reduce/matmul output is written by the kernel: the same
+    result as NumPy for contiguous, broadcast and transposed operands of both sizes."""
+    rng = np.random.default_rng(size)
+    x = rng.standard_normal((size // 4 + 1, 4)).astype(dtype)
+    y = rng.standard_normal((1, 4)).astype(dtype)
+    for _ in range(3):  # fresh outputs reuse freed memory that holds old values
+        a, b = _t(x), _t(y)
+        np.testing.assert_allclose((a + b).numpy(), x + y, rtol=1e-6)
+        np.testing.assert_allclose(a.exp().numpy(), np.exp(x), rtol=1e-6)
+        np.testing.assert_allclose(a.T.contiguous().numpy(), x.T)
+        np.testing.assert_allclose(a.sum(0).numpy(), x.sum(0), rtol=1e-4)
+        np.testing.assert_allclose((a.T @ a).numpy(), x.T @ x, rtol=1e-4, atol=1e-3)
+        assert (a + b).dtype == dtype
+
+
+def test_one_product_for_a_batch_of_rows_matches_the_batched_product() -> None:
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((3, 5, 4)), rng.standard_normal((4, 6))
+    a, b = _t(x), _t(w)
+    np.testing.assert_allclose(batched_matmul(a, b).numpy(), x @ w, rtol=1e-12)
+    # a non-contiguous a takes the general path: same values
+    at = _t(x.transpose(1, 0, 2).copy()).permute(1, 0, 2)
+    assert not at._tensor.is_contiguous()
+    np.testing.assert_allclose(batched_matmul(at, b).numpy(), x @ w, rtol=1e-12)
+    # b with leading batch dimensions of size 1
+    np.testing.assert_allclose(batched_matmul(a, _t(w[None, None])).numpy(), (x @ w)[None], rtol=1e-12)
+
+
+def test_linear_on_a_batch_of_sequences_matches_torch_in_values_and_gradients() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 4))
+    layer = minitorch.nn.Linear(4, 5, backend=FAST)
+    t_layer = torch.nn.Linear(4, 5).double()
+    with torch.no_grad():
+        t_layer.weight.copy_(torch.tensor(layer.weight.value.numpy()))
+        t_layer.bias.copy_(torch.tensor(layer.bias.value.numpy()))
+    xs, t_x = _t(x, grad=True), torch.tensor(x, requires_grad=True)
+    out, t_out = layer(xs), t_layer(t_x)
+    assert out.shape == (2, 3, 5)
+    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=1e-12)
+    g = rng.standard_normal((2, 3, 5))
+    out.backward(_t(g))
+    t_out.backward(torch.tensor(g))
+    np.testing.assert_allclose(xs.grad.numpy(), t_x.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(layer.weight.value.grad.numpy(), t_layer.weight.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(layer.bias.value.grad.numpy(), t_layer.bias.grad.numpy(), rtol=1e-12)
+
+
+def test_linear_on_a_batch_of_sequences_passes_a_gradient_check() -> None:
+    layer = minitorch.nn.Linear(3, 2, backend=FAST)
+    x = _t(np.random.default_rng(3).standard_normal((2, 2, 3)), grad=True)
+    grad_check(lambda x: layer(x), x)
