@@ -397,8 +397,18 @@ class FastOps(TensorOps):
 
     @staticmethod
     def compile_kernel(kernel: Callable[..., None], name: str) -> Callable[..., None]:
-        """A library kernel (e.g. A4's im2col), compiled with parallel loops and cached."""
-        return numba.njit(parallel=True, cache=True)(kernel)
+        """A library kernel (e.g. A4's im2col), compiled with parallel loops and cached; with
+        `fast_tuned`, a call whose largest array is small runs the kernel's serial twin."""
+        parallel = numba.njit(parallel=True, cache=True)(kernel)
+        if fast_tuned is None:
+            return parallel
+        tuned = fast_tuned
+
+        def run(*args: Any) -> None:
+            work = max((a.size for a in args if isinstance(a, np.ndarray)), default=0)
+            tuned.launch(parallel, work, tuned.PARALLEL_MIN, *args)
+
+        return run
 
 
 def _matmul_dispatch(
