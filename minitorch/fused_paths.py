@@ -6,8 +6,8 @@ ten tensor operations with ten. The reference ships such *fused* versions in mod
 their own (`minitorch/nn/fused_*.py`). A student's assignment is the *composed* version
 (the fenced code), so those modules are ``reference_only`` in the manifest of the stage
 whose task they would replace: a release of that stage, and the grader's tree for it,
-leave them out, and every call reaches the student's code. From the next stage on they
-ship, and the student's models train at the reference's speed.
+leave them out, and every call reaches the student's code. From the next stage on (where
+there is one) they ship, and the student's models train at the reference's speed.
 
 A call site asks for its fused module each time it runs:
 
