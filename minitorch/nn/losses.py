@@ -25,6 +25,10 @@ finite: −inf · 0 would be NaN. A gather kernel would avoid the [N, C] matrix,
 the loss could not run on a backend without one, such as CUDA.)
 
 Every reduction is 'mean' (the default), 'sum' or 'none' (per-element losses).
+
+From stage A5 on, `cross_entropy` on a CPU backend runs the reference's fused kernel
+(`fused_losses.py`: softmax and loss in one graph node) instead of this composition; it
+checks its arguments with the same `class_targets` and computes the same values.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .. import fused_paths
 from ..autodiff import Context
 from ..function import Function
 from ..tensor import Tensor
@@ -125,45 +130,37 @@ def _target_array(name: str, target: Any) -> np.ndarray:
     return t.astype(np.int64)
 
 
-def nll_loss(
+def class_targets(
+    name: str,
     input: Tensor,
     target: Any,
-    weight: Optional[Tensor] = None,
-    ignore_index: int = -100,
-    reduction: str = "mean",
-) -> Tensor:
-    """Negative log-likelihood of integer targets under log-probabilities `input` [N, C].
-
-    Returns the mean over non-ignored targets (`reduction='mean'`), their sum ('sum'), or
-    the per-example losses ('none', shape of the target, 0 where ignored).
-    """
-    name = "nll_loss"
+    weight: Optional[Tensor],
+    ignore_index: int,
+    reduction: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Check the arguments of a classification loss over `input` [C], [N, C] or [N, C, d…];
+    return (t, t_flat, keep, w): the targets as given (int64), flattened [M] in the order
+    (n, d…), whether each is kept (≠ ignore_index), and its weight w[t_m] (float64; 1
+    without class weights, 0 where ignored). Raises the errors of `nll_loss`."""
     check_float(name, input=input, weight=weight)
     if reduction not in REDUCTIONS:
         raise ValueError(f"{name}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
     t = _target_array(name, target)
-    # Bring every accepted layout to [M, C] log-probs and [M] targets.
     if input.dims == 1:
         if t.ndim != 0:
             raise ShapeError(f"{name}: unbatched input of shape {input.shape} needs a 0-d target, got shape {t.shape}")
-        lp, t_flat = input.view(1, input.shape[0]), t.reshape(1)
+        classes = input.shape[0]
     elif input.dims >= 2:
-        n, c = input.shape[0], input.shape[1]
+        n, classes = input.shape[0], input.shape[1]
         expected = (n,) + input.shape[2:]
         if t.shape != expected:
             raise ShapeError(
-                f"{name}: input of shape {input.shape} (N={n}, C={c}) needs a target of shape "
+                f"{name}: input of shape {input.shape} (N={n}, C={classes}) needs a target of shape "
                 f"{expected}, got {t.shape}"
             )
-        if input.dims > 2:  # [N, C, d…] → [N·d…, C]
-            order = (0,) + tuple(range(2, input.dims)) + (1,)
-            lp = input.permute(*order).contiguous().view(-1, c)
-        else:
-            lp = input
-        t_flat = t.reshape(-1)
     else:
         raise ShapeError(f"{name}: input must have a class dimension, got a 0-d tensor")
-    classes = lp.shape[1]
+    t_flat = t.reshape(-1)
     keep = t_flat != ignore_index
     bad = keep & ((t_flat < 0) | (t_flat >= classes))
     if bad.any():
@@ -178,6 +175,30 @@ def nll_loss(
             raise ShapeError(f"{name}: weight must have shape ({classes},) (one per class), got {weight.shape}")
         w = weight.numpy().astype(np.float64)[np.where(keep, t_flat, 0)]
     w = np.where(keep, w, 0.0)
+    return t, t_flat, keep, w
+
+
+def nll_loss(
+    input: Tensor,
+    target: Any,
+    weight: Optional[Tensor] = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of integer targets under log-probabilities `input` [N, C].
+
+    Returns the mean over non-ignored targets (`reduction='mean'`), their sum ('sum'), or
+    the per-example losses ('none', shape of the target, 0 where ignored).
+    """
+    t, t_flat, keep, w = class_targets("nll_loss", input, target, weight, ignore_index, reduction)
+    # Bring every accepted layout to [M, C] log-probs (the targets are already [M]).
+    if input.dims == 1:
+        lp = input.view(1, input.shape[0])
+    elif input.dims > 2:  # [N, C, d…] → [N·d…, C]
+        order = (0,) + tuple(range(2, input.dims)) + (1,)
+        lp = input.permute(*order).contiguous().view(-1, input.shape[1])
+    else:
+        lp = input
     # −P: −w[t_m] at (m, t_m), 0 elsewhere and in the rows of ignored targets
     pick = np.zeros(lp.shape, dtype=lp.dtype)
     rows = np.flatnonzero(keep)
@@ -205,5 +226,10 @@ def cross_entropy(
     check_float("cross_entropy", input=input)
     if input.dims == 0:
         raise ShapeError("cross_entropy: input must have a class dimension, got a 0-d tensor")
+    # The reference's fused kernel (one graph node; absent from A4 releases, where
+    # log_softmax is the task): only for the cases it computes exactly, else composed.
+    fused = fused_paths.find("nn.fused_losses")
+    if fused is not None and fused.supports(input, weight):
+        return fused.cross_entropy(input, target, weight, ignore_index, reduction)
     dim = 0 if input.dims == 1 else 1
     return nll_loss(log_softmax(input, dim), target, weight, ignore_index, reduction)
