@@ -30,7 +30,6 @@ Nothing outside `fast_ops` may import it unconditionally.
 from __future__ import annotations
 
 import os
-import types
 
 # The tiled matmul needs LLVM's SLP vectorizer (off by default in Numba) to pack its scalar
 # accumulators into vector registers: ~10× faster. Numba re-reads NUMBA_* variables before
@@ -44,7 +43,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 from numba import prange  # noqa: E402
 
-from .jit import jit_scalar, njit  # noqa: E402
+from .jit import jit_scalar, njit, serial_twin  # noqa: E402
 from .tensor_data import Shape, Storage, Strides  # noqa: E402
 
 __all__ = [
@@ -74,35 +73,9 @@ ROW_MIN = 8
 # ## The thread policy
 
 
-def serial_twin(kernel: Any) -> Any:
-    """The same kernel compiled without `parallel=True`: its `prange` loops become plain loops.
-
-    Why: a parallel kernel pays for entering Numba's thread pool on every call, even with
-    one thread — about 10 µs, five times the whole loop over 10⁴ elements. Small calls run
-    this twin instead (about 2 µs).
-
-    The trick: the twin is compiled from a *copy* of the kernel's Python function whose
-    name ends in ``_serial``. Numba's on-disk cache files a kernel under its function's
-    name and line, not under its options, so two compilations of one function (parallel
-    and serial) would overwrite each other's cached code (numba issue #6845). Made once per
-    kernel, on its first small call, and kept on the kernel.
-    """
-    twin = getattr(kernel, "_minitorch_serial", None)
-    if twin is None:
-        py = kernel.py_func
-        code = py.__code__.replace(co_name=py.__name__ + "_serial", co_qualname=py.__qualname__ + "_serial")
-        copy = types.FunctionType(code, py.__globals__, code.co_name, py.__defaults__, py.__closure__)
-        options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
-        try:
-            twin = njit(copy, **options)
-        except RuntimeError:  # no file to cache it next to (a kernel typed at a prompt)
-            twin = njit(copy, **{**options, "cache": False})
-        kernel._minitorch_serial = twin
-    return twin
-
-
 def launch(kernel: Callable[..., None], work: int, threshold: int, *args: Any) -> None:
-    """Run `kernel(*args)` in parallel when `work` ≥ `threshold`, else its serial twin."""
+    """Run `kernel(*args)` in parallel when `work` ≥ `threshold`, else its serial twin
+    (`jit.serial_twin`: entering the thread pool costs more than a small loop)."""
     if work >= threshold:
         kernel(*args)
     else:

@@ -6,6 +6,8 @@ Numba compiles a kernel the first time it runs (seconds for a parallel kernel); 
 work for minitorch's kernels:
 
 * `njit` — `numba.njit` with ``cache=True`` by default.
+* `serial_twin` / `serial_and_parallel` — a parallel kernel and its one-thread twin, cached
+  apart (see `serial_twin`).
 * `jit_scalar` — compiles a scalar function (`operators.add` …) with an identity that is
   the same in every process. A kernel factory such as ``tensor_zip(fn)`` builds a kernel
   that *closes over* the compiled `fn`, and Numba keys the cached code of a closure on the
@@ -19,12 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import types
 from functools import lru_cache
 from typing import Any, Callable
 
 import numba
 
-__all__ = ["njit", "jit_scalar"]
+__all__ = ["njit", "jit_scalar", "serial_twin", "serial_and_parallel"]
 
 
 def njit(fn: Callable | None = None, **options: Any) -> Any:
@@ -89,3 +92,42 @@ def jit_scalar(fn: Callable) -> Any:
     if token is not None and set_uuid is not None:
         set_uuid(f"minitorch.jit.{token}")
     return jitted
+
+
+def _renamed(fn: Callable, suffix: str) -> Callable:
+    """A copy of `fn` (same code, globals and closure) whose name ends in `suffix`."""
+    code = fn.__code__.replace(co_name=fn.__name__ + suffix, co_qualname=fn.__qualname__ + suffix)
+    return types.FunctionType(code, fn.__globals__, code.co_name, fn.__defaults__, fn.__closure__)
+
+
+def serial_twin(kernel: Any) -> Any:
+    """The parallel Numba `kernel` compiled again without `parallel=True`: its `prange` loops
+    become plain loops. Made once per kernel, on first use, and kept on the kernel.
+
+    Why: a parallel kernel pays for entering Numba's thread pool on every call, even with
+    one thread — about 10 µs, five times the whole loop over 10⁴ elements — so small calls
+    run the twin (about 2 µs).
+
+    The trick: the twin is compiled from a *copy* of the kernel's Python function whose name
+    ends in ``_serial``. Numba's on-disk cache files a compiled function under its name and
+    line, not under its options, so two compilations of one function (parallel and serial)
+    would share one cache entry and one of them would silently run the other's code
+    (numba issue #6845).
+    """
+    twin = getattr(kernel, "_minitorch_serial", None)
+    if twin is None:
+        options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
+        copy = _renamed(kernel.py_func, "_serial")
+        try:
+            twin = njit(copy, **options)
+        except RuntimeError:  # no file to cache it next to (a kernel typed at a prompt)
+            twin = njit(copy, **{**options, "cache": False})
+        kernel._minitorch_serial = twin
+    return twin
+
+
+def serial_and_parallel(fn: Callable, **options: Any) -> tuple[Any, Any]:
+    """(serial, parallel): `fn` compiled with `parallel=True` and its `serial_twin`, for a
+    kernel that picks one per call by the size of its work."""
+    parallel = njit(fn, parallel=True, **options)
+    return serial_twin(parallel), parallel

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from numba import prange
 
-from .jit import njit
+from .jit import serial_and_parallel
 from .module import Parameter
 
 #: From this many elements a parameter's update runs on all threads (`prange`); smaller
@@ -79,8 +79,8 @@ def _adam(theta: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray, bet
         theta[i] = theta[i] - step_size * mi / (math.sqrt(vi) / bias_correction2_sqrt + eps)
 
 
-_sgd_serial, _sgd_parallel = njit(_sgd), njit(parallel=True)(_sgd)
-_adam_serial, _adam_parallel = njit(_adam), njit(parallel=True)(_adam)
+_sgd_serial, _sgd_parallel = serial_and_parallel(_sgd)
+_adam_serial, _adam_parallel = serial_and_parallel(_adam)
 
 
 class Optimizer:

@@ -11,6 +11,7 @@ import pytest
 
 import minitorch
 from minitorch import fast_tuned
+from minitorch.jit import serial_and_parallel
 from minitorch.tensor_data import TensorData
 from minitorch.tensor_functions import batched_matmul
 from minitorch.testing import grad_check
@@ -54,6 +55,29 @@ def test_launch_picks_the_serial_twin_below_the_threshold() -> None:
     out[:] = 0
     fast_tuned.launch(fill, 1000, 100, out)  # large: the parallel kernel
     np.testing.assert_array_equal(out, np.arange(5.0))
+
+
+def _double(out: np.ndarray, x: np.ndarray) -> None:
+    for i in numba.prange(len(out)):
+        out[i] = 2.0 * x[i]
+
+
+def test_serial_and_parallel_are_cached_apart_and_agree() -> None:
+    """Both compilations of one function must be distinct cached functions (Numba files its
+    disk cache by function name and line, not by options: one shared entry would make one
+    of the two run the other's code)."""
+    serial, parallel = serial_and_parallel(_double)
+    assert parallel.targetoptions.get("parallel") and "parallel" not in serial.targetoptions
+    assert serial.py_func.__qualname__ == "_double_serial" and parallel.py_func.__qualname__ == "_double"
+    # same cache folder, different cache files
+    assert serial._cache._cache_path == parallel._cache._cache_path
+    assert serial._cache._impl.filename_base != parallel._cache._impl.filename_base
+    x = np.arange(6.0)
+    a, b = np.zeros(6), np.zeros(6)
+    serial(a, x)
+    parallel(b, x)
+    np.testing.assert_array_equal(a, 2 * x)
+    np.testing.assert_array_equal(b, 2 * x)
 
 
 @pytest.mark.parametrize("shape", [(), (1,), (5,), (3, 4), (2, 1, 3), (0, 4)])

@@ -71,7 +71,7 @@ from numba import prange
 from ..autodiff import Context
 from ..constructors import rand
 from ..function import Function
-from ..jit import njit
+from ..jit import serial_and_parallel
 from ..tensor import Tensor
 
 __all__ = ["supports", "scaled_dot_product_attention_with_weights"]
@@ -146,8 +146,8 @@ def _softmax_backward(w: np.ndarray, dw: np.ndarray, mult: np.ndarray, has_mult:
             dz[b, i, j] = factor * w[b, i, j] * (g - dot)
 
 
-_forward_serial, _forward_parallel = njit(_softmax_forward), njit(parallel=True)(_softmax_forward)
-_backward_serial, _backward_parallel = njit(_softmax_backward), njit(parallel=True)(_softmax_backward)
+_forward_serial, _forward_parallel = serial_and_parallel(_softmax_forward)
+_backward_serial, _backward_parallel = serial_and_parallel(_softmax_backward)
 
 
 # ## NumPy views of tensors

@@ -51,7 +51,7 @@ from numba import prange
 
 from ..autodiff import Context
 from ..function import Function
-from ..jit import njit
+from ..jit import serial_and_parallel
 from ..tensor import Tensor
 from .losses import class_targets
 
@@ -93,8 +93,8 @@ def _backward(x: np.ndarray, target: np.ndarray, lse: np.ndarray, k: np.ndarray,
             dx[n, c, d] = k[r] * (p - 1.0 if c == target[r] else p)
 
 
-_forward_serial, _forward_parallel = njit(_forward), njit(parallel=True)(_forward)
-_backward_serial, _backward_parallel = njit(_backward), njit(parallel=True)(_backward)
+_forward_serial, _forward_parallel = serial_and_parallel(_forward)
+_backward_serial, _backward_parallel = serial_and_parallel(_backward)
 
 
 # ## NumPy views of tensors

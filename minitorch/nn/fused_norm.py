@@ -53,7 +53,7 @@ from numba import prange
 
 from ..autodiff import Context
 from ..function import Function
-from ..jit import njit
+from ..jit import serial_and_parallel
 from ..tensor import Tensor
 
 __all__ = ["supports", "layer_norm"]
@@ -118,8 +118,8 @@ def _backward(dy: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, gamma: np.ndar
                 dx[r, i] = s * (g - mean_g - xhat[r, i] * mean_gx)
 
 
-_forward_serial, _forward_parallel = njit(_forward), njit(parallel=True)(_forward)
-_backward_serial, _backward_parallel = njit(_backward), njit(parallel=True)(_backward)
+_forward_serial, _forward_parallel = serial_and_parallel(_forward)
+_backward_serial, _backward_parallel = serial_and_parallel(_backward)
 
 
 # ## NumPy views of tensors

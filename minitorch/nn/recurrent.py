@@ -31,8 +31,9 @@ layer except the last. Shapes, with D = 2 if bidirectional else 1 and L = num_la
 Speed. The input's share of every step, x_t W_ihᵀ + b_ih, does not depend on the
 recurrence: each layer computes it for all T steps with one matrix product before its loop
 ([T, B, I] @ [I, G·H]); the loop only adds h_{t−1} W_hhᵀ. Every step of every layer goes
-through one method, `cell_step`, the place where a fused cell kernel could replace the
-cell functions later.
+through one method, `cell_step`: for the LSTM and the GRU it runs the reference's fused
+step (`fused_recurrent.py`: one graph node, one Numba kernel for the gates, forward and
+backward) when it is shipped and supports the inputs, else the cell functions.
 
 Parameters (torch names and shapes, so a PyTorch state_dict loads): for layer k and
 direction suffix s ("" forward, "_reverse" backward), with G = 1 (RNN), 4 (LSTM: i, f, g,
@@ -48,6 +49,7 @@ import numbers
 import warnings
 from typing import Callable, Optional, Sequence, Union
 
+from .. import fused_paths
 from ..joining import cat, stack
 from ..module import Module
 from ..tensor import Tensor
@@ -397,6 +399,9 @@ class LSTM(RNNBase):
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype, backend)
 
     def cell_step(self, x_proj: Tensor, state: State, w_hh: Tensor, b_hh: Optional[Tensor]) -> State:
+        fused = fused_paths.find("nn.fused_recurrent")  # the reference's one-node step (not in A5 releases)
+        if fused is not None and fused.supports(4, x_proj, state, w_hh, b_hh):
+            return fused.lstm_step(x_proj, state, w_hh, b_hh)
         return lstm_step(x_proj, state, w_hh, b_hh)
 
 
@@ -421,4 +426,7 @@ class GRU(RNNBase):
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype, backend)
 
     def cell_step(self, x_proj: Tensor, state: State, w_hh: Tensor, b_hh: Optional[Tensor]) -> State:
+        fused = fused_paths.find("nn.fused_recurrent")  # the reference's one-node step (not in A5 releases)
+        if fused is not None and fused.supports(3, x_proj, (state,), w_hh, b_hh):
+            return fused.gru_step(x_proj, state, w_hh, b_hh)
         return gru_step(x_proj, state, w_hh, b_hh)

@@ -1,0 +1,409 @@
+r"""One LSTM or GRU time step as one fused operation — the reference's fast path for
+`lstm_step` (task 5.2) and `gru_step` (task 5.3).
+
+The composed steps are about fifteen tensor operations forward (a product, two additions,
+four slices, four activations, three products and a sum …) and about thirty backward,
+each with its Python overhead, its temporary tensor and — for every slice — a zero tensor
+of the full gate width in backward. A layer runs one step per time step, so a sequence of
+64 steps pays that 64 times. Here a step is ONE `Function`: the matrix product
+h W_hhᵀ with the library's matmul, then ONE Numba kernel for all the gates and the state
+update; backward is ONE Numba kernel for the gate gradients, then the matrix products.
+
+Shapes: batch B, hidden size H, G gate blocks (LSTM 4: i, f, g, o; GRU 3: r, z, n).
+x_proj = x_t W_ihᵀ + b_ih [B, G·H] (the layer computes it for all steps at once), h and c
+[B, H], W_hh [G·H, H], b_hh [G·H] or None. σ is the logistic sigmoid.
+
+LSTM forward (the same function as `lstm.lstm_step`):
+
+    a = x_proj + h W_hhᵀ + b_hh                                  [B, 4H], blocks i, f, g, o
+    i = σ(a_i)   f = σ(a_f)   g = tanh(a_g)   o = σ(a_o)         each [B, H]   (saved)
+    c' = f ⊙ c + i ⊙ g                                            [B, H]
+    h' = o ⊙ tanh(c')                                             [B, H]   (tanh(c') saved)
+
+LSTM backward, given ∂h' and ∂c' (the derivative reaching c' from h' is added first):
+
+    ∂c'ₜ = ∂c' + ∂h' ⊙ o ⊙ (1 − tanh²(c'))
+    ∂a_i = ∂c'ₜ ⊙ g ⊙ i(1 − i)      ∂a_f = ∂c'ₜ ⊙ c ⊙ f(1 − f)
+    ∂a_g = ∂c'ₜ ⊙ i ⊙ (1 − g²)       ∂a_o = ∂h' ⊙ tanh(c') ⊙ o(1 − o)
+    ∂c = ∂c'ₜ ⊙ f                   ∂x_proj = ∂a                [B, 4H]
+    ∂h = ∂a W_hh  [B, H]      ∂W_hh = ∂aᵀ h  [4H, H]      ∂b_hh = Σ_batch ∂a  [4H]
+
+GRU forward (PyTorch's formulation, as `gru.gru_step`: r multiplies h W_hnᵀ + b_hn):
+
+    gh = h W_hhᵀ + b_hh                                          [B, 3H], blocks r, z, n
+    r = σ(x_r + gh_r)   z = σ(x_z + gh_z)   n = tanh(x_n + r ⊙ gh_n)     (r, z, n, gh_n saved)
+    h' = (1 − z) ⊙ n + z ⊙ h          computed as n + z ⊙ (h − n)
+
+GRU backward, given ∂h'. With ∂n̂ = ∂h' ⊙ (1 − z) ⊙ (1 − n²) the derivative at n's
+pre-activation x_n + r ⊙ gh_n:
+
+    ∂r̂ = ∂n̂ ⊙ gh_n ⊙ r(1 − r)        ∂ẑ = ∂h' ⊙ (h − n) ⊙ z(1 − z)
+    ∂x_proj = [∂r̂, ∂ẑ, ∂n̂]                                       [B, 3H]
+    ∂gh     = [∂r̂, ∂ẑ, ∂n̂ ⊙ r]   (the n block of gh sits behind r)   [B, 3H]
+    ∂h = ∂h' ⊙ z + ∂gh W_hh     ∂W_hh = ∂ghᵀ h     ∂b_hh = Σ_batch ∂gh
+
+Two outputs, one node. The `Function` machinery records one output tensor per node, and
+the LSTM step has two, h' and c'. The node returns them stacked, hc [2, B, H], and
+`lstm_step` returns the views hc[0] and hc[1]. Each view's backward is a zero [2, B, H]
+with the view's gradient written in (the library's `Index`), and the two are added: small
+next to the step (measured for a whole layer, B = 32, H = 256, T = 64: about 2.5% of its
+forward and backward time on one thread; the step's three matrix products take 35–40%).
+
+Kernels. The forward kernels loop over batch rows in parallel (`prange`). The backward
+kernels also sum ∂b_hh over the batch, a sum *across* rows: so they loop in parallel over
+blocks of hidden units instead, each block walking all rows — a block owns its bias
+columns and no two threads ever write the same number. Small steps run the serial compile
+of the same kernel: waking the thread pool costs more than the loop. The matrix products
+use the backend's matmul (not NumPy's BLAS, whose thread pool fights Numba's).
+
+Used by `LSTM.cell_step` and `GRU.cell_step` (`minitorch/nn/recurrent.py`) through
+`fused_paths.find`, only on CPU backends, for float32/float64 2-D inputs of one dtype (see
+`supports`); anything else takes the composed step. The reference ships this file from
+stage A6 on (`reference_only` in the A5 manifest), so a student's A5 cells are what runs
+and is graded in A5.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional
+
+import numba
+import numpy as np
+from numba import prange
+
+from ..autodiff import Context
+from ..function import Function
+from ..jit import njit, serial_and_parallel
+from ..tensor import Tensor
+from ..tensor_data import TensorData
+from ..tensor_ops import TensorBackend
+
+__all__ = ["supports", "lstm_step", "gru_step"]
+
+#: Below this many gate values (B·G·H) a kernel runs on the calling thread only (the serial
+#: compile of the same Python function): starting the other threads costs more than the work.
+#: The backward kernels do no exp, only a few multiplications a value, so they need far
+#: more work before two threads pay (measured: up to B = 64, H = 512 they gain nothing).
+PARALLEL_MIN = 1 << 14
+BACKWARD_PARALLEL_MIN = 1 << 18
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+# ## The kernels (each Python function is compiled twice: serial and parallel)
+
+
+@njit(inline="always")
+def _sigmoid(v: float) -> float:
+    """σ(v), stable: the exponent is never positive (as `operators.sigmoid`)."""
+    if v >= 0.0:
+        return 1.0 / (1.0 + math.exp(-v))
+    e = math.exp(v)
+    return e / (1.0 + e)
+
+
+@njit(inline="always")
+def _tanh(v: float) -> float:
+    """tanh(v) to about 2 ulp, in half the time of `math.tanh` (the C library's tanh costs
+    about three exp): the method of the Cephes library. For |v| < 0.625 a rational function
+    v + v·z·P(z)/Q(z), z = v² (there 1 − e^{−2|v|} would cancel); above, 1 − 2/(e^{2|v|} + 1)."""
+    a = abs(v)
+    if a < 0.625:
+        z = v * v
+        p = (-9.64399179425052238628e-1 * z - 9.92877231001918586564e1) * z - 1.61468768441708447952e3
+        q = ((z + 1.12811678491632931402e2) * z + 2.23548839060100448583e3) * z + 4.84406305325125486048e3
+        return v + v * z * p / q
+    t = 1.0 - 2.0 / (math.exp(2.0 * a) + 1.0)  # e^{2|v|} = inf for huge |v|: t = 1; NaN stays NaN
+    return t if v >= 0.0 else -t
+
+
+def _lstm_forward(x: np.ndarray, gh: np.ndarray, bias: np.ndarray, has_bias: bool, c: np.ndarray,
+                  hc: np.ndarray, act: np.ndarray, tanh_c: np.ndarray) -> None:
+    """x, gh = h W_hhᵀ [B, 4H], bias [4H], c [B, H] → hc [2, B, H] (h', c'), act [B, 4H]
+    (i, f, g, o), tanh_c [B, H]; every element of the outputs is written."""
+    batch, hidden = c.shape
+    for b in prange(batch):  # rows are independent: one per parallel iteration
+        for j in range(hidden):
+            a_i = x[b, j] + gh[b, j]  # same order of additions as the composed step
+            a_f = x[b, hidden + j] + gh[b, hidden + j]
+            a_g = x[b, 2 * hidden + j] + gh[b, 2 * hidden + j]
+            a_o = x[b, 3 * hidden + j] + gh[b, 3 * hidden + j]
+            if has_bias:
+                a_i += bias[j]
+                a_f += bias[hidden + j]
+                a_g += bias[2 * hidden + j]
+                a_o += bias[3 * hidden + j]
+            i = _sigmoid(a_i)
+            f = _sigmoid(a_f)
+            g = _tanh(a_g)
+            o = _sigmoid(a_o)
+            c_next = f * c[b, j] + i * g
+            t = _tanh(c_next)
+            hc[0, b, j] = o * t
+            hc[1, b, j] = c_next
+            act[b, j] = i
+            act[b, hidden + j] = f
+            act[b, 2 * hidden + j] = g
+            act[b, 3 * hidden + j] = o
+            tanh_c[b, j] = t
+
+
+def _lstm_backward(dhc: np.ndarray, act: np.ndarray, tanh_c: np.ndarray, c: np.ndarray, chunks: int,
+                   da: np.ndarray, dc: np.ndarray, db: np.ndarray) -> None:
+    """dhc [2, B, H] (∂h', ∂c'), act [B, 4H], tanh_c, c [B, H] → da [B, 4H], dc [B, H] and
+    db [4H] = Σ_b da (float64, zeroed by the caller)."""
+    batch, hidden = c.shape
+    per = (hidden + chunks - 1) // chunks
+    for chunk in prange(chunks):  # a block of hidden units: its bias columns are its own
+        for b in range(batch):
+            for j in range(chunk * per, min(hidden, (chunk + 1) * per)):
+                i = act[b, j]
+                f = act[b, hidden + j]
+                g = act[b, 2 * hidden + j]
+                o = act[b, 3 * hidden + j]
+                t = tanh_c[b, j]
+                dh = dhc[0, b, j]
+                dcn = dhc[1, b, j] + dh * o * (1.0 - t * t)  # c' reaches the loss two ways
+                d_i = dcn * g * i * (1.0 - i)
+                d_f = dcn * c[b, j] * f * (1.0 - f)
+                d_g = dcn * i * (1.0 - g * g)
+                d_o = dh * t * o * (1.0 - o)
+                da[b, j] = d_i
+                da[b, hidden + j] = d_f
+                da[b, 2 * hidden + j] = d_g
+                da[b, 3 * hidden + j] = d_o
+                dc[b, j] = dcn * f
+                db[j] += d_i
+                db[hidden + j] += d_f
+                db[2 * hidden + j] += d_g
+                db[3 * hidden + j] += d_o
+
+
+def _gru_forward(x: np.ndarray, gh: np.ndarray, bias: np.ndarray, has_bias: bool, h: np.ndarray,
+                 out: np.ndarray, act: np.ndarray, ghn: np.ndarray) -> None:
+    """x, gh = h W_hhᵀ [B, 3H], bias [3H], h [B, H] → out [B, H] (h'), act [B, 3H] (r, z, n),
+    ghn [B, H] (gh_n + b_hn); every element of the outputs is written."""
+    batch, hidden = h.shape
+    for b in prange(batch):
+        for j in range(hidden):
+            g_r = gh[b, j]
+            g_z = gh[b, hidden + j]
+            g_n = gh[b, 2 * hidden + j]
+            if has_bias:  # gh = h W_hhᵀ + b_hh first, then x_proj + gh (the composed order)
+                g_r += bias[j]
+                g_z += bias[hidden + j]
+                g_n += bias[2 * hidden + j]
+            r = _sigmoid(x[b, j] + g_r)
+            z = _sigmoid(x[b, hidden + j] + g_z)
+            n = _tanh(x[b, 2 * hidden + j] + r * g_n)
+            out[b, j] = n + z * (h[b, j] - n)
+            act[b, j] = r
+            act[b, hidden + j] = z
+            act[b, 2 * hidden + j] = n
+            ghn[b, j] = g_n
+
+
+def _gru_backward(dout: np.ndarray, act: np.ndarray, ghn: np.ndarray, h: np.ndarray, chunks: int,
+                  dx: np.ndarray, dgh: np.ndarray, dh: np.ndarray, db: np.ndarray) -> None:
+    """dout [B, H] (∂h'), act [B, 3H], ghn, h [B, H] → dx, dgh [B, 3H], dh [B, H] (the direct
+    part ∂h' ⊙ z) and db [3H] = Σ_b dgh (float64, zeroed by the caller)."""
+    batch, hidden = h.shape
+    per = (hidden + chunks - 1) // chunks
+    for chunk in prange(chunks):
+        for b in range(batch):
+            for j in range(chunk * per, min(hidden, (chunk + 1) * per)):
+                r = act[b, j]
+                z = act[b, hidden + j]
+                n = act[b, 2 * hidden + j]
+                d = dout[b, j]
+                d_n = d * (1.0 - z) * (1.0 - n * n)
+                d_z = d * (h[b, j] - n) * z * (1.0 - z)
+                d_r = d_n * ghn[b, j] * r * (1.0 - r)
+                dx[b, j] = d_r
+                dx[b, hidden + j] = d_z
+                dx[b, 2 * hidden + j] = d_n
+                dgh[b, j] = d_r
+                dgh[b, hidden + j] = d_z
+                dgh[b, 2 * hidden + j] = d_n * r
+                dh[b, j] = d * z
+                db[j] += d_r
+                db[hidden + j] += d_z
+                db[2 * hidden + j] += d_n * r
+
+
+_lstm_forward_serial, _lstm_forward_parallel = serial_and_parallel(_lstm_forward)
+_lstm_backward_serial, _lstm_backward_parallel = serial_and_parallel(_lstm_backward)
+_gru_forward_serial, _gru_forward_parallel = serial_and_parallel(_gru_forward)
+_gru_backward_serial, _gru_backward_parallel = serial_and_parallel(_gru_backward)
+
+
+# ## NumPy views of tensors, matrix products, and back
+
+
+def _array(t: Tensor) -> np.ndarray:
+    """`t` as a C-contiguous NumPy array of its shape (a copy only when `t` is not contiguous)."""
+    data = t._tensor
+    if data.is_contiguous():
+        return data._storage[: data.size].reshape(data.shape)
+    itemsize = data._storage.itemsize
+    view = np.lib.stride_tricks.as_strided(data._storage, shape=data.shape,
+                                           strides=tuple(s * itemsize for s in data.strides))
+    return np.ascontiguousarray(view)  # one layout, so each kernel compiles once per dtype
+
+
+def _tensor(array: np.ndarray, like: Tensor) -> Tensor:
+    """A tensor over a C-contiguous array, on `like`'s backend (no copy)."""
+    return Tensor.make(array.reshape(-1), array.shape, backend=like.backend)
+
+
+def _transposed(data: TensorData) -> TensorData:
+    """The transpose of a 2-D layout: the same storage, shape and strides swapped (no copy)."""
+    return TensorData(data._storage, data.shape[::-1], data.strides[::-1])
+
+
+def _rows(array: np.ndarray) -> TensorData:
+    """A C-contiguous 2-D array as a layout (no copy)."""
+    return TensorData(array.reshape(-1), array.shape)
+
+
+def _product(a: TensorData, b: TensorData, backend: TensorBackend) -> np.ndarray:
+    """a [n, k] @ b [k, m] as a new C-contiguous [n, m] array, by the backend's matmul.
+
+    The operands go in as batches of one with any strides (so Wᵀ and ∂aᵀ are read in place,
+    never copied), and the product comes out as an array the kernels can read — the same
+    kernel as `a @ b`, without the graph bookkeeping of a tensor operation.
+    """
+    def as_batch(d: TensorData) -> Tensor:
+        return Tensor(TensorData(d._storage, (1,) + d.shape, (0,) + d.strides), backend=backend)
+
+    out = backend.matrix_multiply(as_batch(a), as_batch(b))  # a fresh row-major [1, n, m]
+    return out._tensor._storage.reshape(a.shape[0], b.shape[1])
+
+
+def _bias(b_hh: Optional[Tensor], dtype: np.dtype) -> np.ndarray:
+    return _array(b_hh) if b_hh is not None else np.empty(0, dtype=dtype)
+
+
+def _chunks(work: int) -> tuple[bool, int]:
+    """(run in parallel?, blocks of hidden units) for a backward kernel over `work` values."""
+    parallel = work >= BACKWARD_PARALLEL_MIN
+    return parallel, (numba.get_num_threads() if parallel else 1)
+
+
+def _weight_grads(da: np.ndarray, h: Tensor, w_hh: Tensor,
+                  needs: tuple[bool, bool]) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+    """∂h = ∂a W_hh [B, H] and ∂W_hh = ∂aᵀ h [G·H, H], each only when its input needs a
+    gradient (the zero initial state does not: the first step of a sequence saves a product)."""
+    backend = h.backend
+    dh = _product(_rows(da), w_hh._tensor, backend) if needs[0] else None
+    dw = _product(_transposed(_rows(da)), h._tensor, backend) if needs[1] else None
+    return dh, dw
+
+
+# ## The Functions
+
+
+class LSTMStep(Function):
+    """(x_proj, h, c, W_hh, b_hh) → hc [2, B, H] = (h', c') stacked: one graph node."""
+
+    @staticmethod
+    def forward(ctx: Context, x_proj: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Optional[Tensor]) -> Tensor:
+        gh = _product(h._tensor, _transposed(w_hh._tensor), h.backend)  # h W_hhᵀ [B, 4H]
+        cs = _array(c)
+        batch, hidden = cs.shape
+        hc = np.empty((2, batch, hidden), dtype=cs.dtype)  # the kernel writes every element
+        act = np.empty((batch, 4 * hidden), dtype=cs.dtype)
+        tanh_c = np.empty_like(cs)
+        kernel = _lstm_forward_parallel if act.size >= PARALLEL_MIN else _lstm_forward_serial
+        kernel(_array(x_proj), gh, _bias(b_hh, cs.dtype), b_hh is not None, cs, hc, act, tanh_c)
+        ctx.save_for_backward(act, tanh_c, cs, h, w_hh, b_hh is not None, (h.requires_grad, w_hh.requires_grad))
+        return _tensor(hc, c)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Optional[Tensor], ...]:
+        act, tanh_c, cs, h, w_hh, has_bias, needs = ctx.saved_values
+        parallel, chunks = _chunks(act.size)
+        da = np.empty_like(act)  # the kernel writes every element
+        dc = np.empty_like(cs)
+        db = np.zeros(act.shape[1], dtype=np.float64)  # summed over the batch in float64
+        kernel = _lstm_backward_parallel if parallel else _lstm_backward_serial
+        kernel(_array(grad_output), act, tanh_c, cs, chunks, da, dc, db)
+        dh, dw = _weight_grads(da, h, w_hh, needs)
+        return (_tensor(da, grad_output),
+                _tensor(dh, grad_output) if dh is not None else None,
+                _tensor(dc, grad_output),
+                _tensor(dw, grad_output) if dw is not None else None,
+                _tensor(db.astype(act.dtype, copy=False), grad_output) if has_bias else None)
+
+
+class GRUStep(Function):
+    """(x_proj, h, W_hh, b_hh) → h' [B, H]: one graph node."""
+
+    @staticmethod
+    def forward(ctx: Context, x_proj: Tensor, h: Tensor, w_hh: Tensor, b_hh: Optional[Tensor]) -> Tensor:
+        gh = _product(h._tensor, _transposed(w_hh._tensor), h.backend)  # h W_hhᵀ [B, 3H]
+        hs = _array(h)
+        batch, hidden = hs.shape
+        out = np.empty_like(hs)  # the kernel writes every element
+        act = np.empty((batch, 3 * hidden), dtype=hs.dtype)
+        ghn = np.empty_like(hs)
+        kernel = _gru_forward_parallel if act.size >= PARALLEL_MIN else _gru_forward_serial
+        kernel(_array(x_proj), gh, _bias(b_hh, hs.dtype), b_hh is not None, hs, out, act, ghn)
+        ctx.save_for_backward(act, ghn, hs, h, w_hh, b_hh is not None, (h.requires_grad, w_hh.requires_grad))
+        return _tensor(out, h)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Optional[Tensor], ...]:
+        act, ghn, hs, h, w_hh, has_bias, needs = ctx.saved_values
+        parallel, chunks = _chunks(act.size)
+        dx = np.empty_like(act)  # the kernel writes every element
+        dgh = np.empty_like(act)
+        dh_direct = np.empty_like(hs)
+        db = np.zeros(act.shape[1], dtype=np.float64)
+        kernel = _gru_backward_parallel if parallel else _gru_backward_serial
+        kernel(_array(grad_output), act, ghn, hs, chunks, dx, dgh, dh_direct, db)
+        dh, dw = _weight_grads(dgh, h, w_hh, needs)
+        if dh is not None:
+            dh += dh_direct  # h reaches h' twice: through the product and through z ⊙ h
+        return (_tensor(dx, grad_output),
+                _tensor(dh, grad_output) if dh is not None else None,
+                _tensor(dw, grad_output) if dw is not None else None,
+                _tensor(db.astype(act.dtype, copy=False), grad_output) if has_bias else None)
+
+
+# ## What the call sites use
+
+
+def supports(gates: int, x_proj: Tensor, state: tuple[Tensor, ...], w_hh: Tensor, b_hh: Optional[Tensor]) -> bool:
+    """Whether the fused step computes exactly what the composed one would: every tensor on
+    one CPU backend with one float32/float64 dtype, x_proj [B, G·H], each state tensor
+    [B, H], w_hh [G·H, H] and b_hh [G·H] (or None), with G = `gates` (LSTM 4, GRU 3)."""
+    tensors = [x_proj, *state, w_hh] + ([] if b_hh is None else [b_hh])
+    if not all(isinstance(t, Tensor) for t in tensors):
+        return False
+    backend, dtype = x_proj.backend, x_proj.dtype
+    if backend.cuda or dtype not in FLOATS or any(t.backend is not backend or t.dtype != dtype for t in tensors):
+        return False
+    if x_proj.dims != 2 or w_hh.dims != 2 or any(s.dims != 2 for s in state):
+        return False
+    batch, hidden = x_proj.shape[0], w_hh.shape[1]
+    if batch == 0 or hidden == 0 or x_proj.shape[1] != gates * hidden or w_hh.shape[0] != gates * hidden:
+        return False
+    if any(s.shape != (batch, hidden) for s in state):
+        return False
+    return b_hh is None or b_hh.shape == (gates * hidden,)
+
+
+def lstm_step(x_proj: Tensor, hx: tuple[Tensor, Tensor], w_hh: Tensor,
+              b_hh: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+    """One LSTM step as `lstm.lstm_step` (x_proj [B, 4H], hx = (h, c) [B, H], w_hh [4H, H],
+    b_hh [4H] or None → (h', c')), as one graph node. The caller checks `supports` first."""
+    h, c = hx
+    hc = LSTMStep.apply(x_proj, h, c, w_hh, b_hh)
+    return hc[0], hc[1]
+
+
+def gru_step(x_proj: Tensor, hx: Tensor, w_hh: Tensor, b_hh: Optional[Tensor] = None) -> Tensor:
+    """One GRU step as `gru.gru_step` (x_proj [B, 3H], hx [B, H], w_hh [3H, H], b_hh [3H]
+    or None → h' [B, H]), as one graph node. The caller checks `supports` first."""
+    return GRUStep.apply(x_proj, hx, w_hh, b_hh)

@@ -1,0 +1,341 @@
+"""The fused LSTM and GRU steps (`minitorch/nn/fused_recurrent.py`): the same values and
+gradients as the composed `lstm_step` / `gru_step` of tasks 5.2 and 5.3 (float64 and float32,
+with and without bias, batch 1 and larger, non-contiguous states, both CPU backends, the
+parallel forward kernels), one graph node per step, the cases left to the composed path,
+central differences, torch's LSTMCell / GRUCell, and whole stacked bidirectional layers."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch import fused_paths, nn
+from minitorch.nn.gru import gru_step
+from minitorch.nn.lstm import lstm_step
+from minitorch.testing import grad_check
+
+pytestmark = pytest.mark.library
+
+fused = fused_paths.find("nn.fused_recurrent")
+if fused is None:  # a release without the reference's fused modules
+    pytest.skip("minitorch.nn.fused_recurrent is not shipped in this tree", allow_module_level=True)
+
+CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+TOL = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=2e-4, atol=2e-5)}
+GATES = {"lstm": 4, "gru": 3}
+
+
+def _rand(*shape: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def _case(kind: str, batch: int, hidden: int, bias: bool, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random arguments of one step (plus the weights of the loss), as float64 arrays."""
+    g = GATES[kind] * hidden
+    arrays = {"x_proj": _rand(batch, g, seed=seed) * 1.5, "h": _rand(batch, hidden, seed=seed + 1),
+              "w_hh": _rand(g, hidden, seed=seed + 2) * 0.7, "dh": _rand(batch, hidden, seed=seed + 3)}
+    if kind == "lstm":
+        arrays["c"] = _rand(batch, hidden, seed=seed + 4) * 2.0
+        arrays["dc"] = _rand(batch, hidden, seed=seed + 5)
+    if bias:
+        arrays["b_hh"] = _rand(g, seed=seed + 6)
+    return arrays
+
+
+def _leaf(a: np.ndarray, dtype, backend, transposed: bool = False) -> tuple[minitorch.Tensor, minitorch.Tensor]:
+    """(leaf, the tensor fed to the step): with `transposed` the leaf holds aᵀ and the step
+    gets its transpose — a's values, non-contiguous."""
+    if not transposed:
+        t = minitorch.tensor(a.astype(dtype), requires_grad=True, backend=backend)
+        return t, t
+    t = minitorch.tensor(np.ascontiguousarray(a.T).astype(dtype), requires_grad=True, backend=backend)
+    view = t.transpose(0, 1)
+    assert not view._tensor.is_contiguous()
+    return t, view
+
+
+def _run(kind: str, arrays: dict, dtype, composed: bool, backend=None, strided: bool = False,
+         use: str = "both") -> tuple[list, object]:
+    """Values and gradients of one step on one path: [h', (c'), ∂x_proj, ∂h, (∂c), ∂W_hh, (∂b_hh)].
+
+    The loss is Σ h' ⊙ dh (+ Σ c' ⊙ dc for the LSTM; `use` = "h" or "c" keeps one term only).
+    `strided` feeds non-contiguous h and c (and x_proj)."""
+    names = ["x_proj", "h"] + (["c"] if kind == "lstm" else []) + ["w_hh"] + (["b_hh"] if "b_hh" in arrays else [])
+    leaves, fed = {}, {}
+    for n in names:
+        leaves[n], fed[n] = _leaf(arrays[n], dtype, backend, transposed=strided and n in ("x_proj", "h", "c"))
+    b = fed.get("b_hh")
+    with fused_paths.composed_only() if composed else contextlib.nullcontext():
+        if kind == "lstm":
+            step = lstm_step if composed else fused.lstm_step
+            h_next, c_next = step(fed["x_proj"], (fed["h"], fed["c"]), fed["w_hh"], b)
+            loss = None
+            if use in ("both", "h"):
+                loss = (h_next * minitorch.tensor(arrays["dh"].astype(dtype), backend=backend)).sum()
+            if use in ("both", "c"):
+                term = (c_next * minitorch.tensor(arrays["dc"].astype(dtype), backend=backend)).sum()
+                loss = term if loss is None else loss + term
+            outputs = [h_next, c_next]
+        else:
+            step = gru_step if composed else fused.gru_step
+            h_next = step(fed["x_proj"], fed["h"], fed["w_hh"], b)
+            loss = (h_next * minitorch.tensor(arrays["dh"].astype(dtype), backend=backend)).sum()
+            outputs = [h_next]
+        loss.backward()
+    grads = [leaves[n].grad.numpy() for n in names]
+    grads = [g.T if leaves[n] is not fed[n] else g for n, g in zip(names, grads)]  # back to a's layout
+    return [o.numpy() for o in outputs] + grads, outputs[0]
+
+
+def _compare(got: list, expected: list, dtype) -> None:
+    for k, (a, e) in enumerate(zip(got, expected)):
+        assert a.dtype == np.dtype(dtype), f"entry {k}: dtype {a.dtype}"
+        assert a.shape == e.shape, f"entry {k}: shape {a.shape} vs {e.shape}"
+        np.testing.assert_allclose(a, e, err_msg=f"entry {k}", **TOL[dtype])
+
+
+# ---- fused vs composed, one step -----------------------------------------------------------
+
+SHAPES = [
+    pytest.param(1, 1, id="B1-H1"),
+    pytest.param(1, 7, id="B1-H7"),
+    pytest.param(4, 5, id="B4-H5"),
+    pytest.param(32, 192, id="B32-H192-parallel"),  # B·G·H ≥ PARALLEL_MIN: the parallel forward
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
+@pytest.mark.parametrize("batch, hidden", SHAPES)
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_fused_step_matches_composed(kind, batch, hidden, bias, dtype) -> None:
+    arrays = _case(kind, batch, hidden, bias)
+    got, out = _run(kind, arrays, dtype, composed=False)
+    expected, _ = _run(kind, arrays, dtype, composed=True)
+    node = out.history.last_fn if kind == "gru" else out.history.inputs[0].history.last_fn
+    assert node is (fused.GRUStep if kind == "gru" else fused.LSTMStep), "the fused node was not recorded"
+    _compare(got, expected, dtype)
+
+
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_non_contiguous_inputs_on_both_backends(kind, dtype, backend) -> None:
+    arrays = _case(kind, 3, 4, bias=True, seed=10)
+    got, _ = _run(kind, arrays, dtype, composed=False, backend=backend, strided=True)
+    expected, _ = _run(kind, arrays, dtype, composed=True, backend=backend, strided=True)
+    _compare(got, expected, dtype)
+    plain, _ = _run(kind, arrays, dtype, composed=False, backend=backend)
+    _compare(got, plain, dtype)
+
+
+@pytest.mark.parametrize("hidden", [1, 7])
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_parallel_kernels(kind, hidden, monkeypatch) -> None:
+    """Every kernel in its parallel compile (thresholds lowered), blocks of hidden units that
+    do not divide H (and more threads than units)."""
+    monkeypatch.setattr(fused, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(fused, "BACKWARD_PARALLEL_MIN", 1)
+    arrays = _case(kind, 5, hidden, bias=True, seed=50)
+    got, _ = _run(kind, arrays, np.float64, composed=False)
+    expected, _ = _run(kind, arrays, np.float64, composed=True)
+    _compare(got, expected, np.float64)
+
+
+@pytest.mark.parametrize("use", ["h", "c"])
+def test_lstm_one_output_used(use) -> None:
+    """Only h' (or only c') reaches the loss: the other half's gradient is absent, not zero-filled wrongly."""
+    arrays = _case("lstm", 3, 4, bias=True, seed=20)
+    got, _ = _run("lstm", arrays, np.float64, composed=False, use=use)
+    expected, _ = _run("lstm", arrays, np.float64, composed=True, use=use)
+    _compare(got, expected, np.float64)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_only_some_inputs_need_gradients(kind) -> None:
+    """A constant h (the zero initial state) and a frozen W_hh get no gradient; the rest are right."""
+    arrays = _case(kind, 2, 3, bias=True, seed=30)
+    results = []
+    for composed in (False, True):
+        x = minitorch.tensor(arrays["x_proj"], requires_grad=True)
+        h = minitorch.tensor(arrays["h"])
+        w = minitorch.tensor(arrays["w_hh"])
+        b = minitorch.tensor(arrays["b_hh"], requires_grad=True)
+        with fused_paths.composed_only() if composed else contextlib.nullcontext():
+            if kind == "lstm":
+                c = minitorch.tensor(arrays["c"], requires_grad=True)
+                h_next, c_next = (lstm_step if composed else fused.lstm_step)(x, (h, c), w, b)
+                (h_next.sum() + (c_next * c_next).sum()).backward()
+                grads = [x.grad, c.grad, b.grad]
+            else:
+                (gru_step if composed else fused.gru_step)(x, h, w, b).sum().backward()
+                grads = [x.grad, b.grad]
+        assert h.grad is None and w.grad is None
+        results.append([g.numpy() for g in grads])
+    _compare(results[0], results[1], np.float64)
+
+
+def test_no_graph_without_gradients() -> None:
+    arrays = _case("lstm", 2, 3, bias=True)
+    args = [minitorch.tensor(arrays[n]) for n in ("x_proj", "h", "c", "w_hh", "b_hh")]
+    h_next, c_next = fused.lstm_step(args[0], (args[1], args[2]), args[3], args[4])
+    assert not h_next.requires_grad and not c_next.requires_grad
+    with minitorch.no_grad():
+        x = minitorch.tensor(arrays["x_proj"], requires_grad=True)
+        h_next, _ = fused.lstm_step(x, (args[1], args[2]), args[3], args[4])
+    assert not h_next.requires_grad
+
+
+# ---- central differences --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
+def test_lstm_grad_check(bias) -> None:
+    a = _case("lstm", 2, 3, bias)
+    inputs = [minitorch.tensor(a[n]) for n in ("x_proj", "h", "c", "w_hh")]
+    if bias:
+        inputs.append(minitorch.tensor(a["b_hh"]))
+
+    def f(x_proj, h, c, w_hh, b_hh=None):
+        h_next, c_next = fused.lstm_step(x_proj, (h, c), w_hh, b_hh)
+        return minitorch.stack([h_next, c_next])
+
+    grad_check(f, *inputs)
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
+def test_gru_grad_check(bias) -> None:
+    a = _case("gru", 2, 3, bias)
+    inputs = [minitorch.tensor(a[n]) for n in ("x_proj", "h", "w_hh")]
+    if bias:
+        inputs.append(minitorch.tensor(a["b_hh"]))
+
+    def f(x_proj, h, w_hh, b_hh=None):
+        return fused.gru_step(x_proj, h, w_hh, b_hh)
+
+    grad_check(f, *inputs)
+
+
+# ---- torch's cells -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_matches_torch_cells(kind, bias) -> None:
+    """torch.nn.LSTMCell / GRUCell with input size G·H, W_ih = I and b_ih = 0 compute the step
+    from x_proj (as its input) — so every gradient, ∂x_proj included, is torch's."""
+    torch = pytest.importorskip("torch")
+    batch, hidden = 3, 4
+    a = _case(kind, batch, hidden, bias, seed=40)
+    g = GATES[kind] * hidden
+    cell = (torch.nn.LSTMCell if kind == "lstm" else torch.nn.GRUCell)(g, hidden, bias=bias, dtype=torch.float64)
+    with torch.no_grad():
+        cell.weight_ih.copy_(torch.eye(g, dtype=torch.float64))
+        cell.weight_hh.copy_(torch.tensor(a["w_hh"]))
+        if bias:
+            cell.bias_ih.zero_()
+            cell.bias_hh.copy_(torch.tensor(a["b_hh"]))
+    tx = torch.tensor(a["x_proj"], requires_grad=True)
+    th = torch.tensor(a["h"], requires_grad=True)
+    got, _ = _run(kind, a, np.float64, composed=False)
+    if kind == "lstm":
+        tc = torch.tensor(a["c"], requires_grad=True)
+        h_next, c_next = cell(tx, (th, tc))
+        ((h_next * torch.tensor(a["dh"])).sum() + (c_next * torch.tensor(a["dc"])).sum()).backward()
+        expected = [h_next, c_next, tx.grad, th.grad, tc.grad]
+    else:
+        h_next = cell(tx, th)
+        (h_next * torch.tensor(a["dh"])).sum().backward()
+        expected = [h_next, tx.grad, th.grad]
+    expected += [cell.weight_hh.grad] + ([cell.bias_hh.grad] if bias else [])
+    _compare(got, [e.detach().numpy() for e in expected], np.float64)
+
+
+# ---- whole layers ------------------------------------------------------------------------------
+
+
+def _layer_run(kind: str, dtype, composed: bool, batch_first: bool, seed: int = 0) -> list[np.ndarray]:
+    """Output, final state and the gradients of every parameter, the input and the initial
+    state of a 2-layer bidirectional layer (same parameters on both paths)."""
+    T, B, I, H = 5, 3, 4, 6
+    minitorch.manual_seed(seed)
+    layer = (nn.LSTM if kind == "lstm" else nn.GRU)(I, H, num_layers=2, bidirectional=True,
+                                                    batch_first=batch_first, dtype=dtype)
+    x = minitorch.tensor(_rand(*((B, T, I) if batch_first else (T, B, I)), seed=seed + 1).astype(dtype),
+                         requires_grad=True)
+    states = [minitorch.tensor(_rand(4, B, H, seed=seed + 2 + k).astype(dtype), requires_grad=True)
+              for k in range(2 if kind == "lstm" else 1)]
+    with fused_paths.composed_only() if composed else contextlib.nullcontext():
+        out, final = layer(x, tuple(states) if kind == "lstm" else states[0])
+        finals = list(final) if kind == "lstm" else [final]
+        loss = (out * minitorch.tensor(_rand(*out.shape, seed=seed + 5).astype(dtype))).sum()
+        for k, f in enumerate(finals):
+            loss = loss + (f * minitorch.tensor(_rand(*f.shape, seed=seed + 6 + k).astype(dtype))).sum()
+        loss.backward()
+    values = [out.numpy()] + [f.numpy() for f in finals] + [x.grad.numpy()] + [s.grad.numpy() for s in states]
+    return values + [p.value.grad.numpy() for _, p in layer.named_parameters()]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_stacked_bidirectional_layer_fused_vs_composed(kind, dtype) -> None:
+    for batch_first in (False, True):
+        got = _layer_run(kind, dtype, composed=False, batch_first=batch_first)
+        expected = _layer_run(kind, dtype, composed=True, batch_first=batch_first)
+        assert len(got) == len(expected) == 1 + GATES[kind] // 2 + 1 + GATES[kind] // 2 + 2 * 2 * 4
+        _compare(got, expected, dtype)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_layer_takes_the_fused_step(kind, monkeypatch) -> None:
+    """The layers' cell_step calls the fused step when it is there, the composed one in `composed_only`."""
+    calls = []
+    name = f"{kind}_step"
+    real = getattr(fused, name)
+    monkeypatch.setattr(fused, name, lambda *args: calls.append(1) or real(*args))
+    layer = (nn.LSTM if kind == "lstm" else nn.GRU)(3, 4, num_layers=1)
+    x = minitorch.tensor(_rand(6, 2, 3, seed=1))
+    layer(x)
+    assert len(calls) == 6
+    with fused_paths.composed_only():
+        layer(x)
+    assert len(calls) == 6
+
+
+# ---- what the fused step leaves to the composed one ---------------------------------------------
+
+
+def test_supports() -> None:
+    a = _case("lstm", 2, 3, bias=True)
+    x, h, c, w, b = (minitorch.tensor(a[n]) for n in ("x_proj", "h", "c", "w_hh", "b_hh"))
+    assert fused.supports(4, x, (h, c), w, b) and fused.supports(4, x, (h, c), w, None)
+    f32 = lambda t: t.to(minitorch.float32)  # noqa: E731
+    assert fused.supports(4, f32(x), (f32(h), f32(c)), f32(w), f32(b))
+    assert not fused.supports(3, x, (h, c), w, b)  # the wrong number of gate blocks
+    assert not fused.supports(4, f32(x), (h, c), w, b)  # mixed dtypes: the composed path promotes
+    assert not fused.supports(4, x, (h, c), w, f32(b))
+    assert not fused.supports(4, x.long(), (h.long(), c.long()), w.long(), b.long())  # not floating
+    assert not fused.supports(4, x.unsqueeze(0), (h, c), w, b)  # 3-D
+    assert not fused.supports(4, x, (h.unsqueeze(0), c), w, b)
+    assert not fused.supports(4, x, (h[:1], c), w, b)  # batch sizes differ
+    assert not fused.supports(4, x, (h, c), w, b[:6])
+    other = minitorch.tensor(a["h"], backend=minitorch.SimpleBackend)
+    assert not fused.supports(4, x, (other, c), w, b)  # two backends
+
+
+def test_unsupported_cell_step_falls_back() -> None:
+    """Mixed dtypes (float32 state, float64 weights) take the composed step, with its promotion."""
+    layer = nn.LSTM(2, 3)
+    a = _case("lstm", 2, 3, bias=True)
+    x = minitorch.tensor(a["x_proj"])
+    state = (minitorch.tensor(a["h"]).to(minitorch.float32), minitorch.tensor(a["c"]).to(minitorch.float32))
+    w, b = minitorch.tensor(a["w_hh"]), minitorch.tensor(a["b_hh"])
+    h_next, c_next = layer.cell_step(x, state, w, b)
+    with fused_paths.composed_only():
+        h_ref, c_ref = layer.cell_step(x, state, w, b)
+    assert h_next.dtype == h_ref.dtype
+    np.testing.assert_array_equal(h_next.numpy(), h_ref.numpy())
+    np.testing.assert_array_equal(c_next.numpy(), c_ref.numpy())
