@@ -417,6 +417,12 @@ def batched_matmul(a: "Tensor", b: "Tensor") -> "Tensor":
             return t._view(TensorData(t._tensor._storage, (1, rows, cols), (0, st[-2], st[-1])))
         if t.shape[:-2] != batch:
             t = _grad_like(batch + (rows, cols), t)  # expand the partly broadcast batch
+        st = t._tensor.strides
+        if all(st[i] == st[i + 1] * t.shape[i + 1] for i in range(len(batch) - 1)):
+            # The batch dimensions merge into one (each steps over the next whole): a view
+            # [B, rows, cols] with any strides in the last two, e.g. a transposed aᵀ in a
+            # backward pass, is multiplied in place rather than copied first.
+            return t._view(TensorData(t._tensor._storage, (_size(batch), rows, cols), (st[len(batch) - 1], st[-2], st[-1])))
         return t.contiguous().view(_size(batch), rows, cols)
 
     if _size(b.shape[:-2]) == 1 and _size(a.shape[:-2]) > 1 and a._tensor.is_contiguous():

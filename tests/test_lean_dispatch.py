@@ -147,3 +147,18 @@ def test_linear_on_a_batch_of_sequences_passes_a_gradient_check() -> None:
     layer = minitorch.nn.Linear(3, 2, backend=FAST)
     x = _t(np.random.default_rng(3).standard_normal((2, 2, 3)), grad=True)
     grad_check(lambda x: layer(x), x)
+
+
+def test_strided_batches_are_multiplied_in_place_with_the_same_values() -> None:
+    """Operands whose batch dimensions merge (a transposed aᵀ, heads split out of a
+    sequence) are passed as strided 3-D views, others copied: the values are NumPy's."""
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((2, 3, 5, 4)), rng.standard_normal((2, 3, 5, 6))
+    a, b = _t(x), _t(y)
+    np.testing.assert_allclose(batched_matmul(a.transpose(-1, -2), b).numpy(),
+                               np.swapaxes(x, -1, -2) @ y, rtol=1e-12)
+    heads = _t(x.transpose(0, 2, 1, 3).copy()).permute(0, 2, 1, 3)  # [2, 3, 5, 4] from [2, 5, 3, 4]: batch does not merge
+    np.testing.assert_allclose(batched_matmul(heads.transpose(-1, -2), b).numpy(),
+                               np.swapaxes(x, -1, -2) @ y, rtol=1e-12)
+    wide = _t(rng.standard_normal((2, 1, 4, 5)))  # a batch dimension of size 1, broadcast
+    np.testing.assert_allclose(batched_matmul(wide, _t(y)).numpy(), wide.numpy() @ y, rtol=1e-12)
