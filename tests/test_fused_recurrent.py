@@ -339,3 +339,62 @@ def test_unsupported_cell_step_falls_back() -> None:
     assert h_next.dtype == h_ref.dtype
     np.testing.assert_array_equal(h_next.numpy(), h_ref.numpy())
     np.testing.assert_array_equal(c_next.numpy(), c_ref.numpy())
+
+
+# ---- time_steps: the T views of a sequence with one gradient buffer ----------------------
+
+
+def _steps_loss(steps, weights):
+    """A loss that uses every step but step 1, each in its own way."""
+    total = None
+    for t, (s, w) in enumerate(zip(steps, weights)):
+        if t == 1:
+            continue
+        term = (s * w).sum() * (t + 1) + (s * s).sum()
+        total = term if total is None else total + term
+    return total
+
+
+@pytest.mark.parametrize("shape", [(5, 3, 4), (2, 6), (7,)])
+def test_time_steps_give_the_composed_views_and_gradients(shape) -> None:
+    from minitorch.nn.recurrent import time_steps
+
+    rng = np.random.default_rng(5)
+    x = minitorch.tensor(rng.standard_normal(shape), requires_grad=True)
+    weights = [minitorch.tensor(rng.standard_normal(shape[1:])) for _ in range(shape[0])]
+    fused_steps = time_steps(x)
+    with fused_paths.composed_only():
+        composed_steps = time_steps(x)
+    for a, b in zip(fused_steps, composed_steps):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    _steps_loss(fused_steps, weights).backward()
+    fused_grad = x.grad.numpy()
+    x.grad = None
+    _steps_loss(composed_steps, weights).backward()
+    np.testing.assert_allclose(fused_grad, x.grad.numpy(), rtol=1e-14)
+    assert np.all(fused_grad[1] == 0)  # the unused step gets exactly zero
+
+
+def test_time_steps_backward_twice_accumulates_and_no_grad_input_gives_plain_views() -> None:
+    from minitorch.nn.recurrent import time_steps
+
+    rng = np.random.default_rng(6)
+    x = minitorch.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    weights = [minitorch.tensor(rng.standard_normal(3)) for _ in range(4)]
+    loss = _steps_loss(time_steps(x), weights)
+    loss.backward()
+    once = x.grad.numpy()
+    loss.backward()  # the same graph again: the buffer was handed on and starts afresh
+    np.testing.assert_allclose(x.grad.numpy(), 2 * once, rtol=1e-14)
+    plain = minitorch.tensor(rng.standard_normal((3, 2)))
+    steps = time_steps(plain)
+    assert [s.requires_grad for s in steps] == [False] * 3
+    np.testing.assert_array_equal(np.stack([s.numpy() for s in steps]), plain.numpy())
+
+
+def test_time_steps_pass_a_gradient_check() -> None:
+    from minitorch.nn.recurrent import time_steps
+
+    weights = [minitorch.tensor(np.random.default_rng(7).standard_normal(2)) for _ in range(3)]
+    x = minitorch.tensor(np.random.default_rng(8).standard_normal((3, 2)), requires_grad=True)
+    grad_check(lambda x: _steps_loss(time_steps(x), weights), x)

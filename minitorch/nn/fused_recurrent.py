@@ -79,7 +79,7 @@ from ..tensor import Tensor
 from ..tensor_data import TensorData
 from ..tensor_ops import TensorBackend
 
-__all__ = ["supports", "lstm_step", "gru_step"]
+__all__ = ["supports", "lstm_step", "gru_step", "time_steps"]
 
 #: Below this many gate values (B·G·H) a kernel runs on the calling thread only (the serial
 #: compile of the same Python function): starting the other threads costs more than the work.
@@ -407,3 +407,81 @@ def gru_step(x_proj: Tensor, hx: Tensor, w_hh: Tensor, b_hh: Optional[Tensor] = 
     """One GRU step as `gru.gru_step` (x_proj [B, 3H], hx [B, H], w_hh [3H, H], b_hh [3H]
     or None → h' [B, H]), as one graph node. The caller checks `supports` first."""
     return GRUStep.apply(x_proj, hx, w_hh, b_hh)
+
+
+# ## The T steps of a sequence, with one gradient buffer
+
+
+class _StepGradients:
+    """∂L/∂x of a sequence x [T, ...], assembled step by step by the T `Step` nodes.
+
+    Why: the composed `recurrent.time_steps` makes views whose backward each returns a tensor
+    of x's full shape (zeros but for its step), and backpropagation adds them up: O(T log T)
+    full-size tensors per sequence. Here every step writes its gradient into its row of ONE
+    buffer. Backpropagation only needs to know that x's node has a gradient to collect: the
+    first step to run its backward hands it a free stand-in (a single zero seen through
+    stride-0 strides, any shape at the cost of one number); the others return None. The
+    topological order runs every step's backward before x's (`Unbind`), which then passes
+    the whole buffer on and starts a fresh one for the next backward pass.
+    """
+
+    def __init__(self, x: Tensor) -> None:
+        self.shape, self.dtype, self.backend = x.shape, x.dtype, x.backend
+        self.buffer: Optional[np.ndarray] = None
+        self.announced = False
+
+    def write(self, t: int, grad: Tensor) -> Optional[Tensor]:
+        if self.buffer is None:
+            self.buffer = np.zeros(self.shape, dtype=self.dtype)
+        self.buffer[t] += grad.numpy()
+        if self.announced:
+            return None
+        self.announced = True
+        zero = TensorData(np.zeros(1, dtype=self.dtype), self.shape, (0,) * len(self.shape))
+        return Tensor(zero, backend=self.backend)
+
+    def collect(self) -> Tensor:
+        buffer = self.buffer if self.buffer is not None else np.zeros(self.shape, dtype=self.dtype)
+        self.buffer, self.announced = None, False
+        return Tensor(TensorData(buffer.reshape(-1), self.shape), backend=self.backend)
+
+
+class Unbind(Function):
+    """xs = x (the same data, a node of its own): the parent of the T step views."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Tensor, grads: _StepGradients) -> Tensor:
+        ctx.save_for_backward(grads)
+        return x._view(x._tensor)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, None]:
+        (grads,) = ctx.saved_values
+        return grads.collect(), None  # grad_output is the stand-in: the steps wrote the buffer
+
+
+class Step(Function):
+    """out = xs[t] (a view); backward writes ∂L/∂out into row t of the shared buffer."""
+
+    @staticmethod
+    def forward(ctx: Context, xs: Tensor, t: int, grads: _StepGradients) -> Tensor:
+        ctx.save_for_backward(t, grads)
+        data = xs._tensor
+        return xs._view(TensorData(data._storage[t * data.strides[0]:], data.shape[1:], data.strides[1:]))
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Optional[Tensor], None, None]:
+        t, grads = ctx.saved_values
+        return grads.write(t, grad_output), None, None
+
+
+def time_steps(x: Tensor) -> list[Tensor]:
+    """x [T, ...] as its T views x[0], …, x[T − 1], as `recurrent.time_steps`, with a backward
+    that costs one buffer of x's size in all (see `_StepGradients`)."""
+    if not x.requires_grad or x.shape[0] == 0:
+        data = x._tensor
+        return [x._view(TensorData(data._storage[t * data.strides[0]:], data.shape[1:], data.strides[1:]))
+                for t in range(x.shape[0])]
+    grads = _StepGradients(x)
+    xs = Unbind.apply(x, grads)
+    return [Step.apply(xs, t, grads) for t in range(x.shape[0])]

@@ -76,6 +76,9 @@ def time_steps(x: Tensor) -> list[Tensor]:
     tensors — O(T²) work for one sequence. Halving first (x[:T/2] and x[T/2:], then their
     halves, …) gives the same views for O(T log T): each level of halving costs one x.
     """
+    fused = fused_paths.find("nn.fused_recurrent")  # one gradient buffer for all T steps (not in A5 releases)
+    if fused is not None:
+        return fused.time_steps(x)
     steps: list[Tensor] = []
     pending = [x]
     while pending:
