@@ -428,12 +428,19 @@ class _StepGradients:
     def __init__(self, x: Tensor) -> None:
         self.shape, self.dtype, self.backend = x.shape, x.dtype, x.backend
         self.buffer: Optional[np.ndarray] = None
+        self.written = np.zeros(0, dtype=bool)  # which rows of the buffer a step has written
         self.announced = False
 
     def write(self, t: int, grad: Tensor) -> Optional[Tensor]:
-        if self.buffer is None:
-            self.buffer = np.zeros(self.shape, dtype=self.dtype)
-        self.buffer[t] += grad.numpy()
+        if self.buffer is None:  # rows no step writes are zeroed in `collect`
+            self.buffer = np.empty(self.shape, dtype=self.dtype)
+            self.written = np.zeros(self.shape[0], dtype=bool)
+        data = grad._tensor
+        if data.is_contiguous():  # read the gradient's storage in place, no copy
+            self.buffer[t] = data._storage[: data.size].reshape(data.shape)
+        else:
+            self.buffer[t] = grad.numpy()
+        self.written[t] = True
         if self.announced:
             return None
         self.announced = True
@@ -441,7 +448,11 @@ class _StepGradients:
         return Tensor(zero, backend=self.backend)
 
     def collect(self) -> Tensor:
-        buffer = self.buffer if self.buffer is not None else np.zeros(self.shape, dtype=self.dtype)
+        if self.buffer is None:
+            buffer = np.zeros(self.shape, dtype=self.dtype)
+        else:
+            buffer = self.buffer
+            buffer[~self.written] = 0  # steps whose output the loss did not use
         self.buffer, self.announced = None, False
         return Tensor(TensorData(buffer.reshape(-1), self.shape), backend=self.backend)
 
