@@ -207,7 +207,8 @@ def measure(framework: str, name: str, repeats: int, warmup: int, threads: int) 
         "to_first_step_s": to_first_step,
         "first_loss": first_loss,
         "rss_peak_mib": _rss_kib("VmHWM") / 1024 if peak_resettable else _rss_kib("VmPeak") / 1024,
-        "step_peak_mib": (_rss_kib("VmHWM") - base) / 1024 if peak_resettable else None,
+        # the steps' own peak: above the memory in use when timing began (never below 0)
+        "step_peak_mib": max(0, _rss_kib("VmHWM") - base) / 1024 if peak_resettable else None,
     }
 
 
