@@ -321,6 +321,7 @@ class FastOps(TensorOps):
         kernel = cls.reduce_kernel(fn)
 
         def ret(a: Any, dim: int) -> Any:
+            dim = dim + len(a.shape) if dim < 0 else dim
             shape = a.shape[:dim] + (1,) + a.shape[dim + 1:]
             storage = np.full(math.prod(shape), start, dtype=_F32 if a.dtype == _F32 else _F64)
             out = type(a)(TensorData.row_major(storage, shape), backend=a.backend)

@@ -162,3 +162,10 @@ def test_strided_batches_are_multiplied_in_place_with_the_same_values() -> None:
                                np.swapaxes(x, -1, -2) @ y, rtol=1e-12)
     wide = _t(rng.standard_normal((2, 1, 4, 5)))  # a batch dimension of size 1, broadcast
     np.testing.assert_allclose(batched_matmul(wide, _t(y)).numpy(), wide.numpy() @ y, rtol=1e-12)
+
+
+def test_a_backend_reduce_takes_a_negative_dimension() -> None:
+    x = np.random.default_rng(9).standard_normal((3, 4))
+    a = _t(x)
+    np.testing.assert_allclose(a.backend.add_reduce(a, -1).numpy(), x.sum(1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(a.backend.add_reduce(a, 0).numpy(), x.sum(0, keepdims=True), rtol=1e-12)
