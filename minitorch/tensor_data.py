@@ -297,15 +297,19 @@ class TensorData:
         )
         # END SOLUTION 2.1
 
+    def numpy_view(self) -> np.ndarray:
+        """The values as a NumPy array in this layout's shape and strides, sharing the storage
+        (no copy: writing to it writes the tensor; the fused kernels read their inputs so)."""
+        itemsize = self._storage.itemsize
+        return np.lib.stride_tricks.as_strided(
+            self._storage, shape=self.shape, strides=tuple(s * itemsize for s in self.strides)
+        )
+
     def to_numpy(self) -> np.ndarray:
         """A NumPy copy of the values in this layout's shape."""
         if self.size == 0:
             return np.zeros(self.shape, dtype=self.dtype)
-        itemsize = self._storage.itemsize
-        view = np.lib.stride_tricks.as_strided(
-            self._storage, shape=self.shape, strides=tuple(s * itemsize for s in self.strides)
-        )
-        return np.array(view, copy=True)
+        return np.array(self.numpy_view(), copy=True)
 
     def to_string(self) -> str:
         return np.array2string(self.to_numpy(), precision=4, separator=", ", threshold=200)

@@ -99,9 +99,7 @@ def _values(t: Tensor) -> np.ndarray:
     data = t._tensor
     if data.is_contiguous():
         return data._storage[: data.size]
-    itemsize = data._storage.itemsize
-    view = np.lib.stride_tricks.as_strided(data._storage, shape=data.shape,
-                                           strides=tuple(s * itemsize for s in data.strides))
+    view = data.numpy_view()
     return np.ascontiguousarray(view).reshape(-1)
 
 

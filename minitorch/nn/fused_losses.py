@@ -104,9 +104,7 @@ def _logits(t: Tensor) -> np.ndarray:
     """`t` ([C], [N, C] or [N, C, d…]) as a C-contiguous [N, C, D] array (a view of its
     storage when `t` is contiguous, else a copy)."""
     data = t._tensor
-    itemsize = data._storage.itemsize
-    view = np.lib.stride_tricks.as_strided(data._storage, shape=data.shape,
-                                           strides=tuple(s * itemsize for s in data.strides))
+    view = data.numpy_view()
     if t.dims == 1:
         return np.ascontiguousarray(view).reshape(1, t.shape[0], 1)
     return np.ascontiguousarray(view).reshape(t.shape[0], t.shape[1], -1)

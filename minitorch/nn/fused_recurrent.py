@@ -245,9 +245,7 @@ def _array(t: Tensor) -> np.ndarray:
     data = t._tensor
     if data.is_contiguous():
         return data._storage[: data.size].reshape(data.shape)
-    itemsize = data._storage.itemsize
-    view = np.lib.stride_tricks.as_strided(data._storage, shape=data.shape,
-                                           strides=tuple(s * itemsize for s in data.strides))
+    view = data.numpy_view()
     return np.ascontiguousarray(view)  # one layout, so each kernel compiles once per dtype
 
 
