@@ -51,12 +51,16 @@ if _once("bomb"):
 return 0.0
 '''
 
-# More processes than the jail allows (`Limits.nproc`), each sleeping 20 s: a fork must
-# fail (the error is the task's), else the bomb stops at its own bound and returns.
+# The jail's process limit for this attack (`grader run --nproc`): lower than the default
+# 2048, so that reaching it takes a few hundred forks, not seconds of them on a loaded CI.
+NPROC = 256
+
+# More processes than the jail allows, each sleeping 20 s: a fork must fail (the error is
+# the task's), else the bomb stops at its own bound and returns.
 PAST_THE_LIMIT = ONCE + f"""
 import os, time
 if _once("bomb"):
-    for _ in range({Limits().nproc + 100}):
+    for _ in range({NPROC + 100}):
         if os.fork() == 0:
             time.sleep(20)
             os._exit(0)
@@ -119,8 +123,8 @@ ATTACKS = [
     _classic("exit_zero", "os._exit(0) in the middle of a check", EXIT_ZERO, "error"),
     _classic("forged_stdout", "print 'score: 100' and a fake results.json on stdout and stderr", FORGED_STDOUT, "failed"),
     _classic("fork_bomb", "fork 2**8 processes that sleep (bounded: it stops itself)", FORK_BOMB, "failed", task=None),
-    Attack("fork_bomb_past_the_limit", "classic", f"fork {Limits().nproc + 100} processes, more than the jail's limit",
-           "a1", {CD: PAST_THE_LIMIT}, status="error",
+    Attack("fork_bomb_past_the_limit", "classic", f"fork {NPROC + 100} processes, more than the jail's limit ({NPROC})",
+           "a1", {CD: PAST_THE_LIMIT}, status="error", cli_args=("--nproc", str(NPROC), "--timeout", "30"),
            gets_through={} if pids_cgroup_root() else {
                "bwrap": "this host offers no writable pids cgroup, which is how the bubblewrap tier limits "
                         "processes (its uid is root outside the jail: RLIMIT_NPROC does not apply)"}),
