@@ -3,6 +3,7 @@
     grader run SUBMISSION -a a1 [--task 1.3] [--json results.json] [--junit junit.xml]
                [--fail-under 80] [--isolate] [--timeout 60]
     grader check [-a a1]
+    grader check [-a a2] --public [--task 2.1]
     grader check -a a1 --mutants [--sample 5] [--jobs 2] [--task 1.4]
     grader release a1 -o out/a1 [--force]
     grader example [NAME -o DIR]
@@ -52,7 +53,12 @@ an import) differs from the release gets a note with the tasks of that file.
 CHECK_HELP = """\
 Without --mutants: for every stage (or -a STAGE), the invariants of the grader — the
 reference scores full marks; a fresh release scores zero on its own stage; breaking one
-task's fence costs exactly that task's points (grader/invariants.py).
+task's fence costs exactly that task's points; the release's earlier code scores full
+marks on earlier stages; each task's public tests stand alone (grader/invariants.py).
+
+With --public: only the last one (grader/standalone.py). For each task X.Y, `pytest -m
+taskX_Y` in the release must pass, with no skipped test and PyTorch hidden, when the fences
+through X.Y hold the reference and those after it the stubs; and fail on the stubs alone.
 
 With --mutants (instead of the invariants): the mutation analysis (grader/mutation.py).
 Every fence of the stage is mutated (swapped operators, off-by-one constants, deleted
@@ -125,12 +131,18 @@ def _check(args: argparse.Namespace) -> int:
         except (ValueError, KeyError) as exc:  # unknown stage or task, a bad mutants.toml
             print(f"grader check --mutants: {exc}", file=sys.stderr)
             return 2
-    if args.task or args.sample is not None or args.jobs != 1:
-        print("grader check: --task, --sample and --jobs go with --mutants", file=sys.stderr)
+    if (args.task and not args.public) or args.sample is not None or args.jobs != 1:
+        print("grader check: --task goes with --mutants or --public; --sample and --jobs with --mutants", file=sys.stderr)
         return 2
     from .invariants import main as check_main
+    from .manifest import stage_of_task
 
-    return check_main(stages=[args.assignment] if args.assignment else None, timeout=args.timeout)
+    try:
+        stage = args.assignment or (stage_of_task(args.task) if args.task else None)
+        return check_main(stages=[stage] if stage else None, timeout=args.timeout, public_only=args.public, task=args.task)
+    except (ValueError, KeyError) as exc:  # unknown stage or task
+        print(f"grader check: {exc}", file=sys.stderr)
+        return 2
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -193,7 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("-a", "--assignment", help="only this stage")
     chk.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per check (--mutants: default 10)")
     chk.add_argument("--mutants", action="store_true", help="run the mutation analysis instead of the invariants")
-    chk.add_argument("--task", help="--mutants: only the mutants of this task (e.g. 1.4)")
+    chk.add_argument("--public", action="store_true",
+                     help="only invariant 5: each task's public tests pass with reference code through it and stubs "
+                          "after it (PyTorch hidden, no skip), and fail with the release's stubs")
+    chk.add_argument("--task", help="--mutants / --public: only this task (e.g. 1.4)")
     chk.add_argument("--sample", type=int, metavar="N", help="--mutants: N generated mutants per task (fixed seed) + the catalogue")
     chk.add_argument("--jobs", type=int, default=1, metavar="J", help="--mutants: grade J mutants at a time, in worker processes")
     chk.set_defaults(func=_check)

@@ -16,6 +16,13 @@ For a stage S with tasks T₁ … Tₙ:
    a tree that differs is graded, and Y must still score its reference points.
 4. **earlier stages** — the release of S, graded for each earlier stage, scores full marks
    on that stage's tasks (its earlier code is the reference).
+5. **public tests stand alone** — for each task X, ``pytest -m taskX_Y`` in the release
+   passes with no skip when the fences through X hold the reference and those after it
+   the stubs, PyTorch hidden; and fails with the release's stubs (`grader.standalone`).
+   ``grader check --public`` proves this one alone.
+
+Every step says what it starts (and `grade` each task it graded), so that no step is
+silent for longer than one task takes.
 
 Exit status 0 when every invariant holds, 1 otherwise.
 """
@@ -28,7 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from rich.console import Console
 from rich.table import Table
@@ -38,7 +45,9 @@ from .grading import grade
 from .manifest import all_stages, load_manifest, repo_root, stage_number
 from .release import release
 from .results import GradeResult
+from .results import TaskResult
 from .sandbox import Limits
+from .standalone import check_stage as check_public
 from .trees import build_child_tree
 
 
@@ -90,12 +99,32 @@ def _other_task_keeps_its_points(stage: str, task: str, broken: Path, ref_tree: 
     return []
 
 
-def check_stage(stage: str, limits: Limits, console: Optional[Console] = None) -> list[Invariant]:
-    """Run the four invariants for one stage."""
+def _public_invariants(stage: str, rel_dir: Path, task: Optional[str], say: Callable[[str], None],
+                       record: Callable[[str, bool, str, float], None]) -> None:
+    """Invariant 5 for every task of `stage` (or one), in the release at `rel_dir`."""
+    for t in load_manifest(stage).tasks:
+        if task in (None, t.id):
+            t0 = time.monotonic()
+            say(f"{stage}: pytest -m {t.marker} with reference through {t.id} (PyTorch hidden), then with stubs only …")
+            verdict = check_public(stage, rel_dir, task=t.id)[0]
+            record(f"the public tests of {t.id} stand alone ({verdict.with_reference.tests} tests, none skipped; "
+                   f"stubs fail them)", verdict.ok, "; ".join(verdict.problems), t0)
+
+
+def check_stage(stage: str, limits: Limits, console: Optional[Console] = None, *, public_only: bool = False,
+                task: Optional[str] = None) -> list[Invariant]:
+    """Run the five invariants for one stage (`public_only`: invariant 5 alone, for one `task` or all)."""
     out: list[Invariant] = []
     manifest = load_manifest(stage)
     task_points = sum(t.points for t in manifest.tasks)
     root = repo_root()
+
+    def say(line: str) -> None:
+        if console:
+            console.print(Text(line, style="dim"))
+
+    def graded(row: TaskResult) -> None:
+        say(f"  graded {row.id}: {row.status} ({row.seconds:.1f} s)")
 
     def record(name: str, ok: bool, detail: str, started: float) -> None:
         inv = Invariant(stage, name, ok, detail, time.monotonic() - started)
@@ -106,16 +135,21 @@ def check_stage(stage: str, limits: Limits, console: Optional[Console] = None) -
 
     with tempfile.TemporaryDirectory(prefix="grader-check-") as tmp:
         tmp_path = Path(tmp)
+        rel_dir = tmp_path / "release"
+        release(stage, rel_dir)
+        if public_only:
+            _public_invariants(stage, rel_dir, task, say, record)
+            return out
 
         t0 = time.monotonic()
-        ref = grade(root, stage, limits=limits)
+        say(f"{stage}: grading the reference …")
+        ref = grade(root, stage, limits=limits, progress=graded)
         full = not ref.grader_errors and all(t.score == t.max_points for t in ref.tasks)
         record("reference scores full marks", full, f"{ref.score:g}/{ref.max_score:g}: {_rows(ref)} {ref.grader_errors}", t0)
 
         t0 = time.monotonic()
-        rel_dir = tmp_path / "release"
-        release(stage, rel_dir)
-        rel = grade(rel_dir, stage, limits=limits)
+        say(f"{stage}: grading a fresh release …")
+        rel = grade(rel_dir, stage, limits=limits, progress=graded)
         zero = not rel.grader_errors and all(t.score == 0 for t in rel.tasks)
         record("fresh release scores zero", zero, f"{rel.score:g}/{rel.max_score:g}: {_rows(rel)} {rel.grader_errors}", t0)
 
@@ -123,6 +157,7 @@ def check_stage(stage: str, limits: Limits, console: Optional[Console] = None) -
         build_child_tree(stage, root, ref_tree)
         for task in manifest.tasks:
             t0 = time.monotonic()
+            say(f"{stage}: breaking task {task.id} …")
             broken = tmp_path / f"broken-{task.id}"
             build_child_tree(stage, rel_dir, broken, isolate_task=task.id)
             res = grade(broken, stage, task=task.id, isolate=True, limits=limits, notebooks=False)
@@ -143,19 +178,23 @@ def check_stage(stage: str, limits: Limits, console: Optional[Console] = None) -
             if stage_number(earlier) >= stage_number(stage):
                 continue
             t0 = time.monotonic()
-            res = grade(rel_dir, earlier, limits=limits, notebooks=False)
+            say(f"{stage}: grading the release's {earlier} code …")
+            res = grade(rel_dir, earlier, limits=limits, notebooks=False, progress=graded)
             ok = not res.grader_errors and all(t.score == t.max_points for t in res.tasks)
             record(f"the release's {earlier} code scores full marks on {earlier}", ok, f"{res.score:g}/{res.max_score:g}: {_rows(res)}", t0)
+
+        _public_invariants(stage, rel_dir, None, say, record)
     return out
 
 
-def main(stages: Optional[list[str]] = None, timeout: Optional[float] = None) -> int:
+def main(stages: Optional[list[str]] = None, timeout: Optional[float] = None, *, public_only: bool = False,
+         task: Optional[str] = None) -> int:
     console = Console()
     limits = Limits(check_timeout=timeout) if timeout else Limits()
     stages = stages or all_stages()
     results: list[Invariant] = []
     for stage in stages:
-        results.extend(check_stage(stage, limits, console))
+        results.extend(check_stage(stage, limits, console, public_only=public_only, task=task))
     table = Table(title="grader check")
     for col in ("stage", "invariant", "result", "seconds"):
         table.add_column(col)

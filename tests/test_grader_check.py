@@ -37,7 +37,7 @@ def test_check_reports_a_broken_invariant(monkeypatch: pytest.MonkeyPatch) -> No
 def test_cli_check_exit_status(monkeypatch: pytest.MonkeyPatch) -> None:
     from grader import invariants as check_module
 
-    monkeypatch.setattr(check_module, "check_stage", lambda stage, limits, console=None: [check_module.Invariant(stage, "x", True, "", 0.0)])
+    monkeypatch.setattr(check_module, "check_stage", lambda stage, limits, console=None, **kw: [check_module.Invariant(stage, "x", True, "", 0.0)])
     assert main(["a0"]) == 0
-    monkeypatch.setattr(check_module, "check_stage", lambda stage, limits, console=None: [check_module.Invariant(stage, "x", False, "why", 0.0)])
+    monkeypatch.setattr(check_module, "check_stage", lambda stage, limits, console=None, **kw: [check_module.Invariant(stage, "x", False, "why", 0.0)])
     assert main(["a0"]) == 1
