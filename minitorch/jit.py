@@ -14,7 +14,8 @@ work for minitorch's kernels:
   values it closes over; without a stable identity it would recompile the kernel in every
   process (and pile up files in its cache).
 
-This is infrastructure for every stage from A3 on, not a task.
+This is infrastructure for every stage from A3 on, not a task. Importing it installs the
+notice that Numba is compiling (`minitorch.compile_notice`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ from typing import Any, Callable
 
 import numba
 
+from . import compile_notice
+
 __all__ = ["njit", "jit_scalar", "serial_twin", "serial_and_parallel"]
+
+
+compile_notice.install()
 
 
 def njit(fn: Callable | None = None, **options: Any) -> Any:
