@@ -1,6 +1,8 @@
-"""Task 5.4: gradient clipping — clip_grad_norm_ and clip_grad_value_ against PyTorch on the
-same gradients (2-norm, 1-norm, inf-norm, no clipping needed, None gradients), the 0-d
-total norm, non-finite norms, and the ways of passing parameters."""
+"""Task 5.4: gradient clipping, checked without PyTorch. clip_grad_norm_ against its formula
+in NumPy (2-norm, 1-norm, 3-norm, inf-norm, no clipping needed, None gradients, float32) and
+by hand, clip_grad_value_ against np.clip, the 0-d total norm, non-finite norms, and the
+ways of passing parameters. (The project's own suite also compares them with
+torch.nn.utils: `test_clip_grad_torch.py`.)"""
 
 from __future__ import annotations
 
@@ -14,24 +16,34 @@ from minitorch.nn.utils import clip_grad_norm_, clip_grad_value_
 pytestmark = pytest.mark.task5_4
 
 
-def _torch():
-    return pytest.importorskip("torch")
+def numpy_clip_grad_norm(grads: list, max_norm: float, norm_type: float) -> tuple[float, list]:
+    """The formula, for the gradients that are not None:
+
+        total = (Σ over all entries of all gradients |g|^p)^(1/p)      (p = inf: max |g|)
+        coef  = min(1, max_norm / (total + 1e−6))
+        g ← coef · g
+
+    Returns (total, the clipped gradients; None stays None)."""
+    present = [np.abs(g).ravel() for g in grads if g is not None]
+    entries = np.concatenate(present)
+    if np.isinf(norm_type):
+        total = float(entries.max())
+    else:
+        total = float(np.sum(entries ** norm_type) ** (1.0 / norm_type))
+    coef = min(1.0, max_norm / (total + 1e-6))
+    return total, [None if g is None else g * coef for g in grads]
 
 
-def _params(grads: list, dtype=np.float64):
-    """minitorch Parameters and torch tensors holding the same gradients (None: no gradient)."""
-    torch = _torch()
-    params, t_params = [], []
+def _params(grads: list, dtype=np.float64) -> list:
+    """minitorch Parameters holding the given gradients (None: no gradient)."""
+    params = []
     for g in grads:
         shape = (3,) if g is None else g.shape
         p = nn.Parameter(minitorch.zeros(*shape, dtype=dtype))
-        t = torch.zeros(shape, dtype=torch.float64 if dtype == np.float64 else torch.float32, requires_grad=True)
         if g is not None:
             p.value.grad = minitorch.tensor(g, dtype=dtype)
-            t.grad = torch.tensor(g, dtype=t.dtype)
         params.append(p)
-        t_params.append(t)
-    return params, t_params
+    return params
 
 
 def _grads(seed: int = 0, scale: float = 1.0) -> list:
@@ -41,36 +53,53 @@ def _grads(seed: int = 0, scale: float = 1.0) -> list:
 
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, float("inf"), "inf"])
 @pytest.mark.parametrize("max_norm", [0.5, 1e6], ids=["clips", "no-clip"])
-def test_clip_grad_norm_matches_torch(norm_type, max_norm) -> None:
-    torch = _torch()
-    params, t_params = _params(_grads(scale=2.0))
+def test_clip_grad_norm_matches_the_formula(norm_type, max_norm) -> None:
+    grads = _grads(scale=2.0)
+    params = _params(grads)
     total = clip_grad_norm_(params, max_norm, norm_type=norm_type)
-    t_total = torch.nn.utils.clip_grad_norm_(t_params, max_norm, norm_type=norm_type)
+    expected_total, expected = numpy_clip_grad_norm(grads, max_norm, float(norm_type))
     assert isinstance(total, minitorch.Tensor) and total.shape == ()
-    np.testing.assert_allclose(total.item(), t_total.item(), rtol=1e-12)
-    for k, (p, t) in enumerate(zip(params, t_params)):
-        if t.grad is None:
+    np.testing.assert_allclose(total.item(), expected_total, rtol=1e-12)
+    for k, (p, e) in enumerate(zip(params, expected)):
+        if e is None:
             assert p.value.grad is None, f"parameter {k} had no gradient and must keep none"
             continue
-        np.testing.assert_allclose(p.value.grad.numpy(), t.grad.numpy(), rtol=1e-12, err_msg=f"parameter {k}")
+        np.testing.assert_allclose(p.value.grad.numpy(), e, rtol=1e-12, err_msg=f"parameter {k}")
     if max_norm == 0.5:  # the clipped gradients have (almost exactly) the norm max_norm
         flat = np.concatenate([p.value.grad.numpy().ravel() for p in params if p.value.grad is not None])
         p_ = float(norm_type)
         norm = np.abs(flat).max() if np.isinf(p_) else np.sum(np.abs(flat) ** p_) ** (1 / p_)
         np.testing.assert_allclose(norm, 0.5, rtol=1e-5)
+    else:  # nothing to clip: the gradients keep their values
+        for p, g in zip(params, grads):
+            if g is not None:
+                np.testing.assert_allclose(p.value.grad.numpy(), g, rtol=1e-12)
+
+
+def test_clip_grad_norm_by_hand() -> None:
+    """Gradients (3, 4) and (12,): 2-norm √(9 + 16 + 144) = 13, 1-norm 19, inf-norm 12.
+    With max_norm 6.5 the 2-norm clipping halves every entry (up to the 1e-6)."""
+    for norm_type, total in [(2.0, 13.0), (1.0, 19.0), ("inf", 12.0)]:
+        params = _params([np.array([3.0, 4.0]), np.array([12.0])])
+        assert clip_grad_norm_(params, 1e6, norm_type=norm_type).item() == pytest.approx(total, rel=1e-12)
+    params = _params([np.array([3.0, 4.0]), np.array([12.0])])
+    clip_grad_norm_(params, 6.5)
+    coef = 6.5 / (13.0 + 1e-6)
+    np.testing.assert_allclose(params[0].value.grad.numpy(), [3 * coef, 4 * coef], rtol=1e-12)
+    np.testing.assert_allclose(params[1].value.grad.numpy(), [12 * coef], rtol=1e-12)
 
 
 def test_clip_grad_norm_float32_and_parameters_of_a_model() -> None:
-    torch = _torch()
-    params, t_params = _params(_grads(1, scale=3.0), dtype=np.float32)
+    grads = [None if g is None else g.astype(np.float32) for g in _grads(1, scale=3.0)]
+    params = _params(grads, dtype=np.float32)
     total = clip_grad_norm_(iter(params), 1.0)  # any iterable
-    t_total = torch.nn.utils.clip_grad_norm_(t_params, 1.0)
+    expected_total, expected = numpy_clip_grad_norm([None if g is None else g.astype(np.float64) for g in grads], 1.0, 2.0)
     assert total.dtype == np.float32
-    np.testing.assert_allclose(total.item(), t_total.item(), rtol=1e-6)
-    for p, t in zip(params, t_params):
-        if t.grad is not None:
+    np.testing.assert_allclose(total.item(), expected_total, rtol=1e-6)
+    for p, e in zip(params, expected):
+        if e is not None:
             assert p.value.grad.dtype == np.float32
-            np.testing.assert_allclose(p.value.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(p.value.grad.numpy(), e, rtol=1e-5, atol=1e-7)
     layer = nn.Linear(3, 2)
     (layer(minitorch.ones(4, 3)) * 100.0).sum().backward()
     before = np.sqrt(sum((p.value.grad.numpy() ** 2).sum() for p in layer.parameters()))
@@ -101,31 +130,27 @@ def test_clipping_does_not_write_into_shared_gradient_storage() -> None:
 
 
 def test_non_finite_norms() -> None:
-    torch = _torch()
-    grads = [np.array([1.0, np.inf]), np.array([2.0])]
-    params, _ = _params(grads)
+    params = _params([np.array([1.0, np.inf]), np.array([2.0])])
     with pytest.raises(RuntimeError, match="non-finite"):
         clip_grad_norm_(params, 1.0, error_if_nonfinite=True)
     np.testing.assert_array_equal(params[0].value.grad.numpy(), [1.0, np.inf])  # untouched
-    params, t_params = _params([np.array([1.0, np.nan]), np.array([2.0])])
+    params = _params([np.array([1.0, np.nan]), np.array([2.0])])
     total = clip_grad_norm_(params, 1.0)
-    t_total = torch.nn.utils.clip_grad_norm_(t_params, 1.0)
-    assert np.isnan(total.item()) and np.isnan(t_total.item())
+    assert np.isnan(total.item())  # a NaN entry makes the sum NaN
     with pytest.raises(RuntimeError, match="non-finite"):
         clip_grad_norm_(params, 1.0, error_if_nonfinite=True)
 
 
 @pytest.mark.parametrize("clip_value", [0.1, 1.0, 10.0])
-def test_clip_grad_value_matches_torch(clip_value) -> None:
-    torch = _torch()
-    params, t_params = _params(_grads(2, scale=2.0))
+def test_clip_grad_value_clamps_every_entry(clip_value) -> None:
+    grads = _grads(2, scale=2.0)
+    params = _params(grads)
     assert clip_grad_value_(params, clip_value) is None
-    torch.nn.utils.clip_grad_value_(t_params, clip_value)
-    for p, t in zip(params, t_params):
-        if t.grad is None:
+    for p, g in zip(params, grads):
+        if g is None:
             assert p.value.grad is None
             continue
-        np.testing.assert_array_equal(p.value.grad.numpy(), t.grad.numpy())
+        np.testing.assert_array_equal(p.value.grad.numpy(), np.clip(g, -clip_value, clip_value))
         assert np.abs(p.value.grad.numpy()).max() <= clip_value
 
 

@@ -1,11 +1,17 @@
-"""Tasks 5.1–5.4: the RNN, LSTM and GRU cells (values and every gradient against PyTorch in
-float64, batched and unbatched, with and without bias; central differences), `unroll`
-(forward and reverse order, pair states, a 2000-step backward), and the stacked /
-bidirectional layers against PyTorch over a grid of options, PyTorch state dicts both
-ways, dropout between layers, h_n against the outputs, and the errors."""
+"""Tasks 5.1–5.4: the RNN, LSTM and GRU cells, `unroll`, and the stacked / bidirectional
+layers, checked without PyTorch.
+
+The oracle is NumPy: each cell's equations from the lecture, written out below gate by gate
+in PyTorch's weight layout (LSTM rows i, f, g, o; GRU rows r, z, n), a loop of those cells
+for `unroll` and for the layers, and a hand-written backpropagation through time for a
+2000-step RNN. Gradients are checked by central differences: `grad_check` entry by entry
+for the cells, and for the layers one random direction per tensor (`check_layer_gradients`).
+Also: the order in which `unroll` runs the steps, the cell and layer modules' parameters
+(PyTorch's names, shapes and initialisation), dropout between layers, and the errors.
+(The project's own suite also compares all of this with PyTorch: `test_recurrent_torch.py`.)
+"""
 
 from __future__ import annotations
-
 
 import numpy as np
 import pytest
@@ -22,26 +28,75 @@ RTOL, ATOL = 1e-9, 1e-11
 CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
 
 
-def _torch():
-    return pytest.importorskip("torch")
-
-
 def _mt(a: np.ndarray, backend=None) -> minitorch.Tensor:
     return minitorch.tensor(a, backend=backend).requires_grad_(True)
 
 
-def _tt(a: np.ndarray):
-    return _torch().tensor(a, dtype=_torch().float64, requires_grad=True)
+def _close(got: minitorch.Tensor, expected: np.ndarray, what: str, rtol: float = RTOL, atol: float = ATOL) -> None:
+    assert got is not None, f"{what}: missing"
+    assert got.shape == expected.shape, f"{what}: shape {got.shape}, expected {expected.shape}"
+    np.testing.assert_allclose(got.numpy(), expected, rtol=rtol, atol=atol, err_msg=what)
 
 
-def _close(got: minitorch.Tensor, expected, what: str) -> None:
-    assert got is not None, f"{what}: no gradient"
-    exp = expected.detach().numpy() if hasattr(expected, "detach") else expected
-    assert got.shape == tuple(exp.shape), f"{what}: shape {got.shape}, expected {tuple(exp.shape)}"
-    np.testing.assert_allclose(got.numpy(), exp, rtol=RTOL, atol=ATOL, err_msg=what)
+# ---- NumPy references: the lecture's equations ----------------------------------------------
 
 
-# ---- the cells against torch ------------------------------------------------------------
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def numpy_rnn_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None, nonlinearity="tanh") -> np.ndarray:
+    """h' = act(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh), act = tanh or relu (a missing bias is 0)."""
+    pre = x @ w_ih.T + h @ w_hh.T
+    if b_ih is not None:
+        pre = pre + b_ih + b_hh
+    return np.tanh(pre) if nonlinearity == "tanh" else np.maximum(pre, 0.0)
+
+
+def numpy_lstm_cell(x, h, c, w_ih, w_hh, b_ih=None, b_hh=None) -> tuple[np.ndarray, np.ndarray]:
+    """The LSTM with PyTorch's layout: the rows of the weights are the blocks i, f, g, o.
+
+        i = σ(x W_iiᵀ + b_ii + h W_hiᵀ + b_hi)      input gate
+        f = σ(x W_ifᵀ + b_if + h W_hfᵀ + b_hf)      forget gate
+        g = tanh(x W_igᵀ + b_ig + h W_hgᵀ + b_hg)   candidate cell C̃
+        o = σ(x W_ioᵀ + b_io + h W_hoᵀ + b_ho)      output gate
+        c' = f ⊙ c + i ⊙ g          h' = o ⊙ tanh(c')
+    """
+    if b_ih is None:
+        b_ih = b_hh = np.zeros(w_ih.shape[0])
+    W_ii, W_if, W_ig, W_io = np.split(w_ih, 4)
+    W_hi, W_hf, W_hg, W_ho = np.split(w_hh, 4)
+    b_ii, b_if, b_ig, b_io = np.split(b_ih, 4)
+    b_hi, b_hf, b_hg, b_ho = np.split(b_hh, 4)
+    i = sigmoid(x @ W_ii.T + b_ii + h @ W_hi.T + b_hi)
+    f = sigmoid(x @ W_if.T + b_if + h @ W_hf.T + b_hf)
+    g = np.tanh(x @ W_ig.T + b_ig + h @ W_hg.T + b_hg)
+    o = sigmoid(x @ W_io.T + b_io + h @ W_ho.T + b_ho)
+    c_next = f * c + i * g
+    return o * np.tanh(c_next), c_next
+
+
+def numpy_gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None) -> np.ndarray:
+    """The GRU as PyTorch computes it: the rows of the weights are the blocks r, z, n.
+
+        r = σ(x W_irᵀ + b_ir + h W_hrᵀ + b_hr)              reset gate
+        z = σ(x W_izᵀ + b_iz + h W_hzᵀ + b_hz)              update gate
+        n = tanh(x W_inᵀ + b_in + r ⊙ (h W_hnᵀ + b_hn))     candidate (reset after the product)
+        h' = (1 − z) ⊙ n + z ⊙ h
+    """
+    if b_ih is None:
+        b_ih = b_hh = np.zeros(w_ih.shape[0])
+    W_ir, W_iz, W_in = np.split(w_ih, 3)
+    W_hr, W_hz, W_hn = np.split(w_hh, 3)
+    b_ir, b_iz, b_in = np.split(b_ih, 3)
+    b_hr, b_hz, b_hn = np.split(b_hh, 3)
+    r = sigmoid(x @ W_ir.T + b_ir + h @ W_hr.T + b_hr)
+    z = sigmoid(x @ W_iz.T + b_iz + h @ W_hz.T + b_hz)
+    n = np.tanh(x @ W_in.T + b_in + r * (h @ W_hn.T + b_hn))
+    return (1 - z) * n + z * h
+
+
+# ---- the cells against NumPy, gradients by central differences ------------------------------
 
 CELL_SHAPES = [  # (batch or None for unbatched, input size, hidden size)
     pytest.param(3, 4, 5, id="B3-I4-H5"),
@@ -51,8 +106,9 @@ CELL_SHAPES = [  # (batch or None for unbatched, input size, hidden size)
 ]
 
 
-def _cell_case(kind: str, batch, i_size: int, h_size: int, bias: bool, seed: int = 0, backend=None):
-    """Random float64 arguments of a cell, as (minitorch tensors, torch tensors)."""
+def _cell_arrays(kind: str, batch, i_size: int, h_size: int, bias: bool, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random float64 arguments of a cell by name: x, h (and c for the LSTM), w_ih, w_hh,
+    and with `bias` b_ih, b_hh."""
     gates = {"rnn": 1, "lstm": 4, "gru": 3}[kind]
     rng = np.random.default_rng(seed)
     lead = () if batch is None else (batch,)
@@ -67,71 +123,70 @@ def _cell_case(kind: str, batch, i_size: int, h_size: int, bias: bool, seed: int
     if bias:
         arrays["b_ih"] = rng.standard_normal(gates * h_size)
         arrays["b_hh"] = rng.standard_normal(gates * h_size)
-    mt = {k: _mt(v, backend) for k, v in arrays.items()}
-    tt = {k: _tt(v) for k, v in arrays.items()}
-    return mt, tt
+    return arrays
 
 
-def _call_cell(kind: str, args: dict, lib, nonlinearity: str = "tanh"):
-    """The cell through `lib` (minitorch's functions or torch's modules' functional ops)."""
+def _minitorch_cell(kind: str, args: dict, nonlinearity: str = "tanh") -> tuple[minitorch.Tensor, ...]:
+    """The student's cell on tensors named as in `_cell_arrays`: (h',) or (h', c')."""
     b_ih, b_hh = args.get("b_ih"), args.get("b_hh")
-    if lib == "minitorch":
-        if kind == "rnn":
-            return (rnn_cell(args["x"], args["h"], args["w_ih"], args["w_hh"], b_ih, b_hh, nonlinearity),)
-        if kind == "lstm":
-            return lstm_cell(args["x"], (args["h"], args["c"]), args["w_ih"], args["w_hh"], b_ih, b_hh)
-        return (gru_cell(args["x"], args["h"], args["w_ih"], args["w_hh"], b_ih, b_hh),)
-    torch = _torch()
-    unbatched = args["x"].dim() == 1  # torch's functional cells want a batch: add one
-    x, h = (args[k].unsqueeze(0) if unbatched else args[k] for k in ("x", "h"))
     if kind == "rnn":
-        fn = torch.rnn_tanh_cell if nonlinearity == "tanh" else torch.rnn_relu_cell
-        outs = (fn(x, h, args["w_ih"], args["w_hh"], b_ih, b_hh),)
-    elif kind == "lstm":
-        c = args["c"].unsqueeze(0) if unbatched else args["c"]
-        outs = torch.lstm_cell(x, (h, c), args["w_ih"], args["w_hh"], b_ih, b_hh)
-    else:
-        outs = (torch.gru_cell(x, h, args["w_ih"], args["w_hh"], b_ih, b_hh),)
-    return tuple(o.squeeze(0) if unbatched else o for o in outs)
+        return (rnn_cell(args["x"], args["h"], args["w_ih"], args["w_hh"], b_ih, b_hh, nonlinearity),)
+    if kind == "lstm":
+        return lstm_cell(args["x"], (args["h"], args["c"]), args["w_ih"], args["w_hh"], b_ih, b_hh)
+    return (gru_cell(args["x"], args["h"], args["w_ih"], args["w_hh"], b_ih, b_hh),)
 
 
-def _check_cell_against_torch(kind: str, batch, i_size: int, h_size: int, bias: bool, nonlinearity="tanh", backend=None):
-    mt, tt = _cell_case(kind, batch, i_size, h_size, bias, backend=backend)
-    outs = _call_cell(kind, mt, "minitorch", nonlinearity)
-    t_outs = _call_cell(kind, tt, "torch", nonlinearity)
-    rng = np.random.default_rng(1)
-    loss, t_loss = 0.0, 0.0
-    for k, (o, t) in enumerate(zip(outs, t_outs)):
-        _close(o, t, f"{kind} output {k}")
-        g = rng.standard_normal(o.shape)
-        loss = (o * minitorch.tensor(g, backend=o.backend)).sum() + loss
-        t_loss = (t * _torch().tensor(g)).sum() + t_loss
-    loss.backward()
-    t_loss.backward()
-    for name in mt:
-        _close(mt[name].grad, tt[name].grad, f"{kind}: gradient of {name}")
+def _numpy_cell(kind: str, a: dict, nonlinearity: str = "tanh") -> tuple[np.ndarray, ...]:
+    """The NumPy reference on the arrays of `_cell_arrays`: (h',) or (h', c')."""
+    b_ih, b_hh = a.get("b_ih"), a.get("b_hh")
+    if kind == "rnn":
+        return (numpy_rnn_cell(a["x"], a["h"], a["w_ih"], a["w_hh"], b_ih, b_hh, nonlinearity),)
+    if kind == "lstm":
+        return numpy_lstm_cell(a["x"], a["h"], a["c"], a["w_ih"], a["w_hh"], b_ih, b_hh)
+    return (numpy_gru_cell(a["x"], a["h"], a["w_ih"], a["w_hh"], b_ih, b_hh),)
+
+
+def _check_cell_gradients(kind: str, arrays: dict, nonlinearity: str = "tanh", backend=None) -> None:
+    """Every input's gradient (x, h, c, weights, biases) against central differences."""
+    names = list(arrays)
+
+    def cell(*tensors):
+        outs = _minitorch_cell(kind, dict(zip(names, tensors)), nonlinearity)
+        return outs[0] if len(outs) == 1 else minitorch.cat(list(outs), dim=-1)  # LSTM: [h', c']
+
+    grad_check(cell, *(_mt(a, backend) for a in arrays.values()))
+
+
+def _check_cell(kind: str, batch, i_size: int, h_size: int, bias: bool, nonlinearity="tanh", backend=None) -> None:
+    arrays = _cell_arrays(kind, batch, i_size, h_size, bias)
+    outs = _minitorch_cell(kind, {k: _mt(a, backend) for k, a in arrays.items()}, nonlinearity)
+    expected = _numpy_cell(kind, arrays, nonlinearity)
+    assert len(outs) == len(expected), f"{kind}: {len(outs)} outputs, expected {len(expected)}"
+    for k, (got, exp) in enumerate(zip(outs, expected)):
+        _close(got, exp, f"{kind} output {k}")
+    _check_cell_gradients(kind, arrays, nonlinearity, backend)
 
 
 @pytest.mark.task5_1
 @pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
 @pytest.mark.parametrize("batch, i_size, h_size", CELL_SHAPES)
-def test_rnn_cell_matches_torch(batch, i_size, h_size, bias, nonlinearity) -> None:
-    _check_cell_against_torch("rnn", batch, i_size, h_size, bias, nonlinearity)
+def test_rnn_cell_matches_numpy(batch, i_size, h_size, bias, nonlinearity) -> None:
+    _check_cell("rnn", batch, i_size, h_size, bias, nonlinearity)
 
 
 @pytest.mark.task5_2
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
 @pytest.mark.parametrize("batch, i_size, h_size", CELL_SHAPES)
-def test_lstm_cell_matches_torch(batch, i_size, h_size, bias) -> None:
-    _check_cell_against_torch("lstm", batch, i_size, h_size, bias)
+def test_lstm_cell_matches_numpy(batch, i_size, h_size, bias) -> None:
+    _check_cell("lstm", batch, i_size, h_size, bias)
 
 
 @pytest.mark.task5_3
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
 @pytest.mark.parametrize("batch, i_size, h_size", CELL_SHAPES)
-def test_gru_cell_matches_torch(batch, i_size, h_size, bias) -> None:
-    _check_cell_against_torch("gru", batch, i_size, h_size, bias)
+def test_gru_cell_matches_numpy(batch, i_size, h_size, bias) -> None:
+    _check_cell("gru", batch, i_size, h_size, bias)
 
 
 @pytest.mark.parametrize("backend", CPU_BACKENDS)
@@ -140,7 +195,7 @@ def test_gru_cell_matches_torch(batch, i_size, h_size, bias) -> None:
              pytest.param("gru", marks=pytest.mark.task5_3)],
 )
 def test_cells_on_each_cpu_backend(kind, backend) -> None:
-    _check_cell_against_torch(kind, 2, 3, 4, True, backend=backend)
+    _check_cell(kind, 2, 3, 4, True, backend=backend)
 
 
 @pytest.mark.parametrize(
@@ -148,41 +203,65 @@ def test_cells_on_each_cpu_backend(kind, backend) -> None:
              pytest.param("gru", marks=pytest.mark.task5_3)],
 )
 def test_cell_central_differences(kind) -> None:
-    mt, _ = _cell_case(kind, 2, 3, 2, True, seed=5)
-    names = list(mt)
+    _check_cell_gradients(kind, _cell_arrays(kind, 2, 3, 2, True, seed=5))
 
-    def f(*tensors):
-        args = dict(zip(names, tensors))
-        outs = _call_cell(kind, args, "minitorch")
-        return outs[0] if len(outs) == 1 else minitorch.cat(list(outs), dim=-1)  # LSTM: [h', c']
 
-    grad_check(f, *mt.values())
+@pytest.mark.task5_2
+def test_lstm_gates_by_hand() -> None:
+    """One unit, no input weights: the gates are σ or tanh of the biases alone.
+    Biases (i, f, g, o) = (0, ln 3, 0, 0): i = o = ½, f = σ(ln 3) = ¾, g = 0, so
+    c' = ¾ c and h' = ½ tanh(¾ c)."""
+    x, h, c = minitorch.tensor([[0.0]]), minitorch.tensor([[0.5]]), minitorch.tensor([[2.0]])
+    w_ih, w_hh = minitorch.zeros(4, 1), minitorch.zeros(4, 1)
+    b_ih, b_hh = minitorch.tensor([0.0, np.log(3.0), 0.0, 0.0]), minitorch.zeros(4)
+    h_next, c_next = lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh)
+    np.testing.assert_allclose(c_next.numpy(), [[1.5]], rtol=1e-12)
+    np.testing.assert_allclose(h_next.numpy(), [[0.5 * np.tanh(1.5)]], rtol=1e-12)
+
+
+@pytest.mark.task5_3
+def test_gru_gates_by_hand() -> None:
+    """One unit, no input weights, W_hh = (0, 0, 1) so that W_hn h = h. Biases: b_hz = ln 3
+    gives z = ¾; b_hr = 0 gives r = ½; b_in = 1, b_hn = 2 so n = tanh(1 + ½ (h + 2)).
+    With h = 1: n = tanh(2.5), h' = ¼ n + ¾ · 1. The reset gate multiplies b_hn too."""
+    x, h = minitorch.tensor([[0.0]]), minitorch.tensor([[1.0]])
+    w_ih, w_hh = minitorch.zeros(3, 1), minitorch.tensor([[0.0], [0.0], [1.0]])
+    b_ih, b_hh = minitorch.tensor([0.0, 0.0, 1.0]), minitorch.tensor([0.0, np.log(3.0), 2.0])
+    h_next = gru_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+    np.testing.assert_allclose(h_next.numpy(), [[0.25 * np.tanh(2.5) + 0.75]], rtol=1e-12)
 
 
 @pytest.mark.parametrize(
-    "cls, torch_name", [
-        pytest.param(nn.RNNCell, "RNNCell", marks=pytest.mark.task5_1),
-        pytest.param(nn.LSTMCell, "LSTMCell", marks=pytest.mark.task5_2),
-        pytest.param(nn.GRUCell, "GRUCell", marks=pytest.mark.task5_3),
+    "cls, kind", [
+        pytest.param(nn.RNNCell, "rnn", marks=pytest.mark.task5_1),
+        pytest.param(nn.LSTMCell, "lstm", marks=pytest.mark.task5_2),
+        pytest.param(nn.GRUCell, "gru", marks=pytest.mark.task5_3),
     ],
 )
 @pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
-def test_cell_modules_load_torch_state_dicts(cls, torch_name, batched) -> None:
-    torch = _torch()
-    torch.manual_seed(0)
-    t_cell = getattr(torch.nn, torch_name)(3, 4).double()
+def test_cell_modules_match_numpy(cls, kind, batched) -> None:
+    """PyTorch's parameter names and shapes ([G·H, I], [G·H, H], [G·H], [G·H]); a state dict
+    of NumPy arrays loads; hx=None means a zero state."""
+    gates = {"rnn": 1, "lstm": 4, "gru": 3}[kind]
     cell = cls(3, 4)
-    assert [n for n, _ in cell.named_parameters()] == list(t_cell.state_dict())
+    shapes = {"weight_ih": (gates * 4, 3), "weight_hh": (gates * 4, 4), "bias_ih": (gates * 4,), "bias_hh": (gates * 4,)}
+    assert [n for n, _ in cell.named_parameters()] == list(shapes)
     for name, p in cell.named_parameters():
-        assert p.value.shape == tuple(t_cell.state_dict()[name].shape), name
-    cell.load_state_dict(t_cell.state_dict())
-    x = np.random.default_rng(0).standard_normal((2, 3) if batched else (3,))
-    out, t_out = cell(minitorch.tensor(x)), t_cell(torch.tensor(x))  # hx = None: zeros
-    if isinstance(out, tuple):
-        for a, b in zip(out, t_out):
-            _close(a, b, f"{torch_name} with hx=None")
-    else:
-        _close(out, t_out, f"{torch_name} with hx=None")
+        assert p.value.shape == shapes[name], name
+    rng = np.random.default_rng(0)
+    weights = {name: rng.standard_normal(shape) * 0.5 for name, shape in shapes.items()}
+    cell.load_state_dict(weights)
+    x = rng.standard_normal((2, 3) if batched else (3,))
+    zeros = np.zeros(x.shape[:-1] + (4,))
+    arrays = {"x": x, "h": zeros, "w_ih": weights["weight_ih"], "w_hh": weights["weight_hh"],
+              "b_ih": weights["bias_ih"], "b_hh": weights["bias_hh"]}
+    if kind == "lstm":
+        arrays["c"] = zeros
+    expected = _numpy_cell(kind, arrays)
+    out = cell(minitorch.tensor(x))  # hx = None: zeros
+    outs = out if isinstance(out, tuple) else (out,)
+    for k, (got, exp) in enumerate(zip(outs, expected)):
+        _close(got, exp, f"{cls.__name__} with hx=None, output {k}")
 
 
 @pytest.mark.task5_1
@@ -261,28 +340,31 @@ def test_unroll_with_a_pair_state_outputs_the_first_element() -> None:
     np.testing.assert_array_equal(c.numpy(), np.arange(12.0).reshape(4, 3).sum(0, keepdims=True))
 
 
+def _unrolled_rnn(x, h0, w_ih, w_hh, b_ih, b_hh, nonlinearity="tanh", reverse=False):
+    """An RNN layer out of task 5.1's pieces: project all inputs at once, then unroll rnn_step."""
+    x_proj = x @ w_ih.transpose(0, 1) + b_ih
+    return unroll(lambda x_t, h: rnn_step(x_t, h, w_hh, b_hh, nonlinearity), x_proj, h0, reverse=reverse)
+
+
 @pytest.mark.task5_1
-def test_unroll_gradients_match_torch_rnn() -> None:
-    """unroll(rnn_step) over a projected sequence = torch.nn.RNN, values and gradients."""
-    torch = _torch()
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
+def test_unroll_of_rnn_step_matches_a_numpy_loop(reverse, nonlinearity) -> None:
+    """unroll(rnn_step) = the NumPy cell applied step after step; every gradient (inputs,
+    h0, both weights, both biases) by central differences."""
     rng = np.random.default_rng(2)
     x, h0 = rng.standard_normal((6, 2, 3)), rng.standard_normal((2, 4))
-    w_ih, w_hh, b = rng.standard_normal((4, 3)) * 0.5, rng.standard_normal((4, 4)) * 0.5, rng.standard_normal(4)
-    X, H0, W_ih, W_hh, B = (_mt(a) for a in (x, h0, w_ih, w_hh, b))
-    outputs, h_n = unroll(lambda x_t, h: rnn_step(x_t, h, W_hh), X @ W_ih.transpose(0, 1) + B, H0)
-    t_rnn = torch.nn.RNN(3, 4, bias=True).double()
-    t_rnn.load_state_dict({"weight_ih_l0": torch.tensor(w_ih), "weight_hh_l0": torch.tensor(w_hh),
-                           "bias_ih_l0": torch.tensor(b), "bias_hh_l0": torch.zeros(4, dtype=torch.float64)})
-    tx, th0 = _tt(x), _tt(h0)
-    t_out, t_hn = t_rnn(tx, th0[None])
-    _close(outputs, t_out, "outputs")
-    _close(h_n, t_hn[0], "final state")
-    g = rng.standard_normal(outputs.shape)
-    (outputs * minitorch.tensor(g)).sum().backward()
-    (t_out * torch.tensor(g)).sum().backward()
-    _close(X.grad, tx.grad, "gradient of the inputs")
-    _close(H0.grad, th0.grad, "gradient of h0")
-    _close(W_hh.grad, t_rnn.weight_hh_l0.grad, "gradient of w_hh")
+    w_ih, w_hh = rng.standard_normal((4, 3)) * 0.5, rng.standard_normal((4, 4)) * 0.5
+    b_ih, b_hh = rng.standard_normal(4), rng.standard_normal(4)
+    outputs, h_n = _unrolled_rnn(*(_mt(a) for a in (x, h0, w_ih, w_hh, b_ih, b_hh)), nonlinearity, reverse)
+    expected, h = np.zeros((6, 2, 4)), h0
+    for t in (range(5, -1, -1) if reverse else range(6)):
+        h = numpy_rnn_cell(x[t], h, w_ih, w_hh, b_ih, b_hh, nonlinearity)
+        expected[t] = h
+    _close(outputs, expected, "outputs")
+    _close(h_n, h, "final state")
+    grad_check(lambda *args: _unrolled_rnn(*args, nonlinearity, reverse)[0],
+               *(_mt(a) for a in (x[:3], h0, w_ih, w_hh, b_ih, b_hh)))
 
 
 @pytest.mark.task5_1
@@ -297,32 +379,197 @@ def test_time_steps_are_the_views_and_gradients_add_up() -> None:
     np.testing.assert_array_equal(x.grad.numpy(), np.repeat(weights[:, None], 2, axis=1))
 
 
-def _rnn_forward_backward(length: int, seed: int = 0) -> tuple[nn.RNN, minitorch.Tensor, minitorch.Tensor, minitorch.Tensor]:
-    rng = np.random.default_rng(seed)
-    rnn = nn.RNN(2, 3)
-    x, h0 = _mt(rng.standard_normal((length, 1, 2))), _mt(rng.standard_normal((1, 1, 3)))
-    out, h_n = rnn(x, h0)
-    (out.sum() + h_n.sum()).backward()
-    return rnn, x, h0, out
+def numpy_rnn_bptt(x, h0, w_ih, w_hh, b_ih, b_hh):
+    """A tanh RNN over x [T, B, I] and backpropagation through time by hand, for the loss
+    L = Σ_t Σ h_t + Σ h_T (the sum of all outputs plus the final state).
+
+    Forward:  h_t = tanh(x_t W_ihᵀ + b_ih + h_{t−1} W_hhᵀ + b_hh)
+    Backward, t = T … 1, with dh the gradient reaching h_t (1 from its output, plus what
+    flows back from step t + 1; the final state adds 1 at t = T):
+        dpre = dh ⊙ (1 − h_t²)                          (tanh' = 1 − tanh²)
+        dx_t = dpre W_ih   dW_ih += dpreᵀ x_t   dW_hh += dpreᵀ h_{t−1}   db += Σ_batch dpre
+        dh   = dpre W_hh                                 (the gradient reaching h_{t−1})
+    Returns (outputs [T, B, H], dx, dh0, dW_ih, dW_hh, db) (db is the same for both biases).
+    """
+    T = x.shape[0]
+    hs = [h0]
+    for t in range(T):
+        hs.append(np.tanh(x[t] @ w_ih.T + b_ih + hs[-1] @ w_hh.T + b_hh))
+    dx, dw_ih, dw_hh, db = np.zeros_like(x), np.zeros_like(w_ih), np.zeros_like(w_hh), np.zeros_like(b_ih)
+    dh = np.ones_like(h0)  # from the final state h_T
+    for t in range(T - 1, -1, -1):
+        dh = dh + 1.0  # from output t
+        dpre = dh * (1 - hs[t + 1] ** 2)
+        dx[t] = dpre @ w_ih
+        dw_ih += dpre.T @ x[t]
+        dw_hh += dpre.T @ hs[t]
+        db += dpre.sum(0)
+        dh = dpre @ w_hh
+    return np.stack(hs[1:]), dx, dh, dw_ih, dw_hh, db
 
 
 @pytest.mark.task5_1
 def test_a_2000_step_sequence_backpropagates() -> None:
-    """No RecursionError, and the gradients through 2000 steps are right. (Time is not
-    asserted — no wall-clock thresholds in tests; `bench/` measures speed.)"""
-    torch = _torch()
-    rnn, x, h0, out = _rnn_forward_backward(2000)
-    t_rnn = torch.nn.RNN(2, 3).double()
-    t_rnn.load_state_dict({k: torch.tensor(v) for k, v in rnn.state_dict().items()})
-    tx, th0 = _tt(x.numpy()), _tt(h0.numpy())
-    t_out, t_hn = t_rnn(tx, th0)
-    (t_out.sum() + t_hn.sum()).backward()
-    _close(out, t_out, "outputs of 2000 steps")
-    _close(x.grad, tx.grad, "input gradient over 2000 steps")
-    _close(h0.grad, th0.grad, "h0 gradient over 2000 steps")
+    """No RecursionError, and the values and gradients through 2000 steps are those of the
+    NumPy loop and its hand-written backward pass. (Time is not asserted — no wall-clock
+    thresholds in tests; `bench/` measures speed.)"""
+    rng = np.random.default_rng(0)
+    x, h0 = rng.standard_normal((2000, 1, 2)), rng.standard_normal((1, 3))
+    bound = 1 / np.sqrt(3)  # PyTorch's initialisation U(−1/√H, 1/√H)
+    w_ih, w_hh = rng.uniform(-bound, bound, (3, 2)), rng.uniform(-bound, bound, (3, 3))
+    b_ih, b_hh = rng.uniform(-bound, bound, 3), rng.uniform(-bound, bound, 3)
+    X, H0, W_ih, W_hh, B_ih, B_hh = (_mt(a) for a in (x, h0, w_ih, w_hh, b_ih, b_hh))
+    out, h_n = _unrolled_rnn(X, H0, W_ih, W_hh, B_ih, B_hh)
+    (out.sum() + h_n.sum()).backward()
+    expected, dx, dh0, dw_ih, dw_hh, db = numpy_rnn_bptt(x, h0, w_ih, w_hh, b_ih, b_hh)
+    _close(out, expected, "outputs of 2000 steps")
+    _close(X.grad, dx, "input gradient over 2000 steps")
+    _close(H0.grad, dh0, "h0 gradient over 2000 steps")
+    _close(W_ih.grad, dw_ih, "w_ih gradient over 2000 steps")
+    _close(W_hh.grad, dw_hh, "w_hh gradient over 2000 steps")
+    _close(B_ih.grad, db, "b_ih gradient over 2000 steps")
+    _close(B_hh.grad, db, "b_hh gradient over 2000 steps")
 
 
-# ---- the layers against torch ---------------------------------------------------------
+# ---- the layers against NumPy ---------------------------------------------------------------
+
+
+def numpy_layer(mode: str, weights: dict, x: np.ndarray, hx=None, num_layers: int = 1,
+                bidirectional: bool = False, batch_first: bool = False):
+    """A stacked, bidirectional recurrent layer in NumPy (evaluation: no dropout).
+
+    mode: "RNN" (tanh), "RNN_RELU", "LSTM" or "GRU"; weights: PyTorch's names
+    (weight_ih_l{k}{s}, …, s = "" or "_reverse"); x [T, B, I] ([B, T, I] with batch_first,
+    [T, I] unbatched); hx: h_0 [L·D, B, H] (a pair for the LSTM) or None for zeros.
+
+    Layer k, direction d: the cell over t = 0 … T−1 (d = 0) or T−1 … 0 (d = 1) from state
+    entry k·D + d, writing h_t at position t. A layer's output concatenates its directions'
+    outputs on the features and is the next layer's input. Returns (output, h_n), with
+    h_n = (h_n, c_n) for the LSTM, in the layout of the input.
+    """
+    D = 2 if bidirectional else 1
+    batched = x.ndim == 3
+    if not batched:  # one sequence: a batch of one
+        x = x[:, None]
+        hx = None if hx is None else tuple(s[:, None] for s in hx) if isinstance(hx, tuple) else hx[:, None]
+    elif batch_first:
+        x = x.transpose(1, 0, 2)
+    T, B = x.shape[:2]
+    H = weights["weight_hh_l0"].shape[1]
+    if hx is None:
+        h0 = c0 = np.zeros((num_layers * D, B, H))
+    elif mode == "LSTM":
+        h0, c0 = hx
+    else:
+        h0, c0 = hx, np.zeros_like(hx)
+    layer_input, h_n, c_n = x, [], []
+    for layer in range(num_layers):
+        outputs = []
+        for direction in range(D):
+            suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
+            w_ih, w_hh = weights["weight_ih" + suffix], weights["weight_hh" + suffix]
+            b_ih, b_hh = weights.get("bias_ih" + suffix), weights.get("bias_hh" + suffix)
+            h, c = h0[layer * D + direction], c0[layer * D + direction]
+            out = np.zeros((T, B, H))
+            for t in (range(T - 1, -1, -1) if direction == 1 else range(T)):
+                if mode == "LSTM":
+                    h, c = numpy_lstm_cell(layer_input[t], h, c, w_ih, w_hh, b_ih, b_hh)
+                elif mode == "GRU":
+                    h = numpy_gru_cell(layer_input[t], h, w_ih, w_hh, b_ih, b_hh)
+                else:
+                    act = "relu" if mode == "RNN_RELU" else "tanh"
+                    h = numpy_rnn_cell(layer_input[t], h, w_ih, w_hh, b_ih, b_hh, act)
+                out[t] = h
+            outputs.append(out)
+            h_n.append(h)
+            c_n.append(c)
+        layer_input = np.concatenate(outputs, axis=2)
+    output, h_n, c_n = layer_input, np.stack(h_n), np.stack(c_n)
+    if not batched:
+        output, h_n, c_n = output[:, 0], h_n[:, 0], c_n[:, 0]
+    elif batch_first:
+        output = output.transpose(1, 0, 2)
+    return output, ((h_n, c_n) if mode == "LSTM" else h_n)
+
+
+def _make_layer(mode: str, size: tuple[int, int], seed: int = 0, **kwargs):
+    """A minitorch layer (float64) with seeded random weights."""
+    if mode.startswith("RNN"):
+        kwargs["nonlinearity"] = "relu" if mode == "RNN_RELU" else "tanh"
+    minitorch.manual_seed(seed)
+    return getattr(nn, mode.split("_")[0])(*size, **kwargs)
+
+
+def _as_tensors(hx):
+    """A NumPy initial state (an array, a pair or None) as minitorch tensors."""
+    if hx is None:
+        return None
+    return tuple(minitorch.tensor(a) for a in hx) if isinstance(hx, tuple) else minitorch.tensor(hx)
+
+
+def _results(out, state) -> list:
+    """(output, h_n) or (output, (h_n, c_n)) as a flat list [output, h_n(, c_n)]."""
+    return [out, *(state if isinstance(state, tuple) else (state,))]
+
+
+def _compare_with_numpy(layer, mode: str, x: np.ndarray, hx, rtol: float = RTOL, atol: float = ATOL) -> None:
+    """The layer's output and final state(s) against `numpy_layer` with its weights."""
+    got = _results(*layer(minitorch.tensor(x), _as_tensors(hx)))
+    expected = _results(*numpy_layer(mode, layer.state_dict(), x, hx, layer.num_layers,
+                                     layer.bidirectional, layer.batch_first))
+    names = ["output", "h_n", "c_n"]
+    assert len(got) == len(expected)
+    for name, a, b in zip(names, got, expected):
+        _close(a, b, name, rtol, atol)
+
+
+def check_layer_gradients(layer, x: np.ndarray, hx, seed: int = 3, epsilon: float = 1e-6) -> None:
+    """Every gradient of a layer — the input, the initial state(s), each parameter —
+    against central differences, one random direction v per tensor θ_k:
+
+        L = Σ_j Σ results_j ⊙ g_j          (results: output, h_n (, c_n); random g_j)
+        ⟨∂L/∂θ_k, v⟩ ≈ Σ_j Σ (results_j(θ_k + εv) − results_j(θ_k − εv)) ⊙ g_j / 2ε
+
+    A wrong entry of ∂L/∂θ_k changes the left side (for a random v); one pair of forward
+    passes per tensor instead of one per entry (grad_check) keeps it fast.
+    """
+    rng = np.random.default_rng(seed)
+    params = dict(layer.named_parameters())
+    states = [] if hx is None else list(hx) if isinstance(hx, tuple) else [hx]
+    values = {"input": x, **{f"hx[{k}]": s for k, s in enumerate(states)},
+              **{name: p.value.numpy() for name, p in params.items()}}
+
+    def run(arrays: dict, requires_grad: bool) -> tuple[list, dict]:
+        """The layer's results on `arrays`, and the tensors they were read from."""
+        tensors = {name: (_mt(a) if requires_grad else minitorch.tensor(a)) for name, a in arrays.items()}
+        for name, p in params.items():
+            p.update(tensors[name])
+        h = [tensors[f"hx[{k}]"] for k in range(len(states))]
+        state = None if not h else tuple(h) if isinstance(hx, tuple) else h[0]
+        return _results(*layer(tensors["input"], state)), tensors
+
+    results, tensors = run(values, requires_grad=True)
+    gs = [rng.standard_normal(r.shape) for r in results]
+    loss = 0.0
+    for r, g in zip(results, gs):
+        loss = (r * minitorch.tensor(g)).sum() + loss
+    loss.backward()
+    for name, value in values.items():
+        grad = tensors[name].grad
+        assert grad is not None, f"{name} received no gradient"
+        v = rng.standard_normal(value.shape)
+        with minitorch.no_grad():
+            up, _ = run({**values, name: value + epsilon * v}, requires_grad=False)
+            down, _ = run({**values, name: value - epsilon * v}, requires_grad=False)
+        expected = sum(float(np.sum((a.numpy() - b.numpy()) * g)) for a, b, g in zip(up, down, gs)) / (2 * epsilon)
+        got = float(np.sum(grad.numpy() * v))
+        assert np.isclose(got, expected, rtol=1e-6, atol=1e-8), (
+            f"gradient of {name} (shape {value.shape}) in a random direction: backward gives {got:.10g}, "
+            f"central difference gives {expected:.10g}"
+        )
+    for name, p in params.items():  # leave the layer with its weights
+        p.update(minitorch.tensor(values[name]))
+
 
 # (mode, num_layers, bidirectional, batch_first, with hx, bias): every option on and off for
 # every layer type, two layers with both directions included.
@@ -339,60 +586,11 @@ LAYER_GRID = [
 ]
 
 
-def _layers(mode: str, size: tuple[int, int], **kwargs):
-    """A minitorch layer and the torch layer with the same weights (float64)."""
-    torch = _torch()
-    if mode.startswith("RNN"):
-        kwargs["nonlinearity"] = "relu" if mode == "RNN_RELU" else "tanh"
-    name = mode.split("_")[0]
-    torch.manual_seed(0)
-    t_layer = getattr(torch.nn, name)(*size, **kwargs).double()
-    layer = getattr(nn, name)(*size, **kwargs)
-    assert list(layer.state_dict()) == list(t_layer.state_dict())
-    layer.load_state_dict(t_layer.state_dict())
-    return layer, t_layer
-
-
-def _compare_layers(layer, t_layer, x: np.ndarray, hx, seed: int = 3) -> None:
-    """Same output and final state, and the same gradients of input, initial state and every
-    parameter for a random upstream gradient of the output and the final state."""
-    torch = _torch()
-    X, tX = _mt(x), _tt(x)
-    if hx is None:
-        H, tH = None, None
-    elif isinstance(hx, tuple):
-        H, tH = tuple(_mt(a) for a in hx), tuple(_tt(a) for a in hx)
-    else:
-        H, tH = _mt(hx), _tt(hx)
-    out, state = layer(X, H)
-    t_out, t_state = t_layer(tX, tH)
-    states = state if isinstance(state, tuple) else (state,)
-    t_states = t_state if isinstance(t_state, tuple) else (t_state,)
-    _close(out, t_out, "output")
-    for k, (s, t) in enumerate(zip(states, t_states)):
-        _close(s, t, f"final state {k}")
-    rng = np.random.default_rng(seed)
-    loss, t_loss = 0.0, 0.0
-    for a, b in [(out, t_out)] + list(zip(states, t_states)):
-        g = rng.standard_normal(a.shape)
-        loss = (a * minitorch.tensor(g)).sum() + loss
-        t_loss = (b * torch.tensor(g)).sum() + t_loss
-    loss.backward()
-    t_loss.backward()
-    _close(X.grad, tX.grad, "input gradient")
-    if H is not None:
-        for k, (h, t) in enumerate(zip(H if isinstance(H, tuple) else (H,), tH if isinstance(tH, tuple) else (tH,))):
-            _close(h.grad, t.grad, f"initial state {k} gradient")
-    t_params = dict(t_layer.named_parameters())
-    for name, p in layer.named_parameters():
-        _close(p.value.grad, t_params[name].grad, f"gradient of {name}")
-
-
 @pytest.mark.task5_4
 @pytest.mark.parametrize("mode, num_layers, bidirectional, batch_first, with_hx, bias", LAYER_GRID)
-def test_layers_match_torch(mode, num_layers, bidirectional, batch_first, with_hx, bias) -> None:
-    layer, t_layer = _layers(mode, (3, 4), num_layers=num_layers, bidirectional=bidirectional,
-                             batch_first=batch_first, bias=bias)
+def test_layers_match_numpy(mode, num_layers, bidirectional, batch_first, with_hx, bias) -> None:
+    layer = _make_layer(mode, (3, 4), num_layers=num_layers, bidirectional=bidirectional,
+                        batch_first=batch_first, bias=bias)
     rng = np.random.default_rng(1)
     T, B = 5, 2
     x = rng.standard_normal((B, T, 3) if batch_first else (T, B, 3))
@@ -400,39 +598,58 @@ def test_layers_match_torch(mode, num_layers, bidirectional, batch_first, with_h
     if with_hx:
         shape = (num_layers * (2 if bidirectional else 1), B, 4)
         hx = (rng.standard_normal(shape), rng.standard_normal(shape)) if mode == "LSTM" else rng.standard_normal(shape)
-    _compare_layers(layer, t_layer, x, hx)
+    _compare_with_numpy(layer, mode, x, hx)
+    check_layer_gradients(layer, x, hx)
 
 
 @pytest.mark.task5_4
 @pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
 @pytest.mark.parametrize("batch_first", [False, True])
-def test_unbatched_layers_match_torch(mode, batch_first) -> None:
-    layer, t_layer = _layers(mode, (3, 2), num_layers=2, bidirectional=True, batch_first=batch_first)
+def test_unbatched_layers_match_numpy(mode, batch_first) -> None:
+    layer = _make_layer(mode, (3, 2), num_layers=2, bidirectional=True, batch_first=batch_first)
     rng = np.random.default_rng(4)
     x, h = rng.standard_normal((4, 3)), rng.standard_normal((4, 2))
-    _compare_layers(layer, t_layer, x, (h, h * 0.5) if mode == "LSTM" else h)
+    hx = (h, h * 0.5) if mode == "LSTM" else h
+    _compare_with_numpy(layer, mode, x, hx)
+    check_layer_gradients(layer, x, hx)
     out, state = layer(minitorch.tensor(x))  # hx None: zeros [L·D, H]
     assert out.shape == (4, 4)
     assert (state[0] if mode == "LSTM" else state).shape == (4, 2)
+    _compare_with_numpy(layer, mode, x, None)
+
+
+def _torch_names(num_layers: int, bidirectional: bool, bias: bool = True) -> list[str]:
+    """PyTorch's parameter names, in its order: per layer, forward then "_reverse"."""
+    names = []
+    for layer in range(num_layers):
+        for suffix in ([""] + (["_reverse"] if bidirectional else [])):
+            kinds = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if bias else [])
+            names += [f"{kind}_l{layer}{suffix}" for kind in kinds]
+    return names
 
 
 @pytest.mark.task5_4
 @pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
-def test_state_dicts_round_trip_with_torch(mode) -> None:
-    torch = _torch()
+def test_state_dicts_use_torch_names_and_round_trip(mode) -> None:
+    """The parameters have PyTorch's names, shapes and initialisation U(−1/√H, 1/√H); a
+    state dict loads into a fresh layer, which then computes the same function."""
+    gates = {"RNN": 1, "LSTM": 4, "GRU": 3}[mode]
     layer = getattr(nn, mode)(3, 4, num_layers=2, bidirectional=True, batch_first=True)
-    t_layer = getattr(torch.nn, mode)(3, 4, num_layers=2, bidirectional=True, batch_first=True).double()
-    t_layer.load_state_dict({k: torch.tensor(v) for k, v in layer.state_dict().items()})  # minitorch → torch
+    state = layer.state_dict()
+    assert list(state) == _torch_names(2, True)
+    for name, value in state.items():
+        inputs = 3 if name.startswith("weight_ih_l0") else 8  # layer 1 reads both directions: 2·H
+        expected = (gates * 4,) if name.startswith("bias") else (gates * 4, 4 if "_hh_" in name else inputs)
+        assert value.shape == expected, name
+        assert np.abs(value).max() <= 1 / np.sqrt(4), f"{name} not within U(−1/√H, 1/√H)"
+    assert layer.weight_ih_l1_reverse.value.shape == (layer.gates * 4, 8)
+    assert list(getattr(nn, mode)(3, 4, num_layers=2, bias=False).state_dict()) == _torch_names(2, False, bias=False)
     x = np.random.default_rng(0).standard_normal((2, 5, 3))
     out, _ = layer(minitorch.tensor(x))
-    np.testing.assert_allclose(out.numpy(), t_layer(torch.tensor(x))[0].detach().numpy(), rtol=RTOL, atol=ATOL)
     fresh = getattr(nn, mode)(3, 4, num_layers=2, bidirectional=True, batch_first=True)
-    fresh.load_state_dict(t_layer.state_dict())  # torch → minitorch
+    fresh.load_state_dict(state)
     np.testing.assert_allclose(fresh(minitorch.tensor(x))[0].numpy(), out.numpy(), rtol=RTOL, atol=ATOL)
-    for name, p in layer.named_parameters():
-        bound = 1 / np.sqrt(4)
-        assert np.abs(p.value.numpy()).max() <= bound, f"{name} not within U(−1/√H, 1/√H)"
-    assert layer.weight_ih_l1_reverse.value.shape == (layer.gates * 4, 8)
+    _compare_with_numpy(fresh, mode, x, None)
 
 
 @pytest.mark.task5_4
@@ -453,12 +670,11 @@ def test_h_n_is_the_last_output_of_each_direction(mode, batch_first) -> None:
 
 @pytest.mark.task5_4
 def test_dropout_acts_between_layers_only_in_training() -> None:
-    minitorch.manual_seed(0)
-    layer, t_layer = _layers("LSTM", (3, 4), num_layers=2, dropout=0.5)
+    layer = _make_layer("LSTM", (3, 4), num_layers=2, dropout=0.5)
     x = np.random.default_rng(0).standard_normal((6, 2, 3))
     layer.eval()
-    t_layer.eval()
-    _compare_layers(layer, t_layer, x, None)  # evaluation: no dropout at all
+    _compare_with_numpy(layer, "LSTM", x, None)  # evaluation: no dropout at all
+    check_layer_gradients(layer, x, None)
     _, (eval_h, eval_c) = layer(minitorch.tensor(x))
     layer.train()
     minitorch.manual_seed(1)
@@ -517,12 +733,12 @@ def test_layer_errors_mirror_torch() -> None:
 @pytest.mark.task5_4
 def test_float32_fast_backend_layer() -> None:
     """The configuration of the language model in float32 on the fast backend: shapes,
-    dtypes, and close to the float64 result."""
-    torch = _torch()
-    _, t_layer = _layers("LSTM", (5, 6), batch_first=True)
+    dtypes, and close to the float64 NumPy result."""
+    reference = _make_layer("LSTM", (5, 6), batch_first=True)
     layer = nn.LSTM(5, 6, batch_first=True, dtype=minitorch.float32, backend=minitorch.FastBackend)
-    layer.load_state_dict(t_layer.state_dict())
+    layer.load_state_dict(reference.state_dict())
     x = np.random.default_rng(0).standard_normal((3, 7, 5))
     out, (h, c) = layer(minitorch.tensor(x, dtype=minitorch.float32, backend=minitorch.FastBackend))
     assert out.dtype == np.float32 and out.shape == (3, 7, 6) and h.shape == c.shape == (1, 3, 6)
-    np.testing.assert_allclose(out.numpy(), t_layer(torch.tensor(x))[0].detach().numpy(), rtol=1e-4, atol=1e-5)
+    expected, _ = numpy_layer("LSTM", reference.state_dict(), x, batch_first=True)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-5)
