@@ -25,4 +25,26 @@ The grader is built in one-job layers; each module names what it must never do.
   `grader.cli` — the command line.
 
 Importing the package imports nothing heavy; each command loads what it needs.
+
+The grader's own dependencies are the kit's ``grader`` extra (``pip install -e ".[grader]"``;
+the ``dev`` extra includes it). `missing_dependencies` names those not installed, so that the
+``grader`` command says so in one line instead of failing later with a traceback.
 """
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+__all__ = ["GRADER_EXTRA_HINT", "missing_dependencies"]
+
+#: the command that installs what the `grader` command needs, run in the kit's folder
+GRADER_EXTRA_HINT = 'pip install -e ".[grader]"'
+
+
+def missing_dependencies() -> list[str]:
+    """The top-level modules of the `grader` extra that cannot be found (none are imported)."""
+    needed = ["rich", "nbgrader", "mutmut"]
+    if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10 reads TOML with tomli
+        needed.append("tomli")
+    return [name for name in needed if importlib.util.find_spec(name) is None]

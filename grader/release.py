@@ -5,7 +5,9 @@
 writes a starter repository for stage A1:
 
     README.md                  the handout, the task table, setup and rules
-    pyproject.toml             the student package (same dependencies, no grader), pytest
+    pyproject.toml             the student package: the library's dependencies, a `dev` extra
+                               (pytest, hypothesis), a `notebooks` extra (Jupyter) for a
+                               stage with notebooks; never the grader's or PyTorch; pytest
                                config with every task marker registered
     .github/workflows/tests.yml  CI: install, run the public tests of stages ≤ A1
     .gitignore
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -38,6 +41,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from .fences import Fence, render
+from .intake import MAX_SUBMISSION_BYTES, MAX_SUBMISSION_FILES
 from .manifest import Manifest, Task, all_manifests, stage_number
 from .results import Problem
 from .trees import fence_stage, fence_titles, kit_root, reference_only_files, release_module_source, render_package, write_file
@@ -112,12 +116,27 @@ def _toml_list(values: Iterable[str], indent: str = "    ") -> str:
     return "[\n" + items + "]"
 
 
+def _requirement_name(requirement: str) -> str:
+    """The normalized project name of a requirement: "minitorch-kit[grader]" -> "minitorch-kit"."""
+    match = re.match(r"[A-Za-z0-9._-]+", requirement.strip())
+    return re.sub(r"[-_.]+", "-", match.group(0)).lower() if match else ""
+
+
 def _pyproject(stage: str, manifest: Manifest, root: Path) -> str:
-    """The student's pyproject.toml: the kit's dependencies and pytest configuration."""
+    """The student's pyproject.toml: what a student installs, and the kit's pytest configuration.
+
+    dependencies: the kit's (the library: NumPy, Numba, rich for the examples' progress bars);
+    `dev`: the kit's `dev` without "minitorch-kit[grader]" (nbgrader, mutmut: the grader's);
+    `notebooks`: the kit's, only when the stage has notebook parts.
+    The kit's `grader` and `oracle` (PyTorch) extras never ship.
+    """
     kit = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     project = kit.get("project", {})
     optional = project.get("optional-dependencies", {})
-    dev = [d for d in optional.get("dev", []) if not d.lower().startswith("nbgrader")]
+    kit_name = _requirement_name(project.get("name", "minitorch-kit"))
+    extras = {"dev": [d for d in optional.get("dev", []) if _requirement_name(d) != kit_name]}
+    if manifest.notebooks:
+        extras["notebooks"] = list(optional.get("notebooks", ["jupyterlab>=4"]))
     pytest_cfg = kit.get("tool", {}).get("pytest", {}).get("ini_options", {})
     markers = pytest_cfg.get("markers", [])
     lines = [
@@ -134,12 +153,7 @@ def _pyproject(stage: str, manifest: Manifest, root: Path) -> str:
         f"dependencies = {_toml_list(project.get('dependencies', []))}",
         "",
         "[project.optional-dependencies]",
-        f"dev = {_toml_list(dev)}",
-    ]
-    for key in sorted(optional):
-        if key != "dev":
-            lines.append(f"{key} = {_toml_list(optional[key])}")
-    lines += [
+        *(f"{key} = {_toml_list(values)}" for key, values in extras.items()),
         "",
         "[tool.setuptools.packages.find]",
         'include = ["minitorch*"]',
@@ -197,39 +211,52 @@ _GITIGNORE = """__pycache__/
 
 
 def _readme(stage: str, manifest: Manifest, tasks: list[Task], notebooks: list[str]) -> str:
+    """The starter's README: the handout, then the task table, setup, tests, rules,
+    submission and how the grade is computed (as `grader.checks.runner` computes it)."""
     handout = manifest.handout.read_text(encoding="utf-8").rstrip() + "\n"
-    rows = [f"| {t.id} | {t.title} | {t.points:g} | `pytest -m {t.marker}` |" for t in manifest.tasks]
+    rows = [f"| {t.id} | {t.title} | {t.points:g} | {len(t.checks)} | `pytest -m {t.marker}` |" for t in manifest.tasks]
     for part, path in zip(manifest.notebooks, notebooks):
-        rows.append(f"| notebook | {part.title or part.name} (`{path}`) | {part.points:g} | — |")
+        rows.append(f"| notebook | {part.title or part.name} (`{path}`) | {part.points:g} | its test cells | — |")
     earlier = [t for t in tasks if t.stage != stage]
+    speed = any(t.performance for t in manifest.tasks)
+    these = ", ".join(f"`{n}`" for n in notebooks)
+    notebook_setup = [
+        f"The notebook part{'s' if len(notebooks) > 1 else ''} ({these}) need{'' if len(notebooks) > 1 else 's'} "
+        "Jupyter: `python -m pip install -e \".[notebooks]\"`, then `jupyter lab`. Fill in the cells "
+        "marked `# YOUR CODE HERE` and run the notebook top to bottom before you submit.",
+        "",
+    ]
     parts = [
         handout,
         "---",
         "",
         f"## Tasks and points ({manifest.total_points:g} in all)",
         "",
-        "| task | title | points | its public tests |",
-        "|---|---|---|---|",
+        "| task | title | points | hidden checks | its public tests |",
+        "|---|---|---|---|---|",
         *rows,
         "",
         "## Getting started",
         "",
         "```bash",
         "python -m venv .venv && source .venv/bin/activate",
-        'python -m pip install -e ".[dev]"',
+        'python -m pip install -e ".[dev]"     # NumPy, Numba, rich; pytest and hypothesis',
+        "```",
+        "",
+        "PyTorch is not needed: minitorch is your own library on NumPy and Numba, and the public "
+        "tests do not use PyTorch.",
+        "",
+        *(notebook_setup if notebooks else []),
+        "## Running the public tests",
+        "",
+        "```bash",
         f"python -m pytest -m {manifest.tasks[0].marker}          # the public tests of one task",
         f'python -m pytest -m "{_marker_expr(manifest.tasks)}"   # all of this assignment',
         "```",
         "",
-        *(
-            [f"Open the notebook{'s' if len(notebooks) > 1 else ''} "
-             + ", ".join(f"`{n}`" for n in notebooks)
-             + " in Jupyter (`python -m pip install jupyterlab`, then `jupyter lab`), fill in the "
-             "cells marked `# YOUR CODE HERE`, and run it top to bottom before you submit.", ""]
-            if notebooks else []
-        ),
-        "The CI workflow (`.github/workflows/tests.yml`) runs the public tests of this "
-        "assignment" + (" and of the earlier ones" if earlier else "") + " on every push.",
+        "A task's tests fail with `NotImplementedError: Task X.Y` until you write it. The CI "
+        "workflow (`.github/workflows/tests.yml`) runs the public tests of this assignment"
+        + (" and of the earlier ones" if earlier else "") + " on every push.",
         "",
         "## Rules",
         "",
@@ -239,11 +266,44 @@ def _readme(stage: str, manifest: Manifest, tasks: list[Task], notebooks: list[s
         "define any helper you need inside the fence.",
         "* A function holds `raise NotImplementedError(\"Task X.Y: …\")` until you replace it.",
         "* Earlier assignments come filled in with the reference solution; later ones are stubs.",
-        "* The public tests are a sample. The grader also runs hidden checks: your outputs and "
-        "gradients against the reference on generated inputs, central differences against "
-        "your backward, properties such as broadcasting rules"
-        + (", and the speed of your kernels" if any(t.performance for t in manifest.tasks) else "")
-        + ".",
+        "",
+        "## Submitting",
+        "",
+        "Submit this repository (as your course asks: an upload or a link) or a zip of it; what "
+        "the grader needs is the `minitorch/` folder"
+        + (f" and {these}" if notebooks else "") + ". Leave out `.venv/`: a zip may hold at most "
+        f"{MAX_SUBMISSION_FILES:,} files and {MAX_SUBMISSION_BYTES // 2**20} MiB. For example:",
+        "",
+        "```bash",
+        "zip -r submission.zip minitorch" + (" notebooks" if notebooks else "") + " -x '*/__pycache__/*'",
+        "```",
+        "",
+        "Only the code between the markers is graded: the grader puts each of your fenced regions "
+        "into its own copy of this release. A region that does not compile, or breaks the import of "
+        "the package, is replaced by its stub: it costs that task only.",
+        "",
+        "## How the grade is computed",
+        "",
+        "Each task is graded by hidden checks (the table gives how many), such as: your outputs "
+        "(and gradients) against the reference on generated inputs, your backward against central "
+        "differences of your own forward, and properties such as broadcasting rules"
+        + (", and the speed of your kernels" if speed else "") + ". A check passes or fails "
+        "as a whole. A task's points are shared among its checks by weight (equal unless the "
+        "assignment weighs one more): score = points × (weight of the checks passed) / (weight "
+        "of all its checks). When a check runs out of time, the task's remaining checks are not "
+        "run and score nothing.",
+        *([f"A notebook part's points are shared among its autograded test cells; a cell scores "
+           "when it runs to its end on the values your cells computed."] if notebooks else []),
+        "",
+        "The public tests are a sample of what the checks test: a failing public test points to "
+        "a failing check, but passing them all does not guarantee full marks.",
+        "",
+        "## Seeing your grade",
+        "",
+        "Your instructor grades the submission with the course kit's `grader run` (the hidden "
+        "checks are not in this repository). Its report gives each task's points and, for a "
+        "failed check, the call, the expected value and yours, and the task's hint. Before you "
+        "submit, run the public tests: they are what you can check yourself.",
         "",
     ]
     return "\n".join(parts)
