@@ -1,8 +1,8 @@
 """Tasks 4.1 (conv1d) and 4.2 (conv2d): the im2col/col2im kernels on raw storages (against
 their definition, and col2im as the adjoint of im2col), conv values and gradients against
-a NumPy loop on every CPU backend and against PyTorch over generated shapes, strides,
-paddings and dilations; central differences; layers and state dicts; errors that name the
-function and the shapes; a clear error on the CUDA backend."""
+a NumPy loop (the definition, and its backward written out) on every CPU backend and over
+generated shapes, strides, paddings and dilations; central differences; layers and state
+dicts; errors that name the function and the shapes; a clear error on the CUDA backend."""
 
 from __future__ import annotations
 
@@ -21,22 +21,6 @@ from tensor_strategies import to_minitorch
 CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
 
 CHECK = settings(max_examples=25, deadline=None)
-
-
-def _torch():
-    return pytest.importorskip("torch")
-
-
-def _compare(mt_out, t_out, mt_inputs, t_inputs, g, rtol=1e-9, atol=1e-10):
-    """Same values, and the same gradients for the upstream gradient g."""
-    np.testing.assert_allclose(mt_out.numpy(), t_out.detach().numpy(), rtol=rtol, atol=atol)
-    mt_out.backward(minitorch.tensor(g, dtype=mt_out.dtype))
-    t_out.backward(_torch().tensor(g, dtype=t_out.dtype))
-    for k, (a, b) in enumerate(zip(mt_inputs, t_inputs)):
-        if b is None:
-            continue
-        assert a.grad is not None, f"input {k} got no gradient"
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"input {k}")
 
 
 @st.composite
@@ -94,6 +78,40 @@ def _conv_numpy(x: np.ndarray, w: np.ndarray, b, stride, padding, dilation) -> n
     if b is not None:
         out += b.reshape((1, -1) + (1,) * dims)
     return out
+
+
+def _conv_numpy_backward(x: np.ndarray, w: np.ndarray, g: np.ndarray, stride, padding, dilation):
+    """The gradients of `_conv_numpy` for the upstream gradient g [N, O, *OUT], by the same
+    loops: every output position pos reads patch = xp[..., pos·stride + offset·dilation] and
+    adds patch @ w[..., offset]ᵀ, so it sends
+
+        ∂L/∂w[..., offset] += g[..., pos]ᵀ @ patch    and    ∂L/∂patch += g[..., pos] @ w[..., offset]
+
+    and ∂L/∂b = Σ g over N and every output position. Returns (∂L/∂x, ∂L/∂w, ∂L/∂b)."""
+    dims = x.ndim - 2
+    pads = [(0, 0), (0, 0)] + list(padding)
+    xp = np.pad(x, pads)
+    grad_xp, grad_w = np.zeros_like(xp), np.zeros_like(w)
+    for pos in np.ndindex(*g.shape[2:]):
+        g_pos = g[(slice(None), slice(None)) + pos]  # [N, O]
+        for offset in np.ndindex(*w.shape[2:]):
+            idx = tuple(pos[a] * stride[a] + offset[a] * dilation[a] for a in range(dims))
+            at_idx, at_offset = (slice(None), slice(None)) + idx, (slice(None), slice(None)) + offset
+            grad_w[at_offset] += g_pos.T @ xp[at_idx]
+            grad_xp[at_idx] += g_pos @ w[at_offset]
+    inside = (slice(None), slice(None)) + tuple(slice(before, before + x.shape[2 + a]) for a, (before, _) in enumerate(padding))
+    return grad_xp[inside], grad_w, g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+
+
+def _check_values_and_gradients(out, expected, inputs, grads, rtol=1e-10, atol=1e-12) -> None:
+    """out equals expected, and each input (None: no bias) holds its expected gradient."""
+    assert out.shape == expected.shape, f"output shape {out.shape}, expected {expected.shape}"
+    np.testing.assert_allclose(out.numpy(), expected, rtol=rtol, atol=atol)
+    for name, t, want in zip(("x", "weight", "bias"), inputs, grads):
+        if t is None:
+            continue
+        assert t.grad is not None, f"{name} got no gradient"
+        np.testing.assert_allclose(t.grad.numpy(), want, rtol=rtol, atol=atol, err_msg=f"gradient of {name}")
 
 
 def _raw(t: minitorch.Tensor):
@@ -167,17 +185,17 @@ def test_conv1d_central_differences_on_each_backend(backend) -> None:
 @pytest.mark.task4_1
 @CHECK
 @given(conv1d_cases())
-def test_conv1d_matches_torch(case) -> None:
-    torch = _torch()
+def test_conv1d_matches_the_definition_over_generated_cases(case) -> None:
+    """Values and all three gradients against the NumPy loops, for generated sizes, strides,
+    paddings and dilations, with or without bias, contiguous or permuted input."""
     n, c_in, c_out, length, k, stride, padding, dilation, bias, permuted, seed = case
     rng = np.random.default_rng(seed)
     x, w, b, X, W, B = _inputs(rng, (n, c_in, length), (c_out, c_in, k), c_out, bias, permuted)
     out = F.conv1d(X, W, B, stride, padding, dilation)
-    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
-    tb = torch.tensor(b, requires_grad=True) if bias else None
-    t_out = torch.nn.functional.conv1d(tx, tw, tb, stride, padding, dilation)
-    assert out.shape == tuple(t_out.shape)
-    _compare(out, t_out, [X, W, B], [tx, tw, tb], rng.standard_normal(out.shape))
+    geometry = ((stride,), [(padding, padding)], (dilation,))
+    g = rng.standard_normal(out.shape)
+    out.backward(minitorch.tensor(g))
+    _check_values_and_gradients(out, _conv_numpy(x, w, b, *geometry), [X, W, B], _conv_numpy_backward(x, w, g, *geometry))
 
 
 @pytest.mark.task4_1
@@ -192,27 +210,35 @@ def test_conv1d_central_differences(stride: int, padding: int, dilation: int) ->
 
 @pytest.mark.task4_1
 @pytest.mark.parametrize("padding", ["same", "valid"])
-@pytest.mark.parametrize("k", [3, 4])
-def test_conv1d_string_padding(padding: str, k: int) -> None:
-    torch = _torch()
+@pytest.mark.parametrize("k,dilation", [(3, 2), (4, 2), (4, 1)])
+def test_conv1d_string_padding(padding: str, k: int, dilation: int) -> None:
+    """'valid' pads nothing; 'same' pads a total of dilation·(K − 1) zeros, the odd one
+    (K = 4, dilation 1: 1 before, 2 after) after, so the output keeps the input's length."""
     rng = np.random.default_rng(k)
     x, w = rng.standard_normal((2, 3, 9)), rng.standard_normal((2, 3, k))
-    out = F.conv1d(minitorch.tensor(x), minitorch.tensor(w), padding=padding, dilation=2)
-    expected = torch.nn.functional.conv1d(torch.tensor(x), torch.tensor(w), padding=padding, dilation=2)
-    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-10, atol=1e-12)
+    out = F.conv1d(minitorch.tensor(x), minitorch.tensor(w), padding=padding, dilation=dilation)
+    total = dilation * (k - 1) if padding == "same" else 0
+    expected = _conv_numpy(x, w, None, (1,), [(total // 2, total - total // 2)], (dilation,))
+    if padding == "same":
+        assert out.shape == (2, 2, 9)
+    assert out.shape == expected.shape
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.task4_1
 def test_conv1d_float32() -> None:
-    torch = _torch()
+    """float32 in, float32 out and float32 gradients, close to the float64 definition."""
     rng = np.random.default_rng(2)
     x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((3, 4, 11), (5, 4, 3), (5,)))
     X, W, B = (minitorch.tensor(a, dtype=minitorch.float32, requires_grad=True) for a in (x, w, b))
     out = F.conv1d(X, W, B, stride=2, padding=1)
     assert out.dtype == np.float32
-    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
-    t_out = torch.nn.functional.conv1d(tx, tw, tb, stride=2, padding=1)
-    _compare(out, t_out, [X, W, B], [tx, tw, tb], rng.standard_normal(out.shape).astype(np.float32), 1e-4, 1e-5)
+    geometry = ((2,), [(1, 1)], (1,))
+    g = rng.standard_normal(out.shape).astype(np.float32)
+    out.backward(minitorch.tensor(g, dtype=minitorch.float32))
+    x64, w64, g64 = (a.astype(np.float64) for a in (x, w, g))
+    _check_values_and_gradients(out, _conv_numpy(x64, w64, b.astype(np.float64), *geometry), [X, W, B],
+                                _conv_numpy_backward(x64, w64, g64, *geometry), rtol=1e-4, atol=1e-5)
     assert X.grad is not None and X.grad.dtype == np.float32 and W.grad.dtype == np.float32
 
 
@@ -269,17 +295,20 @@ def test_conv1d_layer_parameters_and_init() -> None:
 
 
 @pytest.mark.task4_1
-def test_conv1d_layer_loads_torch_state_dict() -> None:
-    torch = _torch()
-    t_layer = torch.nn.Conv1d(4, 5, 3, stride=2, padding=1, dilation=2).double()
+def test_conv1d_layer_state_dict_round_trip() -> None:
+    """A state_dict of NumPy arrays (PyTorch's names and shapes) loads into the layer, which
+    then computes the definition with those weights; state_dict() gives them back."""
+    rng = np.random.default_rng(4)
+    weights = {"weight": rng.standard_normal((5, 4, 3)), "bias": rng.standard_normal(5)}
     layer = nn.Conv1d(4, 5, 3, stride=2, padding=1, dilation=2)
-    layer.load_state_dict({k: v.detach().numpy() for k, v in t_layer.state_dict().items()})
-    x = np.random.default_rng(4).standard_normal((2, 4, 12))
-    np.testing.assert_allclose(layer(minitorch.tensor(x)).numpy(), t_layer(torch.tensor(x)).detach().numpy(), rtol=1e-10)
-    # and back: our state_dict loads into torch
-    t_layer2 = torch.nn.Conv1d(4, 5, 3, stride=2, padding=1, dilation=2).double()
-    t_layer2.load_state_dict({k: torch.tensor(v) for k, v in layer.state_dict().items()})
-    assert torch.equal(t_layer2.weight, t_layer.weight)
+    layer.load_state_dict(weights)
+    x = rng.standard_normal((2, 4, 12))
+    expected = _conv_numpy(x, weights["weight"], weights["bias"], (2,), [(1, 1)], (2,))
+    np.testing.assert_allclose(layer(minitorch.tensor(x)).numpy(), expected, rtol=1e-10)
+    saved = layer.state_dict()
+    assert sorted(saved) == ["bias", "weight"]
+    for name, value in weights.items():
+        np.testing.assert_array_equal(saved[name], value)
 
 
 # ---------------------------------------------------------------------------------------
@@ -327,17 +356,17 @@ def test_conv2d_matches_the_definition_on_each_backend(backend) -> None:
 @pytest.mark.task4_2
 @CHECK
 @given(conv2d_cases())
-def test_conv2d_matches_torch(case) -> None:
-    torch = _torch()
+def test_conv2d_matches_the_definition_over_generated_cases(case) -> None:
+    """Values and all three gradients against the NumPy loops, for generated sizes, strides,
+    paddings and dilations per axis, with or without bias, contiguous or permuted input."""
     n, c_in, c_out, h, w_, kh, kw, stride, padding, dilation, bias, permuted, seed = case
     rng = np.random.default_rng(seed)
     x, w, b, X, W, B = _inputs(rng, (n, c_in, h, w_), (c_out, c_in, kh, kw), c_out, bias, permuted)
     out = F.conv2d(X, W, B, stride, padding, dilation)
-    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
-    tb = torch.tensor(b, requires_grad=True) if bias else None
-    t_out = torch.nn.functional.conv2d(tx, tw, tb, stride, padding, dilation)
-    assert out.shape == tuple(t_out.shape)
-    _compare(out, t_out, [X, W, B], [tx, tw, tb], rng.standard_normal(out.shape))
+    geometry = (stride, [(padding[0], padding[0]), (padding[1], padding[1])], dilation)
+    g = rng.standard_normal(out.shape)
+    out.backward(minitorch.tensor(g))
+    _check_values_and_gradients(out, _conv_numpy(x, w, b, *geometry), [X, W, B], _conv_numpy_backward(x, w, g, *geometry))
 
 
 @pytest.mark.task4_2
@@ -352,13 +381,13 @@ def test_conv2d_central_differences(stride, padding, dilation) -> None:
 
 @pytest.mark.task4_2
 def test_conv2d_same_padding() -> None:
-    torch = _torch()
+    """'same' with a 4 × 3 kernel: 3 rows of zeros (1 before, 2 after) and 2 columns (1, 1)."""
     rng = np.random.default_rng(6)
     x, w = rng.standard_normal((1, 2, 6, 7)), rng.standard_normal((3, 2, 4, 3))
     out = F.conv2d(minitorch.tensor(x), minitorch.tensor(w), padding="same")
-    expected = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), padding="same")
     assert out.shape == (1, 3, 6, 7)
-    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-10, atol=1e-12)
+    expected = _conv_numpy(x, w, None, (1, 1), [(1, 2), (1, 1)], (1, 1))
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.task4_2
@@ -377,16 +406,20 @@ def test_conv2d_errors(x_shape, w_shape, kwargs, message) -> None:
 
 
 @pytest.mark.task4_2
-def test_conv2d_layer_loads_torch_state_dict() -> None:
-    torch = _torch()
-    t_layer = torch.nn.Conv2d(3, 4, (3, 2), stride=(2, 1), padding=1).double()
+def test_conv2d_layer_init_and_state_dict() -> None:
+    """Weight [C_out, C_in, KH, KW] drawn from U(−1/√(C_in·KH·KW), +1/√(C_in·KH·KW)); a loaded
+    state_dict makes the layer compute the definition with those weights."""
+    minitorch.manual_seed(0)
     layer = nn.Conv2d(3, 4, (3, 2), stride=(2, 1), padding=1)
-    assert layer.weight.value.shape == tuple(t_layer.weight.shape)
+    assert layer.weight.value.shape == (4, 3, 3, 2) and layer.bias.value.shape == (4,)
     bound = 1 / np.sqrt(3 * 3 * 2)
     assert np.all(np.abs(layer.weight.value.numpy()) <= bound)
-    layer.load_state_dict({k: v.detach().numpy() for k, v in t_layer.state_dict().items()})
-    x = np.random.default_rng(7).standard_normal((2, 3, 6, 5))
-    np.testing.assert_allclose(layer(minitorch.tensor(x)).numpy(), t_layer(torch.tensor(x)).detach().numpy(), rtol=1e-10)
+    rng = np.random.default_rng(7)
+    weights = {"weight": rng.standard_normal((4, 3, 3, 2)), "bias": rng.standard_normal(4)}
+    layer.load_state_dict(weights)
+    x = rng.standard_normal((2, 3, 6, 5))
+    expected = _conv_numpy(x, weights["weight"], weights["bias"], (2, 1), [(1, 1), (1, 1)], (1, 1))
+    np.testing.assert_allclose(layer(minitorch.tensor(x)).numpy(), expected, rtol=1e-10)
 
 
 # ---------------------------------------------------------------------------------------

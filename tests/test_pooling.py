@@ -1,6 +1,7 @@
 """Task 4.3: max/average pooling (1-D, 2-D) and max-over-time pooling — values and gradients
-against a NumPy definition on every CPU backend and against PyTorch over generated
-windows, strides and paddings; central differences; ties; a clear error on CUDA."""
+against a NumPy definition (loops over the windows, and their backward) on every CPU backend
+and over generated windows, strides and paddings; central differences; ties; a clear error
+on CUDA."""
 
 from __future__ import annotations
 
@@ -18,24 +19,54 @@ pytestmark = pytest.mark.task4_3
 CHECK = settings(max_examples=25, deadline=None)
 
 
-def _torch():
-    return pytest.importorskip("torch")
+def _pool2d_numpy(x: np.ndarray, g: np.ndarray, kind: str, kernel, stride=None, padding=(0, 0), dilation=(1, 1),
+                  count_include_pad: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The definition by loops over the windows of x [N, C, H, W], and its backward for the
+    upstream gradient g [N, C, OH, OW]: returns (out, ∂L/∂x).
+
+    Window (i, j) holds the positions (i·sh + a·dh − ph, j·sw + b·dw − pw) that fall inside x
+    (padding never wins a max and adds zeros to a sum), taken in row-major order (a, b).
+    max: out = the largest value; ∂L/∂out goes to its first position.
+    avg: out = Σ / divisor with divisor KH·KW (count_include_pad) or the number inside x;
+         ∂L/∂out / divisor goes to every position inside x.
+    """
+    n, c, h, w = x.shape
+    (kh, kw), (ph, pw), (dh, dw) = kernel, padding, dilation
+    sh, sw = kernel if stride is None else stride
+    oh, ow = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    out, grad = np.zeros((n, c, oh, ow)), np.zeros_like(x)
+    for i, j in np.ndindex(oh, ow):
+        window = [(i * sh + a * dh - ph, j * sw + b * dw - pw) for a in range(kh) for b in range(kw)]
+        inside = [(y, z) for y, z in window if 0 <= y < h and 0 <= z < w]
+        values = np.stack([x[:, :, y, z] for y, z in inside], axis=-1)  # [N, C, positions]
+        if kind == "max":
+            out[:, :, i, j] = values.max(axis=-1)
+            first = values.argmax(axis=-1)  # NumPy's argmax is the first maximum
+            for m, k in np.ndindex(n, c):
+                y, z = inside[first[m, k]]
+                grad[m, k, y, z] += g[m, k, i, j]
+        else:
+            divisor = kh * kw if count_include_pad else len(inside)
+            out[:, :, i, j] = values.sum(axis=-1) / divisor
+            for y, z in inside:
+                grad[:, :, y, z] += g[:, :, i, j] / divisor
+    return out, grad
 
 
-def _check_against_torch(mt_fn, t_fn, x: np.ndarray, rng: np.random.Generator, permuted: bool = False, **kwargs) -> None:
-    torch = _torch()
+def _check_against_numpy(fn, x: np.ndarray, rng: np.random.Generator, permuted: bool = False,
+                         expected=None, **kwargs) -> None:
+    """fn(x, **kwargs) and its gradient for a random upstream gradient equal `expected(g)`,
+    which returns (out, ∂L/∂x); the input is stored permuted (non-contiguous) if asked."""
     order = tuple(reversed(range(x.ndim))) if permuted else tuple(range(x.ndim))
     X = to_minitorch(x, order).requires_grad_(True)
-    out = mt_fn(X, **kwargs)
-    tx = torch.tensor(x, requires_grad=True)
-    t_out = t_fn(tx, **kwargs)
-    assert out.shape == tuple(t_out.shape)
-    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=1e-12, atol=1e-12)
+    out = fn(X, **kwargs)
     g = rng.standard_normal(out.shape)
+    want, want_grad = expected(g)
+    assert out.shape == want.shape, f"output shape {out.shape}, expected {want.shape}"
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-12, atol=1e-12)
     out.backward(minitorch.tensor(g))
-    t_out.backward(torch.tensor(g))
     assert X.grad is not None
-    np.testing.assert_allclose(X.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(X.grad.numpy(), want_grad, rtol=1e-12, atol=1e-12)
 
 
 @st.composite
@@ -51,47 +82,62 @@ def pool2d_cases(draw):
 
 @CHECK
 @given(pool2d_cases())
-def test_max_pool2d_matches_torch(case) -> None:
-    torch = _torch()
+def test_max_pool2d_matches_the_definition(case) -> None:
     shape, kernel, stride, padding, permuted, seed = case
     rng = np.random.default_rng(seed)
-    _check_against_torch(F.max_pool2d, torch.nn.functional.max_pool2d, rng.standard_normal(shape), rng, permuted,
-                         kernel_size=kernel, stride=stride, padding=padding)
+    x = rng.standard_normal(shape)
+    _check_against_numpy(F.max_pool2d, x, rng, permuted, kernel_size=kernel, stride=stride, padding=padding,
+                         expected=lambda g: _pool2d_numpy(x, g, "max", kernel, stride, padding))
 
 
 @CHECK
 @given(pool2d_cases(), st.booleans())
-def test_avg_pool2d_matches_torch(case, count_include_pad: bool) -> None:
-    torch = _torch()
+def test_avg_pool2d_matches_the_definition(case, count_include_pad: bool) -> None:
     shape, kernel, stride, padding, permuted, seed = case
     rng = np.random.default_rng(seed)
-    _check_against_torch(F.avg_pool2d, torch.nn.functional.avg_pool2d, rng.standard_normal(shape), rng, permuted,
-                         kernel_size=kernel, stride=stride, padding=padding, count_include_pad=count_include_pad)
+    x = rng.standard_normal(shape)
+    _check_against_numpy(F.avg_pool2d, x, rng, permuted, kernel_size=kernel, stride=stride, padding=padding,
+                         count_include_pad=count_include_pad,
+                         expected=lambda g: _pool2d_numpy(x, g, "avg", kernel, stride, padding,
+                                                          count_include_pad=count_include_pad))
 
 
-def test_max_pool2d_dilation_matches_torch() -> None:
-    torch = _torch()
+def test_max_pool2d_dilation_matches_the_definition() -> None:
     rng = np.random.default_rng(0)
-    _check_against_torch(F.max_pool2d, torch.nn.functional.max_pool2d, rng.standard_normal((2, 2, 7, 8)), rng,
-                         kernel_size=(3, 2), stride=(2, 1), padding=1, dilation=(1, 2))
+    x = rng.standard_normal((2, 2, 7, 8))
+    _check_against_numpy(F.max_pool2d, x, rng, kernel_size=(3, 2), stride=(2, 1), padding=1, dilation=(1, 2),
+                         expected=lambda g: _pool2d_numpy(x, g, "max", (3, 2), (2, 1), (1, 1), (1, 2)))
 
 
 @pytest.mark.parametrize("kernel,stride,padding", [(2, None, 0), (3, 2, 1), (4, 1, 2)])
-def test_pool1d_matches_torch(kernel: int, stride, padding: int) -> None:
-    torch = _torch()
+def test_pool1d_matches_the_definition(kernel: int, stride, padding: int) -> None:
+    """1-D pooling of [N, C, L] is 2-D pooling of [N, C, 1, L] with a 1 × K window."""
     rng = np.random.default_rng(kernel)
     x = rng.standard_normal((2, 3, 9))
-    _check_against_torch(F.max_pool1d, torch.nn.functional.max_pool1d, x, rng,
-                         kernel_size=kernel, stride=stride, padding=padding)
-    _check_against_torch(F.avg_pool1d, torch.nn.functional.avg_pool1d, x, rng,
-                         kernel_size=kernel, stride=stride, padding=padding)
+
+    def as_2d(kind: str):
+        def expected(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            stride_2d = None if stride is None else (1, stride)
+            out, grad = _pool2d_numpy(x[:, :, None, :], g[:, :, None, :], kind, (1, kernel), stride_2d, (0, padding))
+            return out[:, :, 0, :], grad[:, :, 0, :]
+        return expected
+
+    _check_against_numpy(F.max_pool1d, x, rng, kernel_size=kernel, stride=stride, padding=padding, expected=as_2d("max"))
+    _check_against_numpy(F.avg_pool1d, x, rng, kernel_size=kernel, stride=stride, padding=padding, expected=as_2d("avg"))
 
 
-def test_max_over_time_matches_torch_amax() -> None:
-    torch = _torch()
+def test_max_over_time_is_the_max_along_the_sentence() -> None:
+    """out[n, c] = max_l x[n, c, l]; the gradient goes to that position (input stored permuted)."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 4, 7))
-    _check_against_torch(F.max_over_time, lambda t: t.amax(dim=2), x, rng, permuted=True)
+
+    def expected(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        grad = np.zeros_like(x)
+        n, c = np.indices(g.shape)
+        grad[n, c, x.argmax(axis=2)] = g
+        return x.max(axis=2), grad
+
+    _check_against_numpy(F.max_over_time, x, rng, permuted=True, expected=expected)
 
 
 def test_max_over_time_gradient_goes_to_first_maximum() -> None:
@@ -103,12 +149,20 @@ def test_max_over_time_gradient_goes_to_first_maximum() -> None:
     assert x.grad.numpy().tolist() == [[[0.0, 2.0, 0.0, 0.0], [7.0, 0.0, 0.0, 0.0]]]
 
 
-def test_max_pool2d_ties_match_torch() -> None:
-    """With ties inside a window, the gradient goes to the first maximum in row-major order."""
-    torch = _torch()
-    x = np.array([[[[1.0, 1.0, 0.0], [1.0, 1.0, 2.0], [2.0, 2.0, 2.0]]]])
-    _check_against_torch(F.max_pool2d, torch.nn.functional.max_pool2d, x, np.random.default_rng(2),
-                         kernel_size=2, stride=1)
+def test_max_pool2d_ties_send_the_gradient_to_the_first_maximum() -> None:
+    """With ties inside a window, the gradient goes to the first maximum in row-major order.
+
+        x = 1 1 0     2 × 2 windows, stride 1:   top-left     [1 1; 1 1] → max 1 at (0, 0)
+            1 1 2                                top-right    [1 0; 1 2] → max 2 at (1, 2)
+            2 2 2                                bottom-left  [1 1; 2 2] → max 2 at (2, 0)
+                                                 bottom-right [1 2; 2 2] → max 2 at (1, 2)
+    """
+    x = minitorch.tensor([[[[1.0, 1.0, 0.0], [1.0, 1.0, 2.0], [2.0, 2.0, 2.0]]]], requires_grad=True)
+    out = F.max_pool2d(x, kernel_size=2, stride=1)
+    assert out.numpy().tolist() == [[[[1.0, 2.0], [2.0, 2.0]]]]
+    out.backward(minitorch.tensor([[[[1.0, 10.0], [100.0, 1000.0]]]]))
+    assert x.grad is not None
+    assert x.grad.numpy().tolist() == [[[[1.0, 0.0, 0.0], [0.0, 0.0, 1010.0], [100.0, 0.0, 0.0]]]]
 
 
 @pytest.mark.parametrize("fn", [F.max_pool2d, F.avg_pool2d])
@@ -117,17 +171,6 @@ def test_pool2d_central_differences(fn) -> None:
     # distinct values, well separated, so the argmax is stable under ±ε
     x = rng.permutation(60).reshape(1, 3, 4, 5) * 0.1
     grad_check(lambda t: fn(t, (2, 3), (1, 2), (1, 1)), minitorch.tensor(x))
-
-
-def _pool_numpy(x: np.ndarray, k, s, p, reduce) -> np.ndarray:
-    """The definition: reduce over each window of x [N, C, H, W] padded with NaN (skipped)."""
-    xp = np.pad(x, [(0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])], constant_values=np.nan)
-    oh, ow = (xp.shape[2] - k[0]) // s[0] + 1, (xp.shape[3] - k[1]) // s[1] + 1
-    out = np.empty(x.shape[:2] + (oh, ow))
-    for i in range(oh):
-        for j in range(ow):
-            out[:, :, i, j] = reduce(xp[:, :, i * s[0] : i * s[0] + k[0], j * s[1] : j * s[1] + k[1]].reshape(x.shape[:2] + (-1,)), axis=2)
-    return out
 
 
 CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
@@ -139,22 +182,16 @@ def test_pooling_matches_the_definition_on_each_backend(backend) -> None:
     (count_include_pad=False) spreads g over the window's positions inside x."""
     rng = np.random.default_rng(5)
     x = np.round(rng.standard_normal((2, 2, 5, 6)) * 2) / 2  # ties
-    X = to_minitorch(x, (3, 2, 1, 0), backend).requires_grad_(True)
     k, s, p = (3, 2), (2, 2), (1, 1)
-    out = F.max_pool2d(X, k, s, p)
-    np.testing.assert_array_equal(out.numpy(), _pool_numpy(x, k, s, p, np.nanmax))
-    avg = F.avg_pool2d(X, k, s, p, count_include_pad=False)
-    np.testing.assert_allclose(avg.numpy(), _pool_numpy(x, k, s, p, np.nanmean), rtol=1e-12)
-    g = rng.standard_normal(out.shape)
-    out.backward(minitorch.tensor(g, backend=backend))
-    assert X.grad is not None
-    want = np.zeros_like(x)
-    xp = np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)], constant_values=-np.inf)
-    for n, c, i, j in np.ndindex(*out.shape):
-        window = xp[n, c, i * 2 : i * 2 + 3, j * 2 : j * 2 + 2]
-        a, b = np.unravel_index(np.argmax(window), window.shape)  # the first maximum
-        want[n, c, i * 2 + a - 1, j * 2 + b - 1] += g[n, c, i, j]
-    np.testing.assert_allclose(X.grad.numpy(), want, rtol=1e-12)
+    for kind, fn in (("max", F.max_pool2d), ("avg", F.avg_pool2d)):
+        X = to_minitorch(x, (3, 2, 1, 0), backend).requires_grad_(True)
+        out = fn(X, k, s, p) if kind == "max" else fn(X, k, s, p, count_include_pad=False)
+        g = rng.standard_normal(out.shape)
+        want, want_grad = _pool2d_numpy(x, g, kind, k, s, p, count_include_pad=False)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-12, err_msg=kind)
+        out.backward(minitorch.tensor(g, backend=backend))
+        assert X.grad is not None
+        np.testing.assert_allclose(X.grad.numpy(), want_grad, rtol=1e-12, atol=1e-15, err_msg=f"{kind} gradient")
     grad_check(lambda t: F.avg_pool1d(t, 3, 2, 1), minitorch.tensor(x[:, :, 0], backend=backend))
     grad_check(lambda t: F.max_pool1d(t, 2, 1), minitorch.tensor(rng.permutation(12).reshape(1, 2, 6) * 0.1, backend=backend))
 
@@ -180,11 +217,12 @@ def test_pooling_on_the_cuda_backend_says_it_is_not_implemented() -> None:
 
 
 def test_max_pool2d_float32_keeps_dtype() -> None:
-    torch = _torch()
     x = np.random.default_rng(4).standard_normal((2, 2, 5, 5)).astype(np.float32)
     out = F.max_pool2d(minitorch.tensor(x, dtype=minitorch.float32), 2)
     assert out.dtype == np.float32
-    np.testing.assert_array_equal(out.numpy(), torch.nn.functional.max_pool2d(torch.tensor(x), 2).numpy())
+    # 2 × 2 windows, stride 2: the last row and column of the 5 × 5 plane are left out
+    expected = x[:, :, :4, :4].reshape(2, 2, 2, 2, 2, 2).max(axis=(3, 5))
+    np.testing.assert_array_equal(out.numpy(), expected)
 
 
 @pytest.mark.parametrize(

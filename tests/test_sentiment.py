@@ -1,5 +1,6 @@
-"""Task 4.5: Kim's text CNN against a PyTorch twin (values, gradients, state dicts), a quick
-training smoke test and saliency; plus the library pieces it rests on: SST-2, the tokenizer,
+"""Task 4.5: Kim's text CNN against its definition written in NumPy (parameter names and
+shapes as PyTorch's twin, logits) and central differences (gradients), a quick training
+smoke test and saliency; plus the library pieces it rests on: SST-2, the tokenizer,
 vocabulary and batching, and the PNG bar-chart writer (`cat` is tested in test_joining)."""
 
 from __future__ import annotations
@@ -17,30 +18,10 @@ from minitorch.examples import sentiment
 from minitorch.examples.png import bar_chart_png, write_png
 from minitorch.nn import functional as F
 from minitorch.nn.textcnn import TextCNN, saliency
+from minitorch.testing import grad_check
 from minitorch.text import Vocab, batches, pad_batch, tokenize
 
 V, E, FILTERS, CLASSES = 30, 6, 4, 3
-
-
-def _torch():
-    return pytest.importorskip("torch")
-
-
-def _torch_kim(torch):
-    class KimCNN(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.embedding = torch.nn.Embedding(V, E, padding_idx=0)
-            self.convs = torch.nn.ModuleList([torch.nn.Conv1d(E, FILTERS, k) for k in (3, 4, 5)])
-            self.dropout = torch.nn.Dropout(0.5)
-            self.fc = torch.nn.Linear(3 * FILTERS, CLASSES)
-
-        def forward_embedded(self, x):
-            x = x.permute(0, 2, 1)
-            h = torch.cat([conv(x).relu().amax(dim=2) for conv in self.convs], dim=1)
-            return self.fc(self.dropout(h))
-
-    return KimCNN().double()
 
 
 def _tokens(rng, n=4, length=9) -> np.ndarray:
@@ -50,45 +31,75 @@ def _tokens(rng, n=4, length=9) -> np.ndarray:
 
 
 @pytest.mark.task4_5
-def test_parameter_names_and_shapes_match_torch() -> None:
-    torch = _torch()
+def test_parameter_names_and_shapes_are_those_of_pytorch() -> None:
+    """The names and shapes a PyTorch Kim CNN (embedding, convs, fc) has, so that its
+    state_dict loads: Conv1d weights [F, E, width], Linear weight [classes, 3·F]."""
     model = TextCNN(V, E, CLASSES, num_filters=FILTERS)
-    ours = {k: v.shape for k, v in model.state_dict().items()}
-    theirs = {k: tuple(v.shape) for k, v in _torch_kim(torch).state_dict().items()}
-    assert ours == theirs
+    expected = {"embedding.weight": (V, E), "fc.weight": (CLASSES, 3 * FILTERS), "fc.bias": (CLASSES,)}
+    for i, width in enumerate((3, 4, 5)):
+        expected[f"convs.{i}.weight"] = (FILTERS, E, width)
+        expected[f"convs.{i}.bias"] = (FILTERS,)
+    assert {k: v.shape for k, v in model.state_dict().items()} == expected
+
+
+def _random_state(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """A state_dict of random weights (the <pad> row 0 of the embedding zero, as PyTorch's)."""
+    model = TextCNN(V, E, CLASSES, num_filters=FILTERS)
+    state = {k: rng.standard_normal(v.shape) * 0.5 for k, v in model.state_dict().items()}
+    state["embedding.weight"][0] = 0.0
+    return state
+
+
+def _kim_numpy(state: dict[str, np.ndarray], ids: np.ndarray) -> np.ndarray:
+    """The text CNN in evaluation mode (no dropout), by its definition: look up the token
+    vectors, then for each width k: c[n, f, l] = b[f] + Σ_(e, j) W[f, e, j] x[n, l + j, e],
+    keep max_l relu(c) per filter, concatenate the widths and apply the linear layer."""
+    x = state["embedding.weight"][ids]  # [N, L, E]
+    length = x.shape[1]
+    features = []
+    for i, k in enumerate((3, 4, 5)):
+        w, b = state[f"convs.{i}.weight"], state[f"convs.{i}.bias"]
+        windows = np.stack([x[:, l : l + k, :] for l in range(length - k + 1)], axis=1)  # [N, L − k + 1, k, E]
+        c = np.einsum("nlje,fej->nfl", windows, w) + b[None, :, None]
+        features.append(np.maximum(c, 0).max(axis=2))
+    h = np.concatenate(features, axis=1)  # [N, 3·F]
+    return h @ state["fc.weight"].T + state["fc.bias"]
 
 
 @pytest.mark.task4_5
-def test_logits_and_gradients_match_torch() -> None:
-    """Load a torch state_dict, then compare logits (eval mode) and every gradient, including
-    ∂loss/∂embeddings (what saliency uses)."""
-    torch = _torch()
+def test_logits_match_the_definition() -> None:
+    """Load a state_dict, then compare the logits (eval mode) with the NumPy definition."""
     rng = np.random.default_rng(0)
-    t_model = _torch_kim(torch).eval()
+    state = _random_state(rng)
     model = TextCNN(V, E, CLASSES, num_filters=FILTERS)
-    model.load_state_dict({k: v.detach().numpy() for k, v in t_model.state_dict().items()})
+    model.load_state_dict(state)
     model.eval()
-    ids, target = _tokens(rng), rng.integers(0, CLASSES, 4)
+    ids = _tokens(rng)
+    logits = model(minitorch.tensor(ids, dtype=minitorch.int64))
+    assert logits.shape == (4, CLASSES)
+    np.testing.assert_allclose(logits.numpy(), _kim_numpy(state, ids), rtol=1e-10, atol=1e-12)
 
-    tokens = minitorch.tensor(ids, dtype=minitorch.int64)
-    embedded = model.embedding(tokens).detach().requires_grad_(True)
-    logits = model.forward_embedded(embedded)
-    np.testing.assert_allclose(model(tokens).numpy(), logits.numpy(), rtol=1e-12)
-    F.cross_entropy(logits, minitorch.tensor(target, dtype=minitorch.int64)).backward()
 
-    t_embedded = t_model.embedding(torch.tensor(ids)).detach().requires_grad_(True)
-    t_logits = t_model.forward_embedded(t_embedded)
-    torch.nn.functional.cross_entropy(t_logits, torch.tensor(target)).backward()
+@pytest.mark.task4_5
+def test_gradients_of_the_loss_by_central_differences() -> None:
+    """∂loss/∂embedded (what saliency uses) and ∂loss/∂(every conv and linear parameter),
+    against central differences of the loss, in evaluation mode."""
+    rng = np.random.default_rng(0)
+    model = TextCNN(V, E, CLASSES, num_filters=FILTERS)
+    model.load_state_dict(_random_state(rng))
+    model.eval()
+    ids, target = _tokens(rng, n=2, length=6), minitorch.tensor(rng.integers(0, CLASSES, 2), dtype=minitorch.int64)
+    embedded = model.embedding(minitorch.tensor(ids, dtype=minitorch.int64)).detach()
+    params = dict(model.named_parameters())
+    names = [name for name in params if name != "embedding.weight"]  # the lookup is detached above
 
-    np.testing.assert_allclose(logits.numpy(), t_logits.detach().numpy(), rtol=1e-10, atol=1e-12)
-    assert embedded.grad is not None
-    np.testing.assert_allclose(embedded.grad.numpy(), t_embedded.grad.numpy(), rtol=1e-8, atol=1e-12)
-    for name, p in model.named_parameters():
-        if name == "embedding.weight":
-            continue  # the lookup was detached above; its gradient is tested in test_embedding
-        t_param = dict(t_model.named_parameters())[name]
-        assert p.value.grad is not None, name
-        np.testing.assert_allclose(p.value.grad.numpy(), t_param.grad.numpy(), rtol=1e-8, atol=1e-12, err_msg=name)
+    def loss(embedded: minitorch.Tensor, *values: minitorch.Tensor) -> minitorch.Tensor:
+        """The loss as a function of the embedded sentences and the parameters' values."""
+        for name, value in zip(names, values):
+            params[name].update(value)
+        return F.cross_entropy(model.forward_embedded(embedded), target)
+
+    grad_check(loss, embedded, *[params[name].value for name in names])
 
 
 @pytest.mark.task4_5
