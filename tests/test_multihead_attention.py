@@ -1,16 +1,16 @@
 """Task 6.3: `nn.MultiheadAttention`, as `torch.nn.MultiheadAttention`.
 
-Values, attention weights and every gradient (query, key, value, every parameter) against
-PyTorch in float64: self- and cross-attention (S ≠ L), both layouts and unbatched inputs,
-kdim/vdim, no bias, key_padding_mask and attn_mask (bool, True = may NOT attend, and float;
-2-D and 3-D; together), is_causal, need_weights and per-head weights; state_dicts both
-ways; the initialisation; fully masked rows (out_proj.bias, never NaN — torch gives NaN);
-properties (rows sum to 1, causality); dropout in training mode only; central differences;
-float32; errors."""
+Values and attention weights against the formulas written out in NumPy (float64, PyTorch's
+parameter layout: in_proj_weight = [W_q; W_k; W_v]) and every gradient (query, key, value,
+every parameter) against central differences of them: self- and cross-attention (S ≠ L),
+both layouts and unbatched inputs, kdim/vdim, no bias, key_padding_mask and attn_mask
+(bool, True = may NOT attend, and float; 2-D and 3-D; together), is_causal, need_weights
+and per-head weights; state_dicts; the initialisation; fully masked rows (out_proj.bias,
+never NaN); properties (rows sum to 1, causality); dropout in training mode only; central
+differences of the layer itself; float32; errors. (The project's own suite also compares
+with PyTorch: test_multihead_attention_torch.py, not shipped.)"""
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 import pytest
@@ -23,11 +23,8 @@ from minitorch.testing import grad_check
 pytestmark = pytest.mark.task6_3
 
 RTOL, ATOL = 1e-10, 1e-12
+GRAD_RTOL, GRAD_ATOL = 1e-6, 1e-8  # against central differences
 E, H = 8, 2
-
-
-def _torch():
-    return pytest.importorskip("torch")
 
 
 def _rand(*shape: int, seed: int = 0) -> np.ndarray:
@@ -36,24 +33,18 @@ def _rand(*shape: int, seed: int = 0) -> np.ndarray:
 
 def _close(got: minitorch.Tensor, expected, what: str, rtol: float = RTOL, atol: float = ATOL) -> None:
     assert got is not None, f"{what}: missing"
-    exp = expected.detach().numpy() if hasattr(expected, "detach") else np.asarray(expected)
+    exp = np.asarray(expected)
     assert got.shape == tuple(exp.shape), f"{what}: shape {got.shape}, expected {tuple(exp.shape)}"
     np.testing.assert_allclose(got.numpy(), exp, rtol=rtol, atol=atol, err_msg=what)
 
 
-def _pair(**kwargs):
-    """A torch MultiheadAttention (float64, random non-zero biases) and a minitorch one
-    loaded from its state_dict (as NumPy arrays)."""
-    torch = _torch()
-    torch.manual_seed(0)
-    t_mha = torch.nn.MultiheadAttention(E, H, **kwargs).double()
-    with torch.no_grad():
-        for name, p in t_mha.named_parameters():
-            if "bias" in name:  # torch starts them at 0: make them matter
-                p.copy_(torch.randn(p.shape, dtype=torch.float64))
+def _module(seed: int = 0, **kwargs) -> nn.MultiheadAttention:
+    """An nn.MultiheadAttention(E, H, **kwargs) whose parameters (biases included: zeros
+    would hide a missing one) are random normal values drawn from `seed`."""
     mha = nn.MultiheadAttention(E, H, **kwargs)
-    mha.load_state_dict({k: v.detach().numpy() for k, v in t_mha.state_dict().items()})
-    return mha, t_mha
+    rng = np.random.default_rng(seed)
+    mha.load_state_dict({name: 0.5 * rng.standard_normal(value.shape) for name, value in mha.state_dict().items()})
+    return mha
 
 
 def _inputs(L: int, S: int, B, batch_first: bool, kdim: int = E, vdim: int = E, seed: int = 1):
@@ -67,7 +58,7 @@ def _inputs(L: int, S: int, B, batch_first: bool, kdim: int = E, vdim: int = E, 
 
 def _mask_arrays(kind: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
     """A random mask in nn.MultiheadAttention's convention (bool True = may NOT attend, or a
-    float added: −∞ there), that never masks key 0 (so torch gives no NaN)."""
+    float added: −∞ there), that never masks key 0."""
     rng = np.random.default_rng(seed)
     ignore = rng.random(shape) < 0.4
     ignore[..., 0] = False
@@ -76,46 +67,133 @@ def _mask_arrays(kind: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
     return np.where(ignore, -np.inf, 0.3 * rng.standard_normal(shape))
 
 
-def _compare(mha, t_mha, q, k, v, same: str = "", rtol: float = RTOL, **kwargs):
-    """Run both modules on the same arrays and masks; compare outputs, weights and every gradient.
+def _numpy_mha(params: dict, query, key, value, key_padding_mask=None, attn_mask=None, batch_first=False,
+               need_weights=True, average_attn_weights=True):
+    """nn.MultiheadAttention's forward pass written out in NumPy; returns (output, weights or None).
+
+    `params` holds the layer's state_dict. With d = E/H and h = 1 … H:
+
+        q = query W_qᵀ + b_q,  k = key W_kᵀ + b_k,  v = value W_vᵀ + b_v   (W_q, W_k, W_v: the
+            three [E, ·] blocks of in_proj_weight, or q/k/v_proj_weight)
+        head_h = softmax(q_h k_hᵀ / √d + float masks, over the allowed keys) v_h   (q_h: columns h·d … h·d + d − 1)
+        output = [head_1 … head_H] W_oᵀ + b_o
+
+    A bool mask is True where a query may NOT attend (key_padding_mask [B, S] for every query
+    and head; attn_mask [L, S], or [B·H, L, S] with index b·H + h); a row with no allowed
+    key gets weight 0 everywhere.
+    """
+    batched = query.ndim == 3
+    if not batched:  # a batch of one
+        query, key, value = query[None], key[None], value[None]
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask[None]
+    elif not batch_first:  # [L, B, E] → [B, L, E]
+        query, key, value = query.swapaxes(0, 1), key.swapaxes(0, 1), value.swapaxes(0, 1)
+    B, L, _ = query.shape
+    S, d = key.shape[1], E // H
+    if "in_proj_weight" in params:
+        w_in = params["in_proj_weight"]                                   # [3E, E] = [W_q; W_k; W_v]
+        w_q, w_k, w_v = w_in[:E], w_in[E:2 * E], w_in[2 * E:]
+    else:
+        w_q, w_k, w_v = params["q_proj_weight"], params["k_proj_weight"], params["v_proj_weight"]
+    b_q = b_k = b_v = b_o = np.zeros(E)
+    if "in_proj_bias" in params:
+        b_in = params["in_proj_bias"]                                     # [3E] = [b_q; b_k; b_v]
+        b_q, b_k, b_v = b_in[:E], b_in[E:2 * E], b_in[2 * E:]
+        b_o = params["out_proj.bias"]
+
+    def heads(x, n):  # [B, n, E] → [B, H, n, d]
+        return x.reshape(B, n, H, d).transpose(0, 2, 1, 3)
+
+    q, k, v = heads(query @ w_q.T + b_q, L), heads(key @ w_k.T + b_k, S), heads(value @ w_v.T + b_v, S)
+    scores = q @ k.swapaxes(-1, -2) / np.sqrt(d)                           # [B, H, L, S]
+    allowed = np.ones(scores.shape, dtype=bool)
+    masks = []
+    if key_padding_mask is not None:
+        masks.append(key_padding_mask.reshape(B, 1, 1, S))
+    if attn_mask is not None:
+        masks.append(attn_mask.reshape(1, 1, L, S) if attn_mask.ndim == 2 else attn_mask.reshape(B, H, L, S))
+    for mask in masks:
+        if mask.dtype == bool:
+            allowed = allowed & ~mask
+        else:
+            scores = scores + mask
+    allowed = allowed & (scores > -np.inf)
+    live = allowed.any(-1, keepdims=True)
+    row_max = np.where(live, np.where(allowed, scores, -np.inf).max(-1, keepdims=True), 0.0)
+    e = np.where(allowed, np.exp(np.where(allowed, scores, row_max) - row_max), 0.0)
+    total = e.sum(-1, keepdims=True)
+    weights = e / np.where(total == 0.0, 1.0, total)                      # [B, H, L, S]
+    merged = (weights @ v).transpose(0, 2, 1, 3).reshape(B, L, E)         # the heads side by side
+    out = merged @ params["out_proj.weight"].T + b_o
+    if not batched:
+        out = out[0]
+    elif not batch_first:
+        out = out.swapaxes(0, 1)
+    if not need_weights:
+        return out, None
+    if average_attn_weights:
+        weights = weights.mean(1)
+    return out, weights if batched else weights[0]
+
+
+def _numpy_gradients(f, arrays: list[np.ndarray], upstream: np.ndarray, eps: float = 1e-6) -> list[np.ndarray]:
+    """Central differences of L = Σ f(*arrays) ⊙ upstream with respect to every array,
+    in NumPy: ∂L/∂x_i ≈ Σ (f(x + ε e_i) − f(x − ε e_i)) ⊙ upstream / 2ε."""
+    grads = []
+    for k, a in enumerate(arrays):
+        grad = np.zeros_like(a)
+        for idx in np.ndindex(*a.shape):
+            up, down = list(arrays), list(arrays)
+            up[k], down[k] = a.copy(), a.copy()
+            up[k][idx] += eps
+            down[k][idx] -= eps
+            grad[idx] = np.sum((f(*up) - f(*down)) * upstream) / (2 * eps)
+        grads.append(grad)
+    return grads
+
+
+def _compare(mha, q, k, v, same: str = "", **kwargs):
+    """Run the module and the NumPy formulas on the same arrays and masks; compare outputs
+    and weights, and every gradient (inputs and parameters) with central differences of
+    the NumPy formulas.
 
     `same`: "qkv" passes one tensor as query, key and value (self-attention), "kv" one as key
     and value; masks in kwargs are NumPy arrays."""
-    torch = _torch()
     for p in mha.parameters():  # gradients of this call only
         p.value.grad = None
-    t_mha.zero_grad()
-    mt = [minitorch.tensor(a, requires_grad=True) for a in (q, k, v)]
-    tt = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
-    if same == "qkv":
-        mt, tt = [mt[0]] * 3, [tt[0]] * 3
-    elif same == "kv":
-        mt, tt = [mt[0], mt[1], mt[1]], [tt[0], tt[1], tt[1]]
+    inputs = {"qkv": [q], "kv": [q, k]}.get(same, [q, k, v])
+    mt = [minitorch.tensor(a, requires_grad=True) for a in inputs]
     m_kw = {n: minitorch.tensor(a) if isinstance(a, np.ndarray) else a for n, a in kwargs.items()}
-    t_kw = {n: torch.tensor(a) if isinstance(a, np.ndarray) else a for n, a in kwargs.items()}
-    out, weights = mha(*mt, **m_kw)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # torch warns about mixed mask types
-        t_out, t_weights = t_mha(*tt, **t_kw)
-    _close(out, t_out, "attn_output", rtol)
-    if t_weights is None:
+    np_kw = {n: a for n, a in kwargs.items() if n != "is_causal"}  # a hint: the mask given is the causal one
+    out, weights = mha(*(mt * 3 if same == "qkv" else mt + mt[1:] if same == "kv" else mt), **m_kw)
+    names = [n for n, _ in mha.named_parameters()]
+    params = {n: p.value.numpy() for n, p in mha.named_parameters()}
+    exp_out, exp_weights = _numpy_mha(params, q, k, v, batch_first=mha.batch_first, **np_kw)
+    _close(out, exp_out, "attn_output")
+    if exp_weights is None:
         assert weights is None, "need_weights=False must return None as the weights"
     else:
-        _close(weights, t_weights, "attn_weights", rtol)
+        _close(weights, exp_weights, "attn_weights")
     g = _rand(*out.shape, seed=99)
-    loss, t_loss = (out * minitorch.tensor(g)).sum(), (t_out * torch.tensor(g)).sum()
-    if t_weights is not None:  # the weights' gradient too
+    loss, upstream = (out * minitorch.tensor(g)).sum(), [g.ravel()]
+    if exp_weights is not None:  # the weights' gradient too
         g_w = _rand(*weights.shape, seed=98)
-        loss, t_loss = loss + (weights * minitorch.tensor(g_w)).sum(), t_loss + (t_weights * torch.tensor(g_w)).sum()
+        loss, upstream = loss + (weights * minitorch.tensor(g_w)).sum(), upstream + [g_w.ravel()]
     loss.backward()
-    t_loss.backward()
-    for name, a, b in zip(("query", "key", "value"), mt, tt):
-        _close(a.grad, b.grad, f"gradient of {name}", rtol)
-    t_params = dict(t_mha.named_parameters())
-    names = [n for n, _ in mha.named_parameters()]
-    assert names == list(t_params), f"parameters {names}, torch has {list(t_params)}"
-    for name, p in mha.named_parameters():
-        _close(p.value.grad, t_params[name].grad, f"gradient of {name}", rtol)
+
+    def both(*arrays):  # the NumPy output and weights, flattened side by side
+        x = {"qkv": arrays[:1] * 3, "kv": arrays[:2] + arrays[1:2]}.get(same, arrays[:3])
+        o, w = _numpy_mha(dict(zip(names, arrays[len(inputs):])), *x, batch_first=mha.batch_first, **np_kw)
+        return np.concatenate([o.ravel()] + ([w.ravel()] if w is not None else []))
+
+    expected = _numpy_gradients(both, inputs + [params[n] for n in names], np.concatenate(upstream))
+    input_names = {"qkv": ["query (= key = value)"], "kv": ["query", "key (= value)"]}.get(
+        same, ["query", "key", "value"])
+    for name, t, exp in zip(input_names, mt, expected):
+        _close(t.grad, exp, f"gradient of {name}", GRAD_RTOL, GRAD_ATOL)
+    for (name, p), exp in zip(mha.named_parameters(), expected[len(inputs):]):
+        _close(p.value.grad, exp, f"gradient of {name}", GRAD_RTOL, GRAD_ATOL)
     return out, weights
 
 
@@ -127,42 +205,60 @@ LAYOUTS = [
 
 
 @pytest.mark.parametrize("B, batch_first", LAYOUTS)
-def test_self_attention_matches_torch(B, batch_first) -> None:
-    mha, t_mha = _pair(batch_first=batch_first)
+def test_self_attention_matches_numpy(B, batch_first) -> None:
+    mha = _module(batch_first=batch_first)
     q, _, _ = _inputs(5, 5, B, batch_first)
-    _compare(mha, t_mha, q, q, q, same="qkv")
+    _compare(mha, q, q, q, same="qkv")
 
 
 @pytest.mark.parametrize("B, batch_first", LAYOUTS)
-def test_cross_attention_with_another_length_matches_torch(B, batch_first) -> None:
-    mha, t_mha = _pair(batch_first=batch_first)
+def test_cross_attention_with_another_length_matches_numpy(B, batch_first) -> None:
+    mha = _module(batch_first=batch_first)
     q, k, v = _inputs(3, 6, B, batch_first)
-    _compare(mha, t_mha, q, k, v)
-    _compare(*_pair(batch_first=batch_first), q, k, k, same="kv")
+    _compare(mha, q, k, v)
+    _compare(_module(seed=1, batch_first=batch_first), q, k, k, same="kv")
+
+
+def test_the_heads_are_the_column_blocks_of_the_projections() -> None:
+    """Two heads by hand: head h attends with columns h·d … h·d + d − 1 of the projected q, k, v."""
+    mha = _module(seed=2, batch_first=True)
+    q, k, v = _inputs(3, 4, 1, True, seed=4)
+    w, b = mha.in_proj_weight.value.numpy(), mha.in_proj_bias.value.numpy()
+    pq, pk, pv = (x[0] @ w[i * E:(i + 1) * E].T + b[i * E:(i + 1) * E] for i, x in enumerate((q, k, v)))
+    d = E // H
+    heads = []
+    for h in range(H):
+        cols = slice(h * d, (h + 1) * d)
+        scores = pq[:, cols] @ pk[:, cols].T / np.sqrt(d)
+        a = np.exp(scores - scores.max(-1, keepdims=True))
+        heads.append((a / a.sum(-1, keepdims=True)) @ pv[:, cols])
+    expected = np.concatenate(heads, axis=-1) @ mha.out_proj.weight.value.numpy().T + mha.out_proj.bias.value.numpy()
+    out, _ = mha(*(minitorch.tensor(x) for x in (q, k, v)))
+    _close(out, expected[None], "attn_output")
 
 
 @pytest.mark.parametrize("need_weights, average", [(True, True), (True, False), (False, True)])
-def test_need_weights_and_per_head_weights_match_torch(need_weights, average) -> None:
-    mha, t_mha = _pair(batch_first=True)
+def test_need_weights_and_per_head_weights_match_numpy(need_weights, average) -> None:
+    mha = _module(batch_first=True)
     q, k, v = _inputs(3, 6, 2, True)
-    _, weights = _compare(mha, t_mha, q, k, v, need_weights=need_weights, average_attn_weights=average)
+    _, weights = _compare(mha, q, k, v, need_weights=need_weights, average_attn_weights=average)
     if need_weights:
         assert weights.shape == ((2, 3, 6) if average else (2, H, 3, 6))
-    _, weights = _compare(mha, t_mha, q[0], k[0], v[0], need_weights=need_weights, average_attn_weights=average)
+    _, weights = _compare(mha, q[0], k[0], v[0], need_weights=need_weights, average_attn_weights=average)
     if need_weights:
         assert weights.shape == ((3, 6) if average else (H, 3, 6))
 
 
-def test_kdim_vdim_and_no_bias_match_torch() -> None:
-    mha, t_mha = _pair(kdim=5, vdim=3)
+def test_kdim_vdim_and_no_bias_match_numpy() -> None:
+    mha = _module(kdim=5, vdim=3)
     assert [n for n, _ in mha.named_parameters()] == [
         "q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"]
     assert mha.in_proj_weight is None
-    _compare(mha, t_mha, *_inputs(3, 6, 2, False, kdim=5, vdim=3))
-    _compare(*_pair(kdim=5, vdim=3, batch_first=True), *_inputs(3, 6, None, True, kdim=5, vdim=3))
-    mha, t_mha = _pair(bias=False)
+    _compare(mha, *_inputs(3, 6, 2, False, kdim=5, vdim=3))
+    _compare(_module(kdim=5, vdim=3, batch_first=True), *_inputs(3, 6, None, True, kdim=5, vdim=3))
+    mha = _module(bias=False)
     assert [n for n, _ in mha.named_parameters()] == ["in_proj_weight", "out_proj.weight"]
-    _compare(mha, t_mha, *_inputs(3, 6, 2, False))
+    _compare(mha, *_inputs(3, 6, 2, False))
 
 
 MASKS = [  # (key_padding_mask kind or None, attn_mask kind or None, attn_mask dims)
@@ -181,9 +277,9 @@ MASKS = [  # (key_padding_mask kind or None, attn_mask kind or None, attn_mask d
 
 @pytest.mark.parametrize("kpm, attn, attn_dims", MASKS)
 @pytest.mark.parametrize("B, batch_first", LAYOUTS)
-def test_masks_match_torch(kpm, attn, attn_dims, B, batch_first) -> None:
+def test_masks_match_numpy(kpm, attn, attn_dims, B, batch_first) -> None:
     L, S = 4, 6
-    mha, t_mha = _pair(batch_first=batch_first)
+    mha = _module(batch_first=batch_first)
     q, k, v = _inputs(L, S, B, batch_first)
     kwargs = {}
     if kpm is not None:
@@ -192,25 +288,37 @@ def test_masks_match_torch(kpm, attn, attn_dims, B, batch_first) -> None:
         shape = (L, S) if attn_dims == 2 else (H * (B or 1), L, S)
         kwargs["attn_mask"] = _mask_arrays(attn, shape, seed=6)
     for need_weights in (True, False):
-        _compare(mha, t_mha, q, k, v, need_weights=need_weights, **kwargs)
+        _compare(mha, q, k, v, need_weights=need_weights, **kwargs)
+
+
+def test_the_mask_polarity_is_true_may_not_attend() -> None:
+    """A bool attn_mask True at (i, j) takes key j away from query i: with every key but
+    key 1 masked for query 0, query 0's weights are one-hot on key 1 in every head."""
+    mha = _module(batch_first=True)
+    q, k, v = _inputs(2, 3, 1, True)
+    banned = np.array([[True, False, True], [False, False, False]])
+    _, weights = mha(*(minitorch.tensor(x) for x in (q, k, v)), attn_mask=minitorch.tensor(banned),
+                     average_attn_weights=False)
+    np.testing.assert_array_equal(weights.numpy()[0, :, 0], [[0.0, 1.0, 0.0]] * H)
+    assert (weights.numpy()[0, :, 1] > 0.0).all()
 
 
 @pytest.mark.parametrize("need_weights", [True, False])
 @pytest.mark.parametrize("with_padding", [False, True])
-def test_is_causal_with_the_causal_mask_matches_torch(need_weights, with_padding) -> None:
+def test_is_causal_with_the_causal_mask_matches_numpy(need_weights, with_padding) -> None:
     L = 5
     causal = np.triu(np.ones((L, L), dtype=bool), 1)  # True above the diagonal: the future is masked
-    mha, t_mha = _pair(batch_first=True)
+    mha = _module(batch_first=True)
     q, _, _ = _inputs(L, L, 2, True)
     kwargs = {"attn_mask": causal, "is_causal": True, "need_weights": need_weights}
     if with_padding:
         kwargs["key_padding_mask"] = _mask_arrays("bool", (2, L), seed=7)
-    _compare(mha, t_mha, q, q, q, same="qkv", **kwargs)
+    _compare(mha, q, q, q, same="qkv", **kwargs)
 
 
 def test_causal_output_at_t_does_not_depend_on_later_positions() -> None:
     L, t = 6, 2
-    mha, _ = _pair(batch_first=True)
+    mha = _module(batch_first=True)
     causal = minitorch.tensor(np.triu(np.ones((L, L), dtype=bool), 1))
     x = _rand(2, L, E, seed=3)
     out, _ = mha(*[minitorch.tensor(x)] * 3, attn_mask=causal, is_causal=True)
@@ -221,21 +329,19 @@ def test_causal_output_at_t_does_not_depend_on_later_positions() -> None:
     assert not np.allclose(out2.numpy()[:, t + 1:], out.numpy()[:, t + 1:])
 
 
-def test_state_dicts_load_both_ways() -> None:
-    torch = _torch()
+def test_state_dict_has_torch_names_and_shapes_and_loads_back() -> None:
     minitorch.manual_seed(3)
     mha = nn.MultiheadAttention(E, H, batch_first=True)
-    t_mha = torch.nn.MultiheadAttention(E, H, batch_first=True).double()
     state = mha.state_dict()
-    assert {k: v.shape for k, v in state.items()} == {k: tuple(v.shape) for k, v in t_mha.state_dict().items()}
-    t_mha.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
+    assert {k: v.shape for k, v in state.items()} == {  # torch.nn.MultiheadAttention(8, 2)'s
+        "in_proj_weight": (3 * E, E), "in_proj_bias": (3 * E,), "out_proj.weight": (E, E), "out_proj.bias": (E,)}
     q, k, v = _inputs(3, 4, 2, True)
     out, weights = mha(minitorch.tensor(q), minitorch.tensor(k), minitorch.tensor(v))
-    t_out, t_weights = t_mha(torch.tensor(q), torch.tensor(k), torch.tensor(v))
-    _close(out, t_out, "output of torch with minitorch's state_dict")
-    _close(weights, t_weights, "weights of torch with minitorch's state_dict")
+    exp_out, exp_weights = _numpy_mha(state, q, k, v, batch_first=True)
+    _close(out, exp_out, "output")
+    _close(weights, exp_weights, "weights")
     back = nn.MultiheadAttention(E, H, batch_first=True)
-    back.load_state_dict({k: v.detach().numpy() for k, v in t_mha.state_dict().items()})
+    back.load_state_dict(state)
     np.testing.assert_array_equal(back(*(minitorch.tensor(a) for a in (q, k, v)))[0].numpy(), out.numpy())
 
 
@@ -257,9 +363,8 @@ def test_initialisation_as_torch() -> None:
 
 
 def test_fully_masked_rows_give_out_proj_bias_and_no_nan() -> None:
-    torch = _torch()
     L, S = 4, 5
-    mha, t_mha = _pair(batch_first=True)
+    mha = _module(batch_first=True)
     q, k, v = _inputs(L, S, 2, True)
     kpm = np.zeros((2, S), dtype=bool)
     kpm[1] = True  # batch element 1: every key is padding
@@ -278,16 +383,14 @@ def test_fully_masked_rows_give_out_proj_bias_and_no_nan() -> None:
         assert np.isfinite(t.grad.numpy()).all()
     for name, p in mha.named_parameters():
         assert np.isfinite(p.value.grad.numpy()).all(), f"NaN in the gradient of {name}"
-    # torch gives NaN on those rows and the same values elsewhere
-    t_out, t_weights = t_mha(*(torch.tensor(a) for a in (q, k, v)), key_padding_mask=torch.tensor(kpm),
-                             attn_mask=torch.tensor(attn))
-    t_out = t_out.detach().numpy()
-    assert np.isnan(t_out[dead]).all()
-    np.testing.assert_allclose(out.numpy()[~dead], t_out[~dead], rtol=RTOL, atol=ATOL)
+    # the other rows as the formulas give them (and the dead ones too: b_o)
+    params = {n: p.value.numpy() for n, p in mha.named_parameters()}
+    exp_out, _ = _numpy_mha(params, q, k, v, key_padding_mask=kpm, attn_mask=attn, batch_first=True)
+    _close(out, exp_out, "attn_output")
 
 
 def test_weights_rows_sum_to_one_and_padding_gets_no_weight() -> None:
-    mha, _ = _pair(batch_first=True)
+    mha = _module(batch_first=True)
     q, k, v = _inputs(4, 6, 3, True)
     kpm = _mask_arrays("bool", (3, 6), seed=2)
     _, weights = mha(*(minitorch.tensor(a) for a in (q, k, v)), key_padding_mask=minitorch.tensor(kpm),
@@ -299,8 +402,8 @@ def test_weights_rows_sum_to_one_and_padding_gets_no_weight() -> None:
 
 def test_dropout_only_in_training_mode() -> None:
     p = 0.5
-    mha, _ = _pair(batch_first=True, dropout=p)
-    clean, _ = _pair(batch_first=True)
+    mha = _module(batch_first=True, dropout=p)
+    clean = _module(batch_first=True)  # the same weights, no dropout
     args = [minitorch.tensor(a) for a in _inputs(6, 8, 2, True)]
     mha.eval()
     out_eval, w_eval = mha(*args, average_attn_weights=False)
@@ -320,7 +423,7 @@ def test_dropout_only_in_training_mode() -> None:
 
 
 def test_central_differences() -> None:
-    mha, _ = _pair()
+    mha = _module()
     kpm = minitorch.tensor(_mask_arrays("bool", (2, 4), seed=3))
     attn = minitorch.tensor(_mask_arrays("float", (3, 4), seed=4))
     q, k, v = (minitorch.tensor(a) for a in _inputs(3, 4, 2, False))
@@ -345,7 +448,7 @@ def test_central_differences() -> None:
 @pytest.mark.parametrize("backend", [pytest.param(minitorch.SimpleBackend, id="simple"),
                                      pytest.param(minitorch.FastBackend, id="fast")])
 def test_float32_and_backends(backend) -> None:
-    mha, _ = _pair(batch_first=True)
+    mha = _module(batch_first=True)
     mha32 = nn.MultiheadAttention(E, H, batch_first=True, dtype=minitorch.float32, backend=backend)
     mha32.load_state_dict(mha.state_dict())
     assert all(p.value.dtype == np.float32 and p.value.backend is backend for p in mha32.parameters())

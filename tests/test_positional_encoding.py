@@ -26,6 +26,17 @@ def test_shape_dtype_and_hand_values() -> None:
     assert F.sinusoidal_positional_encoding(3, 4, dtype=minitorch.float32).dtype == np.float32
 
 
+def test_every_entry_is_the_formula() -> None:
+    """PE(pos, 2i) = sin(pos / 10000^{2i/d}), PE(pos, 2i + 1) = cos(the same angle), entry by entry."""
+    length, d = 12, 6
+    table = F.sinusoidal_positional_encoding(length, d).numpy()
+    for pos in range(length):
+        for i in range(d // 2):
+            angle = pos / 10000 ** (2 * i / d)
+            assert table[pos, 2 * i] == pytest.approx(math.sin(angle), rel=1e-12, abs=1e-15)
+            assert table[pos, 2 * i + 1] == pytest.approx(math.cos(angle), rel=1e-12, abs=1e-15)
+
+
 def test_odd_width_ends_with_a_sine_column() -> None:
     table = F.sinusoidal_positional_encoding(6, 5).numpy()
     assert table.shape == (6, 5)

@@ -1,10 +1,13 @@
 """Task 6.2: `F.scaled_dot_product_attention` (and `scaled_dot_product_attention_with_weights`).
 
-Values and every gradient (query, key, value, a float mask) against PyTorch in float64 for
-self- and cross-attention (S ≠ L, Ev ≠ E), broadcast leading dimensions, bool and float
-masks (True = MAY attend), is_causal with L < S and L > S, a given scale; fully masked rows
+Values against the formulas written out in NumPy (float64) and every gradient (query, key,
+value, a float mask) against central differences of them, for self- and cross-attention
+(S ≠ L, Ev ≠ E), broadcast leading dimensions, bool and float masks (True = MAY attend),
+is_causal with L < S and L > S, a given scale; hand-computed values; fully masked rows
 (zeros, no NaN); properties (rows sum to 1, masked keys get weight 0, causality); dropout;
-central differences; float32; both CPU backends; errors."""
+central differences of the function itself; float32; both CPU backends; errors. (The
+project's own suite also compares with PyTorch: test_scaled_dot_product_attention_torch.py,
+not shipped.)"""
 
 from __future__ import annotations
 
@@ -22,12 +25,48 @@ RTOL, ATOL = 1e-10, 1e-12
 CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
 
 
-def _torch():
-    return pytest.importorskip("torch")
-
-
 def _rand(*shape: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape)
+
+
+def _numpy_sdpa(q, k, v, mask=None, is_causal=False, scale=None) -> tuple[np.ndarray, np.ndarray]:
+    """The lecture's formulas in NumPy: scores = Q Kᵀ · scale (scale = 1/√E unless given),
+    plus a float mask; key j is allowed for query i where a bool mask is True (True = MAY
+    attend), where is_causal keeps j ≤ i, and where the score is not −∞; weights = the
+    softmax over the allowed keys (0 elsewhere, and 0 for a row with nothing allowed);
+    output = weights V. Leading dimensions broadcast. Returns (output, weights)."""
+    scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
+    scores = q @ np.swapaxes(k, -1, -2) * scale                       # [.., L, S]
+    allowed = np.ones(scores.shape, dtype=bool)
+    if is_causal:
+        allowed = allowed & np.tril(np.ones(scores.shape[-2:], dtype=bool))
+    if mask is not None and mask.dtype == bool:
+        allowed = allowed & mask
+    elif mask is not None:
+        scores = scores + mask
+    scores, allowed = np.broadcast_arrays(scores, allowed & (scores > -np.inf))
+    live = allowed.any(-1, keepdims=True)                              # rows with a key to attend to
+    row_max = np.where(live, np.where(allowed, scores, -np.inf).max(-1, keepdims=True), 0.0)
+    e = np.where(allowed, np.exp(np.where(allowed, scores, row_max) - row_max), 0.0)
+    total = e.sum(-1, keepdims=True)
+    weights = e / np.where(total == 0.0, 1.0, total)
+    return weights @ v, weights
+
+
+def _numpy_gradients(f, arrays: list[np.ndarray], upstream: np.ndarray, eps: float = 1e-6) -> list[np.ndarray]:
+    """Central differences of L = Σ f(*arrays) ⊙ upstream with respect to every array,
+    in NumPy: ∂L/∂x_i ≈ Σ (f(x + ε e_i) − f(x − ε e_i)) ⊙ upstream / 2ε."""
+    grads = []
+    for k, a in enumerate(arrays):
+        grad = np.zeros_like(a)
+        for idx in np.ndindex(*a.shape):
+            up, down = list(arrays), list(arrays)
+            up[k], down[k] = a.copy(), a.copy()
+            up[k][idx] += eps
+            down[k][idx] -= eps
+            grad[idx] = np.sum((f(*up) - f(*down)) * upstream) / (2 * eps)
+        grads.append(grad)
+    return grads
 
 
 def _close(got: minitorch.Tensor, expected, what: str, rtol: float = RTOL, atol: float = ATOL) -> None:
@@ -70,44 +109,63 @@ CASES = [
 
 
 @pytest.mark.parametrize("q_shape, k_shape, v_shape, mask, kwargs", CASES)
-def test_values_and_gradients_match_torch(q_shape, k_shape, v_shape, mask, kwargs) -> None:
-    torch = _torch()
+def test_values_and_gradients_match_numpy(q_shape, k_shape, v_shape, mask, kwargs) -> None:
+    """The output against the NumPy formulas; the gradients of q, k, v (and of a float mask)
+    against central differences of them."""
     q, k, v = _rand(*q_shape, seed=1), _rand(*k_shape, seed=2), _rand(*v_shape, seed=3)
     mt = [minitorch.tensor(a, requires_grad=True) for a in (q, k, v)]
-    tt = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
-    mt_mask = t_mask = None
+    arrays, m, mt_mask = [q, k, v], None, None
     if mask is not None:
         kind, shape = mask
         m = _bool_mask(shape, seed=4) if kind == "bool" else _float_mask(shape, seed=4)
         mt_mask = minitorch.tensor(m, requires_grad=kind == "float")
-        t_mask = torch.tensor(m, requires_grad=kind == "float")
     out = F.scaled_dot_product_attention(*mt, attn_mask=mt_mask, **kwargs)
-    t_out = torch.nn.functional.scaled_dot_product_attention(*tt, attn_mask=t_mask, **kwargs)
-    _close(out, t_out, "output")
+    _close(out, _numpy_sdpa(q, k, v, m, **kwargs)[0], "output")
     g = _rand(*out.shape, seed=5)
     out.backward(minitorch.tensor(g))
-    t_out.backward(torch.tensor(g))
-    for name, a, b in zip("qkv", mt, tt):
-        _close(a.grad, b.grad, f"gradient of {name}")
     if mask is not None and mask[0] == "float":
-        _close(mt_mask.grad, t_mask.grad, "gradient of the float attn_mask")
+        def output(q, k, v, m):
+            return _numpy_sdpa(q, k, v, m, **kwargs)[0]
+
+        arrays.append(m)
+        got = [*mt, mt_mask]
+    else:
+        def output(q, k, v):
+            return _numpy_sdpa(q, k, v, m, **kwargs)[0]
+
+        got = mt
+    for name, t, expected in zip(["q", "k", "v", "the float attn_mask"], got, _numpy_gradients(output, arrays, g)):
+        _close(t.grad, expected, f"gradient of {name}", rtol=1e-6, atol=1e-8)
+
+
+def test_hand_computed_attention() -> None:
+    """One query, two keys with scores 0 and ln 3 after scaling: weights 1/4 and 3/4."""
+    q = minitorch.tensor(np.array([[2.0, 0.0]]))         # E = 2: scale 1/√2
+    k = minitorch.tensor(np.array([[0.0, 1.0], [np.log(3.0) / np.sqrt(2.0), 0.0]]))
+    v = minitorch.tensor(np.array([[4.0, 0.0], [0.0, 8.0]]))
+    out, weights = scaled_dot_product_attention_with_weights(q, k, v)
+    np.testing.assert_allclose(weights.numpy(), [[0.25, 0.75]], rtol=1e-14)
+    np.testing.assert_allclose(out.numpy(), [[1.0, 6.0]], rtol=1e-14)
+    only_first = minitorch.tensor(np.array([[True, False]]))  # True = may attend
+    out = F.scaled_dot_product_attention(q, k, v, only_first)
+    np.testing.assert_allclose(out.numpy(), [[4.0, 0.0]], rtol=1e-14)
 
 
 def test_weights_are_the_softmax_of_the_scaled_scores_and_rows_sum_to_one() -> None:
-    torch = _torch()
     q, k, v = _rand(2, 4, 5, seed=1), _rand(2, 6, 5, seed=2), _rand(2, 6, 3, seed=3)
     mask = _bool_mask((2, 4, 6), seed=4)
     mq, mk = minitorch.tensor(q, requires_grad=True), minitorch.tensor(k, requires_grad=True)
     out, weights = scaled_dot_product_attention_with_weights(mq, mk, minitorch.tensor(v), minitorch.tensor(mask))
-    tq, tk = torch.tensor(q, requires_grad=True), torch.tensor(k, requires_grad=True)
-    scores = tq @ tk.transpose(-2, -1) / np.sqrt(5)
-    expected = torch.softmax(scores.masked_fill(~torch.tensor(mask), float("-inf")), -1).nan_to_num(0.0)
-    _close(weights, expected, "weights")
+    _close(weights, _numpy_sdpa(q, k, v, mask)[1], "weights")
     g = _rand(2, 4, 6, seed=7)  # the weights' own gradient (a plot, an auxiliary loss)
     (weights * minitorch.tensor(g)).sum().backward()
-    (expected * torch.tensor(g)).sum().backward()
-    _close(mq.grad, tq.grad, "gradient of q through the weights")
-    _close(mk.grad, tk.grad, "gradient of k through the weights")
+
+    def weights_of(q, k):
+        return _numpy_sdpa(q, k, v, mask)[1]
+
+    exp_q_grad, exp_k_grad = _numpy_gradients(weights_of, [q, k], g)
+    _close(mq.grad, exp_q_grad, "gradient of q through the weights", rtol=1e-6, atol=1e-8)
+    _close(mk.grad, exp_k_grad, "gradient of k through the weights", rtol=1e-6, atol=1e-8)
     w = weights.numpy()
     live = mask.any(-1)
     np.testing.assert_allclose(w[live].sum(-1), 1.0, rtol=1e-12)
