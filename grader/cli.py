@@ -7,6 +7,7 @@
     grader check -a a1 --mutants [--sample 5] [--jobs 2] [--task 1.4]
     grader release a1 -o out/a1 [--force]
     grader example [NAME -o DIR]
+    grader batch SUBMISSIONS -a a1 -o OUT [--workers N | --scheduler tcp://HOST:8786]
 
 This module parses arguments and prints; the work is done by `grader.grading` (run),
 `grader.invariants` (check), `grader.mutation` (check --mutants), `grader.release` and
@@ -25,6 +26,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional
+
+from . import GRADER_EXTRA_HINT, missing_dependencies
 
 RUN_HELP = """\
 Grade SUBMISSION (a directory or a zip holding minitorch/) for one stage.
@@ -72,15 +75,14 @@ for work on one task (they print, and write nothing).
 
 
 def _run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from .console import make_console
     from .grading import grade
     from .jail import SandboxUnavailable
     from .report import print_report, write_reports
     from .results import TaskResult
     from .sandbox import Limits
 
-    console = Console(stderr=False)
+    console = make_console()
     sub = Path(args.submission)
     if not sub.exists():
         console.print(f"[red]grader run: {sub} does not exist[/red]")
@@ -92,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
         limits = replace(limits, mem_mb=args.memory)
     if args.nproc is not None:
         limits = replace(limits, nproc=args.nproc)
-    progress = Console(stderr=True)
+    progress = make_console(stderr=True)
 
     def show(row: TaskResult) -> None:
         progress.print(f"[dim]  graded {row.id}: {row.status} ({row.seconds:.1f} s)[/dim]")
@@ -225,10 +227,18 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("name", nargs="?", help="the example, e.g. a1-two-wrong")
     ex.add_argument("-o", "--out", help="output directory (default: ./NAME)")
     ex.set_defaults(func=_example)
+
+    from .batch import add_parser as add_batch_parser  # `grader batch`: a whole class, on Dask
+
+    add_batch_parser(subs)
     return parser
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    if missing := missing_dependencies():  # the kit was installed without its `grader` extra: one line, no traceback
+        print(f"grader: missing {', '.join(missing)}; install the grader's dependencies "
+              f"in the kit's folder with: {GRADER_EXTRA_HINT}", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     return int(args.func(args))
 

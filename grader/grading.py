@@ -141,7 +141,10 @@ def grade(
             result.problems.extend(problems)
             sessions.append(session)
             for t in tasks:
-                row = broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child)
+                # `earlier`: the rows so far, so that a failure reached through an earlier
+                # task's function says that it depends on that task (messages only)
+                row = broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child,
+                                                                 earlier=result.tasks)
                 _add_row(result, row, progress)
         else:
             for t in tasks:

@@ -41,6 +41,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .console import make_console
 from .grading import grade
 from .manifest import all_stages, load_manifest, repo_root, stage_number
 from .release import release
@@ -189,7 +190,7 @@ def check_stage(stage: str, limits: Limits, console: Optional[Console] = None, *
 
 def main(stages: Optional[list[str]] = None, timeout: Optional[float] = None, *, public_only: bool = False,
          task: Optional[str] = None) -> int:
-    console = Console()
+    console = make_console()
     limits = Limits(check_timeout=timeout) if timeout else Limits()
     stages = stages or all_stages()
     results: list[Invariant] = []

@@ -46,6 +46,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
+from .console import make_console
 from .examples import submission_files, write_files
 from .grading import grade
 from .manifest import load_manifest, repo_root, stage_number
@@ -374,7 +375,7 @@ def update_markdown(path: Path, report: StageReport) -> None:
 def main(stages: Sequence[str], *, task: Optional[str] = None, sample: Optional[int] = None, jobs: int = 1,
          timeout: Optional[float] = None) -> int:
     """`grader check --mutants`: analyse each stage, print the report; 0 when all is well."""
-    console, progress = Console(emoji=False), Console(stderr=True, emoji=False)  # ids hold ":id:"
+    console, progress = make_console(emoji=False), make_console(stderr=True, emoji=False)  # ids hold ":id:"
     limits = MUTANT_LIMITS if timeout is None else Limits(check_timeout=timeout, start_timeout=MUTANT_LIMITS.start_timeout)
     reports = []
     for stage in stages:

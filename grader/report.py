@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .console import is_a_terminal, make_console
 from .jail import describe
 from .results import GradeResult, TaskResult
 
@@ -39,8 +40,13 @@ def _name(row: TaskResult) -> str:
 
 def print_report(result: GradeResult, console: Optional[Console] = None, feedback: bool = True) -> None:
     """The table (task, title, points, status, message, total) and, below it, the feedback
-    of every task that did not pass."""
-    console = console or Console()
+    of every task that did not pass.
+
+    The message cell has one line per failing message of the task (`TaskResult.messages`,
+    at most `TABLE_LINES`); on a terminal the column is at most 70 wide, elsewhere (a pipe,
+    a CI log: `grader.console`) as wide as its lines, so nothing is cut in a word.
+    """
+    console = console or make_console()
     iso = " (isolated tasks)" if result.isolate else ""
     table = Table(
         title=f"{result.stage.upper()} · {result.title}{iso}",
@@ -53,14 +59,14 @@ def print_report(result: GradeResult, console: Optional[Console] = None, feedbac
     table.add_column("title")
     table.add_column("points", justify="right", footer=f"{_fmt(result.score)} / {_fmt(result.max_score)}")
     table.add_column("status", footer=f"{pct:.0f} %")
-    table.add_column("message", overflow="fold", max_width=70)
+    table.add_column("message", overflow="fold", max_width=70 if is_a_terminal(console.file) else None)
     for row in result.tasks:
         table.add_row(
             row.id if row.kind == "task" else "notebook",
             row.title,
             f"{_fmt(row.score)} / {_fmt(row.max_points)}",
             Text(row.status, style=STATUS_STYLE.get(row.status, "")),
-            _short(row.message, 140),
+            Text(_message_cell(row)),
         )
     console.print(table)
     if feedback:
@@ -76,6 +82,19 @@ def print_report(result: GradeResult, console: Optional[Console] = None, feedbac
         console.print(Text(f"WARNING: sandbox '{result.isolation}': {describe(result.isolation)}. Install bubblewrap "
                            "(scripts/install-sandbox.sh) before grading submissions that may be hostile; "
                            "--sandbox=require refuses to grade without it.", style="bold yellow"))
+
+
+#: The most lines of a task's message cell in the table (the feedback has them all).
+TABLE_LINES = 5
+
+
+def _message_cell(row: TaskResult) -> str:
+    """One line per failing message (`TaskResult.messages`), else the one-line message."""
+    lines = row.messages if len(row.messages) > 1 else [row.message]
+    shown = [_short(line, 140) for line in lines[:TABLE_LINES]]
+    if len(lines) > TABLE_LINES:
+        shown.append(f"… and {len(lines) - TABLE_LINES} more (see the feedback)")
+    return "\n".join(shown)
 
 
 def _short(text: str, limit: int) -> str:

@@ -56,7 +56,13 @@ class Problem:
 
 @dataclass
 class CheckResult:
-    """One hidden check: its status, the one-line message and the full feedback."""
+    """One hidden check: its status, the one-line message and the full feedback.
+
+    When the student's code raised, `raised_in` names the function that raised (module and
+    qualified name inside ``minitorch``: "tensor_data.strides_from_shape"), `raised_in_task`
+    the task whose fence lies in it ("" when unknown) and `unfinished` tells a
+    NotImplementedError (a stub) from any other exception.
+    """
 
     name: str
     kind: str
@@ -65,11 +71,19 @@ class CheckResult:
     details: str = ""
     seconds: float = 0.0
     grader_error: str = ""
+    raised_in: str = ""
+    raised_in_task: str = ""
+    unfinished: bool = False
 
 
 @dataclass
 class TaskResult:
-    """One row of the report: a task (or a notebook part)."""
+    """One row of the report: a task (or a notebook part).
+
+    `message` is one line (that of the first failing check, naming the others); `messages`,
+    when there are several, says what fails one line each ("index_to_position: …"), for
+    the report's table.
+    """
 
     id: str
     title: str
@@ -81,6 +95,7 @@ class TaskResult:
     checks: list[CheckResult] = field(default_factory=list)
     seconds: float = 0.0
     kind: str = "task"
+    messages: list[str] = field(default_factory=list)
 
 
 @dataclass

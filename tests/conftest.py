@@ -2,9 +2,15 @@
 
 CUDA tests run on the Numba CUDA simulator unless told otherwise: set
 `NUMBA_ENABLE_CUDASIM=0` on a machine with a GPU to run them on the device.
+
+The quick subset, ``pytest -m "not slow"``: besides the tests marked ``slow`` in their
+file, the tests listed in ``tests/slow_tests.txt`` (written by ``scripts/slow_tests.py``
+from the timings of a full run) are marked slow here. A test missing from the list (a new
+one) is in the quick subset until the list is written again.
 """
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
@@ -35,3 +41,9 @@ def pytest_collection_modifyitems(config, items):
             "tests without a task marker (add @pytest.mark.taskX_Y, library or grader):\n  "
             + "\n  ".join(unmarked[:20])
         )
+    listed = Path(__file__).with_name("slow_tests.txt")
+    if listed.is_file():
+        slow = set(listed.read_text(encoding="utf-8").splitlines())
+        for item in items:
+            if item.nodeid in slow:
+                item.add_marker(pytest.mark.slow)

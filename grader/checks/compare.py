@@ -81,8 +81,13 @@ def number_kind(v: Any) -> Optional[str]:
     return {bool: "bool", int: "int", float: "float"}.get(type(value))
 
 
+def _plain(v: Any) -> Any:
+    """The Python number behind `v` (a NumPy scalar's ``.item()``)."""
+    return v.value if isinstance(v, NpScalar) else v
+
+
 def _num(v: Any) -> float:
-    return float(v.value if isinstance(v, NpScalar) else v)
+    return float(_plain(v))
 
 
 class Shown(str):
@@ -136,7 +141,7 @@ def diff(expected: Any, got: Any, tol: Tol = Tol(), strict_bool: bool = True) ->
             return f"expected the {want} {_shown(expected)}, got the {have} {_shown(got)}"
         if strict_bool and want == "bool":
             return None if _num(got) == _num(expected) else f"expected {_shown(expected)}, got {_shown(got)}"
-        return diff_arrays(np.asarray(_num(expected)), np.asarray(_num(got)), tol)
+        return _diff_numbers(expected, got, tol)
     if isinstance(expected, (list, tuple)):
         if not isinstance(got, (list, tuple)):
             return f"expected a sequence of {len(expected)} items, got {kind_name(got)}"
@@ -168,6 +173,26 @@ def diff(expected: Any, got: Any, tol: Tol = Tol(), strict_bool: bool = True) ->
     raise TypeError(f"cannot compare a value of type {type(expected).__name__}")
 
 
+def _diff_numbers(expected: Any, got: Any, tol: Tol) -> Optional[str]:
+    """Two Python (or NumPy) numbers by value: exactly when neither is a float, within `tol`
+    otherwise; each is shown in its own type ("expected 3, got 4", "expected 2.5, got 3")."""
+    if "float" in (number_kind(expected), number_kind(got)):
+        if diff_arrays(np.asarray(_num(expected)), np.asarray(_num(got)), tol) is None:
+            return None
+    elif _plain(expected) == _plain(got):  # ints and bools exactly, however large
+        return None
+    return f"value: expected {_shown(expected)}, got {_shown(got)}"
+
+
+def _element_text(x: Any, dtype: np.dtype) -> str:
+    """One array element in its array's type: True, 3, 2.5 (floats as `num_text`)."""
+    if dtype.kind == "b":
+        return str(bool(x))
+    if dtype.kind in "iu":
+        return str(int(x))
+    return num_text(float(x))
+
+
 def diff_arrays(e: np.ndarray, g: np.ndarray, tol: Tol) -> Optional[str]:
     """Compare dtype, then shape, then values (NaN and ±inf must match the reference)."""
     if e.ndim > 0 or g.ndim > 0:
@@ -194,5 +219,4 @@ def diff_arrays(e: np.ndarray, g: np.ndarray, tol: Tol) -> Optional[str]:
     where = f" at index {idx}" if idx else ""
     count = int(np.count_nonzero(bad))
     more = f" ({count} of {bad.size} values differ)" if bad.size > 1 else ""
-    show = (lambda x: str(int(x))) if e.dtype.kind in "biu" and g.dtype.kind in "biu" else (lambda x: num_text(float(x)))
-    return f"value{where}: expected {show(ev)}, got {show(gv)}{more}"
+    return f"value{where}: expected {_element_text(ev, e.dtype)}, got {_element_text(gv, g.dtype)}{more}"

@@ -3,7 +3,8 @@
 
     ZeroDivisionError in operators.inv(0.0): expected inf, got ZeroDivisionError("float division by zero")
     not implemented yet: operators.inv (task 0.1)
-    not implemented yet: this check calls operators.sigmoid (task 0.1), which raises NotImplementedError — finish task 0.1 first
+    depends on task 0.1: finish `operators.sigmoid` first (it is not implemented yet)
+    fails because it reaches `tensor_data.strides_from_shape` (also task 2.1), which is not implemented yet: finish that first
 
 A stub raises ``NotImplementedError("Task X.Y: Title (function) — write your code between
 the markers")`` (`grader.fences.stub_line`); the innermost frame of the traceback (frames
@@ -11,6 +12,9 @@ in the child's tree only) names the file and the function that raised. The refer
 fences tell which task that function belongs to, so the message can say when the check
 of one task stopped at a stub of *another* task (a dependency the student has not done
 yet) rather than leave the student looking for the mistake in the task being graded.
+A check that stopped at a stub of its *own* task which another check of the task reports
+says that it only reaches it (`reaches_stub`); `grader.checks.runner` decides which, as it
+sees every check of the task.
 
 Parent side only: expected values come from the reference run in this process and are
 only ever written into feedback, never sent to the child. Nothing here runs code.
@@ -30,7 +34,20 @@ from ..fences import Fence, package_fences
 from ..manifest import Task, repo_root
 from .compare import fmt_array
 
-__all__ = ["Origin", "error_message", "inputs_text", "join_lines", "not_implemented_message", "raised_in", "short"]
+__all__ = [
+    "Origin",
+    "belongs_to",
+    "depends_on_broken",
+    "depends_on_stub",
+    "error_message",
+    "inputs_text",
+    "join_lines",
+    "not_implemented_message",
+    "raised_in",
+    "raised_in_other",
+    "reaches_stub",
+    "short",
+]
 
 _STUB_TASK = re.compile(r"^Task (\d+\.\d+)\b")
 _STUB_FUNCTION = re.compile(r"\(([\w.<>]+)\) — write your code between the markers")
@@ -96,7 +113,8 @@ def _file_of(fence: Fence) -> str:
     return next(rel for rel, fs in _reference_fences().items() if fence in fs)
 
 
-def _belongs_to(task_id: str, task: Task) -> bool:
+def belongs_to(task_id: str, task: Task) -> bool:
+    """Whether a fence of task `task_id` is graded with `task`."""
     return task_id == task.id or task_id in task.fences
 
 
@@ -107,10 +125,32 @@ def not_implemented_message(error: ErrorInfo, graded: Optional[Task] = None) -> 
     if origin is None:
         return f"not implemented yet ({first or 'NotImplementedError'})"
     where = origin.function + (f" (task {origin.task})" if origin.task else "")
-    if graded is not None and origin.task is not None and not _belongs_to(origin.task, graded):
-        return f"not implemented yet: this check calls {where}, which raises NotImplementedError — finish task {origin.task} first"
+    if graded is not None and origin.task is not None and not belongs_to(origin.task, graded):
+        return depends_on_stub(origin.task, origin.function)
     own = first if first and _STUB_TAIL not in first else ""  # a stub's text only repeats the name
     return f"not implemented yet: {where}" + (f" — {own}" if own else "")
+
+
+def depends_on_stub(task_id: str, function: str) -> str:
+    """A check of one task stopped at a stub of another: ``depends on task 2.1: finish
+    `tensor_data.strides_from_shape` first (it is not implemented yet)``."""
+    return f"depends on task {task_id}: finish `{function}` first (it is not implemented yet)"
+
+
+def reaches_stub(task_id: str, function: str) -> str:
+    """A check stopped at a stub of its own task that another check of the task reports: the
+    check does not blame the function it is named after."""
+    return f"fails because it reaches `{function}` (also task {task_id}), which is not implemented yet: finish that first"
+
+
+def depends_on_broken(task_id: str, function: str, message: str) -> str:
+    """The student's code raised inside a function of task `task_id`, which fails too."""
+    return f"depends on task {task_id}, which fails: fix `{function}` first — {message}"
+
+
+def raised_in_other(task_id: str, function: str, message: str) -> str:
+    """The student's code raised inside a function of another task, not known to fail."""
+    return f"{message} (raised in `{function}` of task {task_id}, which this check uses)"
 
 
 def short(text: str, limit: int = 100) -> str:

@@ -9,7 +9,11 @@ garbage), timeout (no answer within the check's budget; the child is killed), or
 internal grader error (a bug in a check or the reference: reported, never the student's
 fault). `grade_task` runs a task's checks in order, shares the task's points among them by
 their weights in the manifest (1 unless stated: partial credit), skips the rest after a
-timeout, and writes the task's feedback with the submission's problems that concern it.
+timeout, and writes the task's feedback with the submission's problems that concern it:
+every failing check with its own message, and where a failure comes from another function
+(a stub of the same task that another check reports, a function of another task) the
+message says so (`explain_failures`). The table gets one line per failing message
+(`task_messages`).
 
 Verdicts are decided here and in the checks, in the parent, from the raw answers the
 sandbox returns; nothing here writes files or reports.
@@ -28,8 +32,9 @@ from ..results import CheckResult, Problem, TaskResult
 from ..sandbox import ChildStartFailed, Limits, ReferenceChild, Session, exit_text
 from . import get_check
 from .base import CheckContext, CheckFailed, GraderBug, Services, StudentError
+from .feedback import belongs_to, depends_on_broken, raised_in, raised_in_other, reaches_stub
 
-__all__ = ["grade_task", "run_check", "task_files", "task_score"]
+__all__ = ["explain_failures", "grade_task", "run_check", "task_files", "task_messages", "task_score"]
 
 
 def run_check(name: str, stage: str, reference: Executor, services: Services) -> CheckResult:
@@ -71,6 +76,10 @@ def run_check(name: str, stage: str, reference: Executor, services: Services) ->
     except StudentError as exc:
         result.status, result.message = "error", exc.message_for(services.task)
         result.details = "\n".join(x for x in (exc.details, "Traceback (your code):\n" + exc.error.format()) if x)
+        origin = raised_in(exc.error)
+        if origin is not None:
+            result.raised_in, result.raised_in_task = origin.function, origin.task or ""
+        result.unfinished = exc.not_implemented
     except protocol.ChannelTimeout:
         session.discard()
         scaled = limits.check_timeout * chk.timeout_scale
@@ -103,12 +112,15 @@ def grade_task(
     limits: Limits,
     problems: Sequence[Problem] = (),
     reference_child: Optional[ReferenceChild] = None,
+    earlier: Sequence[TaskResult] = (),
 ) -> TaskResult:
     """Run a task's checks in `session`; partial credit per check (`task_score`); stop
     after a timeout.
 
     `problems` are the submission's problems; those that concern the task are shown in
-    its feedback.
+    its feedback. `earlier` are the rows of the stage's tasks graded before this one in
+    the same tree (not with ``--isolate``): a failure that may come from one of them that
+    fails says so (`explain_failures`).
     """
     started = time.monotonic()
     results: list[CheckResult] = []
@@ -122,6 +134,7 @@ def grade_task(
         results.append(res)
         timed_out = res.status == "timeout"
     score = task_score(task, results)
+    note = explain_failures(task, results, earlier)
     status, message = _task_status(results)
     files = task_files(task) if problems else frozenset()
     mine = [p for p in problems if p.concerns(task.id, files)]
@@ -132,9 +145,10 @@ def grade_task(
         score=score,
         status=status,
         message=message,
-        feedback=_feedback(task, results, mine),
+        feedback=_feedback(task, results, mine, note),
         checks=results,
         seconds=time.monotonic() - started,
+        messages=task_messages(results) + ([note] if note else []),
     )
 
 
@@ -151,11 +165,72 @@ def task_files(task: Task) -> frozenset[str]:
     return frozenset(rel for rel, fs in fences.items() if any(f.task in task.fences for f in fs))
 
 
+def explain_failures(task: Task, results: Sequence[CheckResult], earlier: Sequence[TaskResult] = ()) -> str:
+    """Say, in the checks' messages, which failures come from another function.
+
+    * A check stopped at a stub of its own task that another check reports (the check named
+      after the function, else the first to reach it) says that it only reaches it
+      (`reaches_stub`), instead of blaming the function it is named after.
+    * A check whose code raised inside a function of another task says so: "depends on
+      task 2.1, which fails: fix `…` first" when that task is among the `earlier` rows that
+      failed, else where it was raised. (A stub of another task already says "depends on".)
+
+    Returns a note for the task when some failure is left unexplained while an earlier task
+    of the stage fails (wrong values carry no traceback, so the note can only suggest it),
+    else "".
+    """
+    stopped = [r for r in results if r.status != "passed" and r.unfinished and r.raised_in_task and belongs_to(r.raised_in_task, task)]
+    stopped_ids = {id(r) for r in stopped}
+    # the check that reports each stub: the one named after its function, else the first
+    reporter: dict[str, str] = {r.raised_in: r.name for r in stopped if r.name == r.raised_in.rsplit(".", 1)[-1]}
+    for r in stopped:
+        reporter.setdefault(r.raised_in, r.name)
+        if reporter[r.raised_in] != r.name:
+            r.message = reaches_stub(r.raised_in_task, r.raised_in)
+    failing = [t for t in earlier if t.kind == "task" and t.status != "passed" and t.id != task.id]
+    failing_ids = {t.id for t in failing}
+    unexplained = False
+    for r in results:
+        if r.status == "passed" or id(r) in stopped_ids:
+            continue
+        elsewhere = r.raised_in_task and not belongs_to(r.raised_in_task, task)
+        if r.status == "error" and elsewhere and not r.unfinished:
+            if r.raised_in_task in failing_ids:
+                r.message = depends_on_broken(r.raised_in_task, r.raised_in, r.message)
+            else:
+                r.message = raised_in_other(r.raised_in_task, r.raised_in, r.message)
+                unexplained = True
+        elif not (elsewhere and r.unfinished):
+            unexplained = True
+    if not (unexplained and failing):
+        return ""
+    many = len(failing) > 1
+    them = "them" if many else "it"
+    return (f"the earlier task{'s' if many else ''} {', '.join(t.id for t in failing)} fail{'' if many else 's'} too: "
+            f"if this task uses {them}, fix {them} first (a wrong result there gives wrong results here)")
+
+
+def task_messages(results: Sequence[CheckResult]) -> list[str]:
+    """What fails, one line per message: "name: message" ("a, b: message" when checks share
+    one); a single line without names when every failing check says the same."""
+    groups: dict[str, list[str]] = {}
+    for r in results:
+        if r.status != "passed":
+            groups.setdefault(r.message, []).append(r.name)
+    if len(groups) <= 1:
+        return list(groups)
+    return [f"{', '.join(names)}: {message}" for message, names in groups.items()]
+
+
 def _task_status(checks: list[CheckResult]) -> tuple[str, str]:
-    for c in checks:
-        if c.status != "passed":
-            return c.status, c.message
-    return "passed", "all checks passed"
+    """The status and message of the first failing check; the message names the other
+    failing checks whose message differs."""
+    failing = [c for c in checks if c.status != "passed"]
+    if not failing:
+        return "passed", "all checks passed"
+    first = failing[0]
+    others = [c.name for c in failing[1:] if c.message != first.message]
+    return first.status, first.message + (f" (also failing: {', '.join(others)})" if others else "")
 
 
 def _worth(task: Task, results: list[CheckResult]) -> dict[str, str]:
@@ -167,23 +242,35 @@ def _worth(task: Task, results: list[CheckResult]) -> dict[str, str]:
     return {name: f", {round(task.points * w / total, 2):g} of {task.points:g} points" for name, w in weights.items()}
 
 
-def _feedback(task: Task, results: list[CheckResult], problems: list[Problem]) -> str:
+def _feedback(task: Task, results: list[CheckResult], problems: list[Problem], note: str = "") -> str:
+    """One line per check (✓/✗, kind, points, status, message), the details of each
+    failure below it; a check that stopped at the same stub as one above shows only its
+    call ("while running: …"), not the same traceback again."""
     lines = []
     shown: set[str] = set()
+    stubs_shown: set[str] = set()
     worth = _worth(task, results)
     for r in results:
         mark = "✓" if r.status == "passed" else "✗"
         head = f"{mark} {r.name} ({r.kind or 'check'}{worth[r.name]}): {r.status}"
         lines.append(head + ("" if r.status == "passed" else f" — {r.message}"))
-        if r.status != "passed" and r.details:
-            if r.details in shown:
-                lines.append("    (details as above)")
-                continue
-            shown.add(r.details)
+        if r.status == "passed" or not r.details:
+            continue
+        if r.details in shown:
+            lines.append("    (details as above)")
+        elif r.unfinished and r.raised_in in stubs_shown:
+            lines.append("    " + r.details.splitlines()[0])
+            lines.append(f"    (stopped at the stub of {r.raised_in}, as above)")
+        else:
             lines.extend("    " + line for line in r.details.splitlines())
+        shown.add(r.details)
+        if r.unfinished and r.raised_in:
+            stubs_shown.add(r.raised_in)
     if problems:
         lines.append("Problems with the submitted files:")
         lines.extend(f"  {p.message}" for p in problems)
+    if note:
+        lines.append(f"Note: {note}")
     if any(r.status != "passed" for r in results) and task.hint:
         lines.append(f"Hint: {task.hint}")
     return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""The job of one submission on a Dask worker: unpack its bytes, grade, render the reports.
+
+    outcome = grade_job(job)      # job: the zip's bytes and how to grade; outcome: a dict
+
+`grader.batch` sends each submission to a worker as a *job*: a dict of plain values (the
+zip's bytes, the stage, the `Limits` of ``grader run`` as a dict, the student id), so that
+it pickles the same way to any machine. On the worker, `grade_job`
+
+1. writes the bytes into a temporary folder of its own and opens the zip with
+   `grader.intake.open_submission`, as ``grader run`` opens an uploaded zip: unsafe paths,
+   links and zip bombs are refused there (status ``malformed``, every task 0:
+   `unreadable_result`, what ``grader run`` reports for such a zip);
+2. runs `grader.grading.grade` on the unpacked folder, with the job's limits and sandbox:
+   exactly the grading of ``grader run`` (a submission without ``minitorch/`` is graded,
+   every task 0, and marked ``malformed``);
+3. renders the three reports as text: results.json (Gradescope's schema) and junit.xml
+   (`grader.report`), feedback.md (`feedback_markdown`);
+4. returns the *outcome*: those texts, the `GradeResult` as a dict, the points of each
+   task, the status and reason of the gradebook row (`grader.gradebook`), the worker's
+   grader version and the seconds it took. The temporary folder is deleted.
+
+It writes nothing the parent reads: the parent writes the reports and the row
+(`grader.batch`). A failure of grading itself (the sandbox cannot start, a bug) is an
+outcome with status ``crashed``, never an exception.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .gradebook import fmt_points, grader_version
+from .results import GradeResult, Problem, TaskResult
+from .sandbox import Limits
+
+__all__ = ["crashed_outcome", "feedback_markdown", "finished_outcome", "grade_job", "unreadable_result"]
+
+
+def grade_job(job: dict[str, Any]) -> dict[str, Any]:
+    """Grade one packed submission; runs on a Dask worker (or anywhere: it only needs
+    the kit). `job` holds the zip's bytes (`data`), `stage`, `limits` (a `Limits` as a
+    dict), `notebooks`, `student`, `label`, `archive` (a file name for the zip) and `sha256`.
+
+    Never raises: a failure of grading itself is a ``crashed`` outcome with the reason.
+    """
+    from .grading import grade
+    from .intake import SubmissionError, find_package, open_submission
+
+    started = time.monotonic()
+    scratch = Path(tempfile.mkdtemp(prefix="grader-batch-"))
+    try:
+        archive = scratch / job["archive"]
+        archive.write_bytes(job["data"])
+        try:
+            sub_dir = open_submission(archive, scratch / "unpacked")
+        except SubmissionError as exc:
+            reason = str(exc).replace(str(archive), job["archive"])  # no temporary path: the same every run
+            outcome = finished_outcome(job, unreadable_result(job["stage"], job["label"], reason), "malformed", reason)
+        else:
+            reason = "" if find_package(sub_dir) else "no minitorch/ package (nor .py files) in the submission"
+            result = grade(sub_dir, job["stage"], limits=Limits(**job["limits"]), notebooks=job["notebooks"])
+            result.submission = job["label"]
+            outcome = finished_outcome(job, result, "malformed" if reason else "", reason)
+    except Exception as exc:  # noqa: BLE001 - the sandbox could not start, a grader bug: a row says so
+        outcome = crashed_outcome(job, f"{type(exc).__name__}: {exc}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    outcome["seconds"] = time.monotonic() - started
+    return outcome
+
+
+def unreadable_result(stage: str, label: str, reason: str) -> GradeResult:
+    """The result of a submission that cannot be read: what `grader.grading.grade` returns
+    for a zip that intake refuses (every task an error scoring 0, the reason as a problem)."""
+    from .manifest import load_manifest
+
+    manifest = load_manifest(stage)
+    tasks = [TaskResult(t.id, t.title, t.points, 0.0, "error", f"cannot read the submission: {reason}") for t in manifest.tasks]
+    return GradeResult(stage=stage, title=manifest.title, submission=label, tasks=tasks, seconds=0.0,
+                       problems=[Problem(reason)])
+
+
+def finished_outcome(job: dict[str, Any], result: GradeResult, status: str = "", reason: str = "") -> dict[str, Any]:
+    """What a finished grading sends back: the reports' texts, the result as a dict, and
+    the status (``malformed`` when given, else ``grader-error``, ``timeout`` or ``graded``)."""
+    import json
+
+    from .report import gradescope, junit
+
+    if not status:
+        timed_out = [t.id for t in result.tasks if t.status == "timeout"]
+        if result.grader_errors:
+            status, reason = "grader-error", result.grader_errors[0]
+        elif timed_out:
+            status, reason = "timeout", f"ran past the time limit: {', '.join(timed_out)}"
+        else:
+            status = "graded"
+    files = {"results.json": json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n",
+             "junit.xml": junit(result).decode("utf-8"), "feedback.md": feedback_markdown(result)}
+    return {"student": job["student"], "label": job["label"], "sha256": job["sha256"], "status": status,
+            "reason": reason, "points": {t.id: t.score for t in result.tasks}, "total": result.score,
+            "max": result.max_score, "files": files, "grade": dataclasses.asdict(result),
+            "grader_version": grader_version(), "worker": _worker_address()}
+
+
+def crashed_outcome(job: dict[str, Any], reason: str) -> dict[str, Any]:
+    """A grading that did not finish: no points, no reports, a reason."""
+    return {"student": job["student"], "label": job["label"], "sha256": job["sha256"], "status": "crashed",
+            "reason": reason, "points": {}, "total": None, "max": None, "files": {}, "grade": None,
+            "grader_version": grader_version(), "worker": _worker_address(), "seconds": 0.0}
+
+
+def _worker_address() -> str:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):  # not on a Dask worker
+        return "local"
+
+
+def feedback_markdown(result: GradeResult) -> str:
+    """feedback.md: the score, one line per task and the feedback of those that did not
+    pass — the report ``grader run`` prints, as Markdown for the student."""
+    lines = [f"# {result.stage.upper()} · {result.title}", "",
+             f"**Score: {fmt_points(result.score)} / {fmt_points(result.max_score)}** ({result.submission})", "",
+             "| task | title | points | status | message |", "|---|---|---|---|---|"]
+    for row in result.tasks:
+        cell = row.message.replace("|", "\\|").replace("\n", " ")
+        name = row.id if row.kind == "task" else "notebook"
+        lines.append(f"| {name} | {row.title} | {fmt_points(row.score)} / {fmt_points(row.max_points)} | {row.status} | {cell} |")
+    for row in result.tasks:
+        if row.status != "passed" and row.feedback:
+            fence = "`" * (max([3] + [len(run) for run in re.findall(r"`+", row.feedback)]) + 1)  # longer than any inside
+            lines += ["", f"## {row.id}: {row.title} ({row.status})", "", f"{fence}text", row.feedback.rstrip(), fence]
+    if result.problems:
+        lines += ["", "## Problems with the submission", ""] + [f"- {p.message}" for p in result.problems]
+    if result.grader_errors:
+        lines += ["", "Grading failed for some checks (not your fault; the staff has been told)."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,220 @@
+"""Feedback on every function of a task, not only the first failure; "depends on" when a
+task fails because of an earlier one; numbers shown in their own type.
+
+The end-to-end case is a student's first hour on A2: `strides_from_shape` left as the
+release's stub and an off-by-one in `index_to_position` (both task 2.1). Task 2.1 must
+report both, each with its own message, and `permute` (which only reaches the stub) must
+not blame itself; tasks 2.2–2.4 must say that they depend on 2.1.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pytest
+
+from grader.answers import ErrorInfo, NpScalar, TensorVal
+from grader.checks.compare import diff
+from grader.checks.feedback import not_implemented_message
+from grader.checks.runner import _task_status, explain_failures, task_messages
+from grader.console import make_console
+from grader.examples import write_submission
+from grader.fences import find_fences, stub_line
+from grader.grading import grade
+from grader.manifest import load_manifest, repo_root
+from grader.report import print_report
+from grader.results import CheckResult, GradeResult, TaskResult
+from grader.sandbox import Limits
+
+pytestmark = pytest.mark.grader
+
+FAST = Limits(check_timeout=20, start_timeout=60)
+TD = "minitorch/tensor_data.py"
+STUB_TASK_DEPENDS = "depends on task 2.1: finish `tensor_data.strides_from_shape` first"
+OFF_BY_ONE = "position = 0\nfor k in range(len(index)):\n    position += index[k] * strides[k]\nreturn position + 1\n"
+
+
+def _release_stub(path: str, task: str, function: str) -> str:
+    """The line a release leaves in `function` (what a student who has not started submits)."""
+    (fence,) = [f for f in find_fences((repo_root() / path).read_text(encoding="utf-8"), path) if f.task == task and f.function == function]
+    title = next(t.title for t in load_manifest(f"a{task.split('.')[0]}").tasks if t.id == task)
+    return stub_line(fence, title).strip()
+
+
+@pytest.fixture(scope="module")
+def first_hour(tmp_path_factory: pytest.TempPathFactory) -> GradeResult:
+    """A2 graded with strides_from_shape a stub and index_to_position off by one."""
+    edits = {("2.1", "strides_from_shape"): _release_stub(TD, "2.1", "strides_from_shape"), ("2.1", "index_to_position"): OFF_BY_ONE}
+    sub = write_submission(tmp_path_factory.mktemp("first-hour") / "submission", "a2", edits)
+    result = grade(sub, "a2", limits=FAST, notebooks=False)
+    assert not result.grader_errors, result.grader_errors
+    return result
+
+
+def _row(result: GradeResult, task: str) -> TaskResult:
+    return next(r for r in result.tasks if r.id == task)
+
+
+def _check(row: TaskResult, name: str) -> CheckResult:
+    return next(c for c in row.checks if c.name == name)
+
+
+def test_every_failing_function_of_a_task_has_its_own_message(first_hour: GradeResult) -> None:
+    row = _row(first_hour, "2.1")
+    stub = _check(row, "strides_from_shape")
+    assert stub.status == "error" and stub.message == "not implemented yet: tensor_data.strides_from_shape (task 2.1)"
+    wrong = _check(row, "index_to_position")
+    assert wrong.status == "failed", wrong.message
+    # its own smallest failing input, and expected vs got as ints: Σ index·strides, and one more
+    m = re.fullmatch(r"index_to_position\(\(([\d, ]+)\), strides=\(([\d, ]+)\)\): value: expected (\S+), got (\S+)", wrong.message)
+    assert m, wrong.message
+    index, strides = (tuple(int(x) for x in g.split(",") if x.strip()) for g in m.group(1, 2))
+    position = sum(i * s for i, s in zip(index, strides))
+    assert (m.group(3), m.group(4)) == (str(position), str(position + 1))
+    assert _check(row, "to_index").status == "passed"
+    # the table names every failing function, one line each, and so does the feedback
+    assert [line.split(":")[0] for line in row.messages] == ["strides_from_shape", "index_to_position", "permute"]
+    for c in row.checks:
+        if c.status != "passed":
+            assert f"✗ {c.name} ({c.kind}): {c.status} — {c.message}" in row.feedback
+    assert "index_to_position" in row.message and "permute" in row.message  # the one-line message names them
+
+
+def test_a_check_that_only_reaches_a_stub_of_its_own_task_says_so(first_hour: GradeResult) -> None:
+    permute = _check(_row(first_hour, "2.1"), "permute")
+    assert permute.status == "error"
+    assert permute.message == ("fails because it reaches `tensor_data.strides_from_shape` (also task 2.1), "
+                               "which is not implemented yet: finish that first")
+    # the traceback is shown once, with the check that reports the stub
+    feedback = _row(first_hour, "2.1").feedback
+    assert feedback.count("Traceback (your code):") == 1
+    assert "(stopped at the stub of tensor_data.strides_from_shape, as above)" in feedback
+
+
+@pytest.mark.parametrize("task", ["2.2", "2.3", "2.4"])
+def test_a_later_task_says_it_depends_on_the_unfinished_one(first_hour: GradeResult, task: str) -> None:
+    row = _row(first_hour, task)
+    failing = [c for c in row.checks if c.status != "passed"]
+    assert failing, row.feedback
+    for c in failing:
+        assert c.message.startswith(STUB_TASK_DEPENDS), c.message
+    assert row.message.startswith(STUB_TASK_DEPENDS) and row.messages == [failing[0].message]
+    assert f"— {STUB_TASK_DEPENDS}" in row.feedback
+
+
+def test_the_report_in_a_pipe_shows_every_line_unbroken(first_hour: GradeResult) -> None:
+    out = io.StringIO()
+    print_report(first_hour, make_console(file=out))
+    text = out.getvalue()
+    for line in _row(first_hour, "2.1").messages + [STUB_TASK_DEPENDS]:
+        assert line in text, line
+
+
+# ---- the rules, on results made by hand
+
+
+def _stub_at(name: str, function: str, task: str) -> CheckResult:
+    return CheckResult(name, "equivalence", "error", f"not implemented yet: {function} (task {task})",
+                       details=f"while running: {name}(...)\nTraceback (your code):\n  …",
+                       raised_in=function, raised_in_task=task, unfinished=True)
+
+
+def _task(stage: str, task_id: str):
+    return next(t for t in load_manifest(stage).tasks if t.id == task_id)
+
+
+def test_the_check_named_after_a_stub_reports_it_even_when_it_comes_later() -> None:
+    results = [_stub_at("permute", "tensor_data.strides_from_shape", "2.1"),
+               _stub_at("strides_from_shape", "tensor_data.strides_from_shape", "2.1")]
+    assert explain_failures(_task("a2", "2.1"), results) == ""
+    assert results[0].message.startswith("fails because it reaches `tensor_data.strides_from_shape`")
+    assert results[1].message == "not implemented yet: tensor_data.strides_from_shape (task 2.1)"
+
+
+def test_without_a_check_named_after_it_the_first_check_reaching_a_stub_reports_it() -> None:
+    results = [_stub_at("map_kernel", "tensor_ops.tensor_map._map", "2.3"), _stub_at("tensor_forward", "tensor_ops.tensor_map._map", "2.3")]
+    explain_failures(_task("a2", "2.3"), results)
+    assert results[0].message.startswith("not implemented yet")
+    assert results[1].message.startswith("fails because it reaches `tensor_ops.tensor_map._map` (also task 2.3)")
+
+
+def _raised(name: str, function: str, task: str) -> CheckResult:
+    return CheckResult(name, "equivalence", "error", "IndexError in neg_map(a): expected [-0.25], got IndexError('index 1 is out of bounds')",
+                       raised_in=function, raised_in_task=task)
+
+
+def _row_of(task_id: str, status: str) -> TaskResult:
+    return TaskResult(task_id, "", 20, 0 if status != "passed" else 20, status, "")
+
+
+def test_an_exception_in_a_broken_earlier_task_says_depends_on() -> None:
+    results = [_raised("map_kernel", "tensor_data.index_to_position", "2.1")]
+    note = explain_failures(_task("a2", "2.3"), results, earlier=[_row_of("2.1", "failed"), _row_of("2.2", "passed")])
+    assert results[0].message.startswith("depends on task 2.1, which fails: fix `tensor_data.index_to_position` first — IndexError in neg_map(a)")
+    assert note == ""  # explained
+
+
+def test_an_exception_in_a_passing_earlier_task_only_says_where() -> None:
+    """The student's own code of 2.3 may call a correct index_to_position with a bad index."""
+    results = [_raised("map_kernel", "tensor_data.index_to_position", "2.1")]
+    explain_failures(_task("a2", "2.3"), results, earlier=[_row_of("2.1", "passed")])
+    assert results[0].message.startswith("IndexError in neg_map(a)")
+    assert results[0].message.endswith("(raised in `tensor_data.index_to_position` of task 2.1, which this check uses)")
+
+
+def test_a_wrong_value_with_an_earlier_task_failing_gets_a_note() -> None:
+    wrong = [CheckResult("map_kernel", "equivalence", "failed", "neg_map(a): value at index (1,): expected -0.5, got 0.25")]
+    task = _task("a2", "2.3")
+    assert explain_failures(task, wrong, earlier=[]) == ""
+    assert explain_failures(task, wrong, earlier=[_row_of("2.1", "passed")]) == ""
+    note = explain_failures(task, wrong, earlier=[_row_of("2.1", "failed"), _row_of("2.2", "passed")])
+    assert note.startswith("the earlier task 2.1 fails too: if this task uses it, fix it first")
+    assert wrong[0].message == "neg_map(a): value at index (1,): expected -0.5, got 0.25"  # unchanged
+
+
+def test_the_table_lines_group_checks_with_one_message() -> None:
+    same = "depends on task 2.1: finish `x` first (it is not implemented yet)"
+    results = [CheckResult("a", "", "error", same), CheckResult("b", "", "passed", "passed"),
+               CheckResult("c", "", "error", same), CheckResult("d", "", "failed", "d(1): value: expected 1, got 2")]
+    assert task_messages(results) == [f"a, c: {same}", "d: d(1): value: expected 1, got 2"]
+    assert task_messages(results[:3]) == [same]
+    assert task_messages(results[1:2]) == []
+    assert _task_status(results) == ("error", f"{same} (also failing: d)")
+    assert _task_status(results[1:2]) == ("passed", "all checks passed")
+
+
+def test_a_stub_of_another_task_is_a_dependency() -> None:
+    tb = ({"file": "minitorch/operators.py", "line": 1, "function": "neg", "code": ""},)
+    error = ErrorInfo("NotImplementedError", "Task 0.1: Operators (neg) — write your code between the markers", ("NotImplementedError",), tb)
+    assert not_implemented_message(error, _task("a0", "0.2")) == "depends on task 0.1: finish `operators.neg` first (it is not implemented yet)"
+    assert not_implemented_message(error, _task("a0", "0.1")) == "not implemented yet: operators.neg (task 0.1)"
+
+
+# ---- numbers in their own type
+
+
+@pytest.mark.parametrize(
+    ("expected", "got", "strict", "shown"),
+    [
+        (NpScalar(2, "int64"), NpScalar(0, "int64"), True, "value: expected 2, got 0"),
+        (2, 0, True, "value: expected 2, got 0"),
+        (2, 0, False, "value: expected 2, got 0"),
+        (2, 2.5, False, "value: expected 2, got 2.5"),
+        (2.0, 3, False, "value: expected 2.0, got 3"),
+        (True, False, True, "expected True, got False"),
+        (1.0, 1.5, True, "value: expected 1.0, got 1.5"),
+        (2**60 + 1, 2**60, True, f"value: expected {2**60 + 1}, got {2**60}"),  # exactly, not as floats
+        (TensorVal(np.array([True, False])), TensorVal(np.array([True, True])), True, "value at index (1,): expected False, got True (1 of 2 values differ)"),
+        (TensorVal(np.array([1, 2], dtype=np.int64)), TensorVal(np.array([1, 3], dtype=np.int64)), True, "value at index (1,): expected 2, got 3 (1 of 2 values differ)"),
+    ],
+)
+def test_numbers_are_shown_in_their_own_type(expected: object, got: object, strict: bool, shown: str) -> None:
+    assert diff(expected, got, strict_bool=strict) == shown
+
+
+@pytest.mark.parametrize(("expected", "got", "strict"), [(2, 2, True), (2, 2.0, False), (NpScalar(3, "int64"), NpScalar(3, "int64"), True), (True, 1, False)])
+def test_equal_numbers_match(expected: object, got: object, strict: bool) -> None:
+    assert diff(expected, got, strict_bool=strict) is None
+
