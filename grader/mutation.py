@@ -54,6 +54,7 @@ from .mutants import Catalogue, Mutant, generate, load_catalogue
 from .release import release
 from .results import GradeResult
 from .sandbox import Limits
+from .standalone import clean_env
 from .trees import build_child_tree
 
 __all__ = ["MUTANT_LIMITS", "StageReport", "TaskSummary", "Verdict", "analyse", "main", "print_report", "render_markdown", "update_markdown"]
@@ -180,13 +181,6 @@ def grade_mutant(stage: str, files: Mapping[str, str], mutant: Mutant, limits: L
                    tuple(result.grader_errors), seconds=time.monotonic() - started)
 
 
-def _clean_env() -> dict[str, str]:
-    """The environment without anything that would import the kit instead of the tree."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MINITORCH_KIT_ROOT", "PYTHONSTARTUP")}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
-
-
 def run_public_tests(stage: str, release_dir: Path, files: Mapping[str, str], marker: str, timeout: float, verify: bool = False) -> tuple[str, str, float]:
     """Run ``pytest -m marker`` in a copy of the release whose ``minitorch/`` is the child
     tree built from `files`. Returns (outcome, detail, seconds): outcome is "passed",
@@ -199,11 +193,11 @@ def run_public_tests(stage: str, release_dir: Path, files: Mapping[str, str], ma
         build_child_tree(stage, write_files(Path(tmp) / "submission", files), work)
         if verify:
             where = subprocess.run([sys.executable, "-c", "import minitorch; print(minitorch.__file__)"], cwd=work,
-                                   env=_clean_env(), capture_output=True, text=True, timeout=120, check=False).stdout.strip()
+                                   env=clean_env(), capture_output=True, text=True, timeout=120, check=False).stdout.strip()
             if not Path(where).resolve().is_relative_to(work.resolve()):
                 return "error", f"the public tests would import minitorch from {where or '?'}, not from the tree under test", 0.0
         cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", marker, "tests/"]
-        proc = subprocess.Popen(cmd, cwd=work, env=_clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, cwd=work, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, start_new_session=True)
         try:
             out, _ = proc.communicate(timeout=timeout)

@@ -86,7 +86,7 @@ class StandAlone:
         return not self.problems
 
 
-def _env() -> dict[str, str]:
+def clean_env() -> dict[str, str]:
     """The environment without anything that would import the kit instead of the tree."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MINITORCH_KIT_ROOT", "PYTHONSTARTUP")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -120,7 +120,7 @@ def run_public(work: Path, marker: str, timeout: float = PUBLIC_TIMEOUT, *, stop
     junit = work / ".public-junit.xml"
     cmd = [sys.executable, "-c", _PYTEST_WITHOUT_TORCH, "-q", "-p", "no:cacheprovider", "-m", marker,
            f"--junitxml={junit}", *(["-x"] if stop_at_first_failure else []), "tests/"]
-    proc = subprocess.Popen(cmd, cwd=work, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(cmd, cwd=work, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=timeout)

@@ -16,6 +16,7 @@ import minitorch
 from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.testing import grad_check
+from numpy_gradients import numpy_gradients
 
 pytestmark = pytest.mark.task6_1
 
@@ -62,22 +63,6 @@ def _backward(context, weights, g1, g2, backend=None) -> None:
     ((context * c).sum() + (weights * w).sum()).backward()
 
 
-def _numpy_gradients(f, arrays: list[np.ndarray], upstream: np.ndarray, eps: float = 1e-6) -> list[np.ndarray]:
-    """Central differences of L = Σ f(*arrays) ⊙ upstream with respect to every array,
-    in NumPy: ∂L/∂x_i ≈ Σ (f(x + ε e_i) − f(x − ε e_i)) ⊙ upstream / 2ε."""
-    grads = []
-    for k, a in enumerate(arrays):
-        grad = np.zeros_like(a)
-        for idx in np.ndindex(*a.shape):
-            up, down = list(arrays), list(arrays)
-            up[k], down[k] = a.copy(), a.copy()
-            up[k][idx] += eps
-            down[k][idx] -= eps
-            grad[idx] = np.sum((f(*up) - f(*down)) * upstream) / (2 * eps)
-        grads.append(grad)
-    return grads
-
-
 def _expected_gradients(arrays: list[np.ndarray], pad, g1: np.ndarray, g2: np.ndarray) -> list[np.ndarray]:
     """The gradients of L = Σ context ⊙ g1 + Σ weights ⊙ g2 with respect to query, keys,
     values, w_query, w_key and v: central differences of the NumPy formulas."""
@@ -85,7 +70,7 @@ def _expected_gradients(arrays: list[np.ndarray], pad, g1: np.ndarray, g2: np.nd
     def both(*args):  # [B, Dv + S]: the two outputs side by side
         return np.concatenate(_numpy_additive(*args, pad), axis=-1)
 
-    return _numpy_gradients(both, arrays, np.concatenate([g1, g2], axis=-1))
+    return numpy_gradients(both, arrays, np.concatenate([g1, g2], axis=-1))
 
 
 @pytest.mark.parametrize("backend", CPU_BACKENDS)

@@ -4,36 +4,16 @@ written by hand in PyTorch (float64). The torch-free tests are in test_additive_
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import minitorch
 from minitorch import nn
 from minitorch.nn import functional as F
+from test_additive_attention import CPU_BACKENDS, DK, DQ, DV, NAMES, B, H, S, _args, _close, _padding, _rand
 
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.task6_1
-
-RTOL, ATOL = 1e-10, 1e-12
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
-B, S, DQ, DK, DV, H = 3, 5, 4, 6, 2, 7
-NAMES = ["query", "keys", "values", "w_query", "w_key", "v"]
-
-
-def _rand(*shape: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(shape)
-
-
-def _args(seed: int = 0, batch: int = B) -> list[np.ndarray]:
-    """query, keys, values, w_query, w_key, v as float64 arrays."""
-    shapes = [(batch, DQ), (batch, S, DK), (batch, S, DV), (H, DQ), (H, DK), (H,)]
-    return [_rand(*shape, seed=seed + k) for k, shape in enumerate(shapes)]
-
-
-def _padding(lengths: list[int], t: int = S) -> np.ndarray:
-    """key_padding_mask [B, T]: True at the positions past each row's length."""
-    return np.arange(t)[None, :] >= np.asarray(lengths)[:, None]
 
 
 def _torch_additive(q, k, val, wq, wk, v, pad):
@@ -43,13 +23,6 @@ def _torch_additive(q, k, val, wq, wk, v, pad):
         e = e.masked_fill(torch.tensor(pad), float("-inf"))
     a = torch.softmax(e, dim=-1)
     return (a.unsqueeze(1) @ val).squeeze(1), a
-
-
-def _close(got: minitorch.Tensor, expected, what: str, rtol: float = RTOL, atol: float = ATOL) -> None:
-    assert got is not None, f"{what}: no gradient"
-    exp = expected.detach().numpy() if hasattr(expected, "detach") else np.asarray(expected)
-    assert got.shape == tuple(exp.shape), f"{what}: shape {got.shape}, expected {tuple(exp.shape)}"
-    np.testing.assert_allclose(got.numpy(), exp, rtol=rtol, atol=atol, err_msg=what)
 
 
 def _backward(context, weights, g1, g2, lib=minitorch, backend=None) -> None:

@@ -15,6 +15,7 @@ import minitorch
 from minitorch import nn
 from minitorch.nn import functional as F
 from minitorch.testing import grad_check
+from numpy_gradients import numpy_gradients
 
 pytestmark = pytest.mark.task6_1
 
@@ -48,22 +49,6 @@ def _close(got: minitorch.Tensor, expected, what: str, rtol: float = RTOL, atol:
     np.testing.assert_allclose(got.numpy(), exp, rtol=rtol, atol=atol, err_msg=what)
 
 
-def _numpy_gradients(f, arrays: list[np.ndarray], upstream: np.ndarray, eps: float = 1e-6) -> list[np.ndarray]:
-    """Central differences of L = Σ f(*arrays) ⊙ upstream with respect to every array,
-    in NumPy: ∂L/∂x_i ≈ Σ (f(x + ε e_i) − f(x − ε e_i)) ⊙ upstream / 2ε."""
-    grads = []
-    for k, a in enumerate(arrays):
-        grad = np.zeros_like(a)
-        for idx in np.ndindex(*a.shape):
-            up, down = list(arrays), list(arrays)
-            up[k], down[k] = a.copy(), a.copy()
-            up[k][idx] += eps
-            down[k][idx] -= eps
-            grad[idx] = np.sum((f(*up) - f(*down)) * upstream) / (2 * eps)
-        grads.append(grad)
-    return grads
-
-
 @pytest.mark.parametrize("backend", CPU_BACKENDS)
 @pytest.mark.parametrize("lengths", [None, [5, 2, 1, 4]])
 def test_values_and_gradients_match_numpy(backend, lengths) -> None:
@@ -84,7 +69,7 @@ def test_values_and_gradients_match_numpy(backend, lengths) -> None:
     def both(values, weight):  # [B, D + T]: the two outputs side by side
         return np.concatenate(_numpy_pooling(values, weight, pad), axis=-1)
 
-    exp_v_grad, exp_w_grad = _numpy_gradients(both, [v, w], np.concatenate([g1, g2], axis=-1))
+    exp_v_grad, exp_w_grad = numpy_gradients(both, [v, w], np.concatenate([g1, g2], axis=-1))
     _close(mv.grad, exp_v_grad, "values.grad", rtol=1e-6, atol=1e-8)
     _close(mw.grad, exp_w_grad, "weight.grad", rtol=1e-6, atol=1e-8)
 

@@ -4,27 +4,15 @@ values and every gradient against the same computation written by hand in PyTorc
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import minitorch
 from minitorch.nn import functional as F
+from test_attention_pooling import CPU_BACKENDS, _close, _padding, _rand
 
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.task6_1
-
-RTOL, ATOL = 1e-10, 1e-12
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
-
-
-def _rand(*shape: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(shape)
-
-
-def _padding(lengths: list[int], t: int) -> np.ndarray:
-    """key_padding_mask [B, T]: True at the positions past each row's length."""
-    return np.arange(t)[None, :] >= np.asarray(lengths)[:, None]
 
 
 def _torch_pooling(values, weight, pad):
@@ -34,13 +22,6 @@ def _torch_pooling(values, weight, pad):
         s = s.masked_fill(torch.tensor(pad), float("-inf"))
     a = torch.softmax(s, dim=-1)
     return (a.unsqueeze(1) @ values).squeeze(1), a
-
-
-def _close(got: minitorch.Tensor, expected, what: str, rtol: float = RTOL, atol: float = ATOL) -> None:
-    assert got is not None, f"{what}: no gradient"
-    exp = expected.detach().numpy() if hasattr(expected, "detach") else np.asarray(expected)
-    assert got.shape == tuple(exp.shape), f"{what}: shape {got.shape}, expected {tuple(exp.shape)}"
-    np.testing.assert_allclose(got.numpy(), exp, rtol=rtol, atol=atol, err_msg=what)
 
 
 @pytest.mark.parametrize("backend", CPU_BACKENDS)

@@ -18,6 +18,7 @@ from minitorch.nn.gpt import TinyGPT, evaluate, sample, train_step
 from minitorch.nn.language_model import sequence_loss
 from minitorch.optim import Adam
 from minitorch.testing import grad_check
+from numpy_gradients import numpy_gradients
 
 V, CONTEXT = 7, 6
 
@@ -111,22 +112,6 @@ def _numpy_mean_cross_entropy(logits: np.ndarray, targets: np.ndarray) -> float:
     return float(-np.take_along_axis(log_probs, targets[..., None], -1).mean())
 
 
-def _numpy_gradients(f, arrays: list[np.ndarray], eps: float = 1e-6) -> list[np.ndarray]:
-    """Central differences of the scalar f(*arrays) with respect to every array, in NumPy:
-    ∂f/∂x_i ≈ (f(x + ε e_i) − f(x − ε e_i)) / 2ε."""
-    grads = []
-    for k, a in enumerate(arrays):
-        grad = np.zeros_like(a)
-        for idx in np.ndindex(*a.shape):
-            up, down = list(arrays), list(arrays)
-            up[k], down[k] = a.copy(), a.copy()
-            up[k][idx] += eps
-            down[k][idx] -= eps
-            grad[idx] = (f(*up) - f(*down)) / (2 * eps)
-        grads.append(grad)
-    return grads
-
-
 # ---------------------------------------------------------------------------------------
 # The model (task 6.5)
 
@@ -151,7 +136,7 @@ def test_logits_loss_and_every_gradient_match_numpy(positions: str) -> None:
     def numpy_loss(*values):
         return _numpy_mean_cross_entropy(_numpy_gpt(dict(zip(names, values)), x, 2, 2), y)
 
-    for (name, p), expected in zip(model.named_parameters(), _numpy_gradients(numpy_loss, [params[n] for n in names])):
+    for (name, p), expected in zip(model.named_parameters(), numpy_gradients(numpy_loss, [params[n] for n in names])):
         assert p.value.grad is not None, f"{name} got no gradient"
         np.testing.assert_allclose(p.value.grad.numpy(), expected, rtol=1e-6, atol=1e-9, err_msg=name)
 

@@ -10,38 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import minitorch
-from minitorch.nn.gpt import TinyGPT, train_step
+from minitorch.nn.gpt import train_step
 from minitorch.nn.language_model import sequence_loss
 from minitorch.optim import Adam
+from test_gpt import CONTEXT, V, _example_args, _ids, _model, _randomise_layer_norms, _tokens
 
 torch = pytest.importorskip("torch")
-
-V, CONTEXT = 7, 6
-
-
-def _model(positions: str = "learned", seed: int = 0, dtype=minitorch.float64, **kwargs) -> TinyGPT:
-    minitorch.manual_seed(seed)
-    sizes = {"d_model": 8, "nhead": 2, "num_layers": 2, "dim_feedforward": 12, **kwargs}
-    return TinyGPT(V, CONTEXT, positions=positions, dtype=dtype, **sizes)
-
-
-def _ids(values) -> minitorch.Tensor:
-    return minitorch.tensor(np.asarray(values), dtype=minitorch.int64)
-
-
-def _tokens(b: int, t: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, V, size=(b, t))
-
-
-def _randomise_layer_norms(model: TinyGPT, seed: int = 1) -> None:
-    """Random LayerNorm gains and biases (ones and zeros would hide a missing one)."""
-    rng = np.random.default_rng(seed)
-    state = model.state_dict()
-    model.load_state_dict({k: (1.0 + 0.3 * rng.standard_normal(v.shape) if k.endswith("norm1.weight") or
-                               k.endswith("norm2.weight") or k == "norm.weight" else
-                               0.3 * rng.standard_normal(v.shape) if "norm" in k or k.endswith("_bias")
-                               else v) for k, v in state.items()})
 
 
 @pytest.mark.task6_5
@@ -91,16 +65,6 @@ def test_train_step_matches_torch_adam_with_clipping() -> None:
     for name, value in twin.state_dict().items():
         np.testing.assert_allclose(model.state_dict()[name], value.numpy(), rtol=1e-8, atol=1e-10, err_msg=name)
     assert model.training
-
-
-def _example_args(tmp_path: Path, framework: str, steps: int = 30) -> list[str]:
-    text = tmp_path / "text.txt"
-    if not text.exists():
-        text.write_text("to be, or not to be: that is the question.\n" * 40)
-    return ["--steps", str(steps), "--eval-every", "15", "--context", "8", "--d-model", "8", "--heads", "2",
-            "--layers", "1", "--feedforward", "16", "--batch-size", "4", "--eval-batch-size", "16", "--lr", "0.01",
-            "--dtype", "float64", "--text", str(text), "--prompt", "to ", "--sample-length", "20", "--seed", "1",
-            "--framework", framework]
 
 
 @pytest.mark.library

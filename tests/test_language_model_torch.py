@@ -11,20 +11,9 @@ import pytest
 
 import minitorch
 from minitorch.nn.language_model import CharLanguageModel, detach_state, sequence_loss, train_chunk, train_step
+from test_language_model import BACKEND, _ids, _model
 
 torch = pytest.importorskip("torch")
-
-BACKEND = minitorch.FastBackend
-
-
-def _ids(values) -> minitorch.Tensor:
-    return minitorch.tensor(np.asarray(values), dtype=minitorch.int64, backend=BACKEND)
-
-
-def _model(vocab_size: int = 5, cell: str = "lstm", seed: int = 0, **kwargs) -> CharLanguageModel:
-    minitorch.manual_seed(seed)
-    kwargs = {"embedding_dim": 4, "hidden_size": 6, **kwargs}
-    return CharLanguageModel(vocab_size, cell=cell, dtype=minitorch.float64, backend=BACKEND, **kwargs)
 
 
 def _torch_twin(torch, model: CharLanguageModel, cell: str = "lstm", num_layers: int = 1):

@@ -11,18 +11,11 @@ import pytest
 
 import minitorch
 from minitorch.nn.masked_softmax import masked_softmax
+from test_masked_softmax import _case
 
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.task6_1
-
-
-def _case(shape: tuple[int, ...], seed: int = 0, p_masked: float = 0.4):
-    rng = np.random.default_rng(seed)
-    scores = rng.standard_normal(shape) * 3.0
-    mask = rng.random(shape) > p_masked
-    mask[..., 0, :] = False  # one row with nothing allowed
-    return scores, mask
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (2, 4, 6), (2, 2, 3, 4)])

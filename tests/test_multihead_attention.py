@@ -19,6 +19,7 @@ import minitorch
 from minitorch import nn
 from minitorch.nn.multihead_attention import multi_head_attention
 from minitorch.testing import grad_check
+from numpy_gradients import numpy_gradients
 
 pytestmark = pytest.mark.task6_3
 
@@ -137,22 +138,6 @@ def _numpy_mha(params: dict, query, key, value, key_padding_mask=None, attn_mask
     return out, weights if batched else weights[0]
 
 
-def _numpy_gradients(f, arrays: list[np.ndarray], upstream: np.ndarray, eps: float = 1e-6) -> list[np.ndarray]:
-    """Central differences of L = Σ f(*arrays) ⊙ upstream with respect to every array,
-    in NumPy: ∂L/∂x_i ≈ Σ (f(x + ε e_i) − f(x − ε e_i)) ⊙ upstream / 2ε."""
-    grads = []
-    for k, a in enumerate(arrays):
-        grad = np.zeros_like(a)
-        for idx in np.ndindex(*a.shape):
-            up, down = list(arrays), list(arrays)
-            up[k], down[k] = a.copy(), a.copy()
-            up[k][idx] += eps
-            down[k][idx] -= eps
-            grad[idx] = np.sum((f(*up) - f(*down)) * upstream) / (2 * eps)
-        grads.append(grad)
-    return grads
-
-
 def _compare(mha, q, k, v, same: str = "", **kwargs):
     """Run the module and the NumPy formulas on the same arrays and masks; compare outputs
     and weights, and every gradient (inputs and parameters) with central differences of
@@ -187,7 +172,7 @@ def _compare(mha, q, k, v, same: str = "", **kwargs):
         o, w = _numpy_mha(dict(zip(names, arrays[len(inputs):])), *x, batch_first=mha.batch_first, **np_kw)
         return np.concatenate([o.ravel()] + ([w.ravel()] if w is not None else []))
 
-    expected = _numpy_gradients(both, inputs + [params[n] for n in names], np.concatenate(upstream))
+    expected = numpy_gradients(both, inputs + [params[n] for n in names], np.concatenate(upstream))
     input_names = {"qkv": ["query (= key = value)"], "kv": ["query", "key (= value)"]}.get(
         same, ["query", "key", "value"])
     for name, t, exp in zip(input_names, mt, expected):

@@ -20,17 +20,11 @@ import minitorch
 from minitorch import nn
 from minitorch.nn.multihead_attention import multi_head_attention
 from minitorch.testing import grad_check
+from test_multihead_attention import ATOL, LAYOUTS, MASKS, RTOL, E, H, _inputs, _rand
 
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.task6_3
-
-RTOL, ATOL = 1e-10, 1e-12
-E, H = 8, 2
-
-
-def _rand(*shape: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(shape)
 
 
 def _close(got: minitorch.Tensor, expected, what: str, rtol: float = RTOL, atol: float = ATOL) -> None:
@@ -52,15 +46,6 @@ def _pair(**kwargs):
     mha = nn.MultiheadAttention(E, H, **kwargs)
     mha.load_state_dict({k: v.detach().numpy() for k, v in t_mha.state_dict().items()})
     return mha, t_mha
-
-
-def _inputs(L: int, S: int, B, batch_first: bool, kdim: int = E, vdim: int = E, seed: int = 1):
-    """query, key, value arrays in the layout asked (B None: unbatched)."""
-    def shape(n, d):
-        if B is None:
-            return (n, d)
-        return (B, n, d) if batch_first else (n, B, d)
-    return _rand(*shape(L, E), seed=seed), _rand(*shape(S, kdim), seed=seed + 1), _rand(*shape(S, vdim), seed=seed + 2)
 
 
 def _mask_arrays(kind: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
@@ -116,13 +101,6 @@ def _compare(mha, t_mha, q, k, v, same: str = "", rtol: float = RTOL, **kwargs):
     return out, weights
 
 
-LAYOUTS = [
-    pytest.param(2, False, id="seq-first"),
-    pytest.param(2, True, id="batch-first"),
-    pytest.param(None, False, id="unbatched"),
-]
-
-
 @pytest.mark.parametrize("B, batch_first", LAYOUTS)
 def test_self_attention_matches_torch(B, batch_first) -> None:
     mha, t_mha = _pair(batch_first=batch_first)
@@ -160,20 +138,6 @@ def test_kdim_vdim_and_no_bias_match_torch() -> None:
     mha, t_mha = _pair(bias=False)
     assert [n for n, _ in mha.named_parameters()] == ["in_proj_weight", "out_proj.weight"]
     _compare(mha, t_mha, *_inputs(3, 6, 2, False))
-
-
-MASKS = [  # (key_padding_mask kind or None, attn_mask kind or None, attn_mask dims)
-    pytest.param("bool", None, 2, id="kpm-bool"),
-    pytest.param("float", None, 2, id="kpm-float"),
-    pytest.param(None, "bool", 2, id="attn-bool-2d"),
-    pytest.param(None, "float", 2, id="attn-float-2d"),
-    pytest.param(None, "bool", 3, id="attn-bool-3d"),
-    pytest.param(None, "float", 3, id="attn-float-3d"),
-    pytest.param("bool", "bool", 2, id="kpm-bool+attn-bool"),
-    pytest.param("float", "float", 3, id="kpm-float+attn-float-3d"),
-    pytest.param("bool", "float", 2, id="kpm-bool+attn-float"),
-    pytest.param("float", "bool", 3, id="kpm-float+attn-bool-3d"),
-]
 
 
 @pytest.mark.parametrize("kpm, attn, attn_dims", MASKS)

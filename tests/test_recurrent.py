@@ -105,6 +105,12 @@ CELL_SHAPES = [  # (batch or None for unbatched, input size, hidden size)
     pytest.param(None, 4, 3, id="unbatched"),
 ]
 
+CELL_KINDS = [  # each cell under its task's marker
+    pytest.param("rnn", marks=pytest.mark.task5_1),
+    pytest.param("lstm", marks=pytest.mark.task5_2),
+    pytest.param("gru", marks=pytest.mark.task5_3),
+]
+
 
 def _cell_arrays(kind: str, batch, i_size: int, h_size: int, bias: bool, seed: int = 0) -> dict[str, np.ndarray]:
     """Random float64 arguments of a cell by name: x, h (and c for the LSTM), w_ih, w_hh,
@@ -190,18 +196,12 @@ def test_gru_cell_matches_numpy(batch, i_size, h_size, bias) -> None:
 
 
 @pytest.mark.parametrize("backend", CPU_BACKENDS)
-@pytest.mark.parametrize(
-    "kind", [pytest.param("rnn", marks=pytest.mark.task5_1), pytest.param("lstm", marks=pytest.mark.task5_2),
-             pytest.param("gru", marks=pytest.mark.task5_3)],
-)
+@pytest.mark.parametrize("kind", CELL_KINDS)
 def test_cells_on_each_cpu_backend(kind, backend) -> None:
     _check_cell(kind, 2, 3, 4, True, backend=backend)
 
 
-@pytest.mark.parametrize(
-    "kind", [pytest.param("rnn", marks=pytest.mark.task5_1), pytest.param("lstm", marks=pytest.mark.task5_2),
-             pytest.param("gru", marks=pytest.mark.task5_3)],
-)
+@pytest.mark.parametrize("kind", CELL_KINDS)
 def test_cell_central_differences(kind) -> None:
     _check_cell_gradients(kind, _cell_arrays(kind, 2, 3, 2, True, seed=5))
 

@@ -17,15 +17,9 @@ from minitorch.nn.gru import gru_cell
 from minitorch.nn.lstm import lstm_cell
 from minitorch.nn.recurrent import unroll
 from minitorch.nn.rnn import rnn_cell, rnn_step
+from test_recurrent import ATOL, CELL_KINDS, CELL_SHAPES, CPU_BACKENDS, LAYER_GRID, RTOL, _mt
 
 torch = pytest.importorskip("torch")
-
-RTOL, ATOL = 1e-9, 1e-11
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
-
-
-def _mt(a: np.ndarray, backend=None) -> minitorch.Tensor:
-    return minitorch.tensor(a, backend=backend).requires_grad_(True)
 
 
 def _tt(a: np.ndarray):
@@ -40,13 +34,6 @@ def _close(got: minitorch.Tensor, expected, what: str) -> None:
 
 
 # ---- the cells against torch ------------------------------------------------------------
-
-CELL_SHAPES = [  # (batch or None for unbatched, input size, hidden size)
-    pytest.param(3, 4, 5, id="B3-I4-H5"),
-    pytest.param(1, 1, 1, id="B1-I1-H1"),
-    pytest.param(2, 6, 3, id="B2-I6-H3"),
-    pytest.param(None, 4, 3, id="unbatched"),
-]
 
 
 def _cell_case(kind: str, batch, i_size: int, h_size: int, bias: bool, seed: int = 0, backend=None):
@@ -132,10 +119,7 @@ def test_gru_cell_matches_torch(batch, i_size, h_size, bias) -> None:
 
 
 @pytest.mark.parametrize("backend", CPU_BACKENDS)
-@pytest.mark.parametrize(
-    "kind", [pytest.param("rnn", marks=pytest.mark.task5_1), pytest.param("lstm", marks=pytest.mark.task5_2),
-             pytest.param("gru", marks=pytest.mark.task5_3)],
-)
+@pytest.mark.parametrize("kind", CELL_KINDS)
 def test_cells_on_each_cpu_backend(kind, backend) -> None:
     _check_cell_against_torch(kind, 2, 3, 4, True, backend=backend)
 
@@ -216,20 +200,6 @@ def test_a_2000_step_sequence_backpropagates() -> None:
 
 
 # ---- the layers against torch ---------------------------------------------------------
-
-# (mode, num_layers, bidirectional, batch_first, with hx, bias): every option on and off for
-# every layer type, two layers with both directions included.
-LAYER_GRID = [
-    (mode, *options)
-    for mode in ("RNN", "RNN_RELU", "LSTM", "GRU")
-    for options in [
-        (1, False, False, False, True),
-        (1, True, True, True, True),
-        (2, False, True, True, False),
-        (2, True, False, False, True),
-        (2, True, True, True, False),
-    ]
-]
 
 
 def _layers(mode: str, size: tuple[int, int], **kwargs):

@@ -18,6 +18,7 @@ import minitorch
 from minitorch.nn import functional as F
 from minitorch.nn.attention import scaled_dot_product_attention_with_weights
 from minitorch.testing import grad_check
+from numpy_gradients import numpy_gradients
 
 pytestmark = pytest.mark.task6_2
 
@@ -51,22 +52,6 @@ def _numpy_sdpa(q, k, v, mask=None, is_causal=False, scale=None) -> tuple[np.nda
     total = e.sum(-1, keepdims=True)
     weights = e / np.where(total == 0.0, 1.0, total)
     return weights @ v, weights
-
-
-def _numpy_gradients(f, arrays: list[np.ndarray], upstream: np.ndarray, eps: float = 1e-6) -> list[np.ndarray]:
-    """Central differences of L = Σ f(*arrays) ⊙ upstream with respect to every array,
-    in NumPy: ∂L/∂x_i ≈ Σ (f(x + ε e_i) − f(x − ε e_i)) ⊙ upstream / 2ε."""
-    grads = []
-    for k, a in enumerate(arrays):
-        grad = np.zeros_like(a)
-        for idx in np.ndindex(*a.shape):
-            up, down = list(arrays), list(arrays)
-            up[k], down[k] = a.copy(), a.copy()
-            up[k][idx] += eps
-            down[k][idx] -= eps
-            grad[idx] = np.sum((f(*up) - f(*down)) * upstream) / (2 * eps)
-        grads.append(grad)
-    return grads
 
 
 def _close(got: minitorch.Tensor, expected, what: str, rtol: float = RTOL, atol: float = ATOL) -> None:
@@ -134,7 +119,7 @@ def test_values_and_gradients_match_numpy(q_shape, k_shape, v_shape, mask, kwarg
             return _numpy_sdpa(q, k, v, m, **kwargs)[0]
 
         got = mt
-    for name, t, expected in zip(["q", "k", "v", "the float attn_mask"], got, _numpy_gradients(output, arrays, g)):
+    for name, t, expected in zip(["q", "k", "v", "the float attn_mask"], got, numpy_gradients(output, arrays, g)):
         _close(t.grad, expected, f"gradient of {name}", rtol=1e-6, atol=1e-8)
 
 
@@ -163,7 +148,7 @@ def test_weights_are_the_softmax_of_the_scaled_scores_and_rows_sum_to_one() -> N
     def weights_of(q, k):
         return _numpy_sdpa(q, k, v, mask)[1]
 
-    exp_q_grad, exp_k_grad = _numpy_gradients(weights_of, [q, k], g)
+    exp_q_grad, exp_k_grad = numpy_gradients(weights_of, [q, k], g)
     _close(mq.grad, exp_q_grad, "gradient of q through the weights", rtol=1e-6, atol=1e-8)
     _close(mk.grad, exp_k_grad, "gradient of k through the weights", rtol=1e-6, atol=1e-8)
     w = weights.numpy()

@@ -11,55 +11,11 @@ import pytest
 import minitorch
 from minitorch.nn import functional as F
 from minitorch.nn.attention import scaled_dot_product_attention_with_weights
+from test_scaled_dot_product_attention import CASES, _bool_mask, _close, _float_mask, _rand
 
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.task6_2
-
-RTOL, ATOL = 1e-10, 1e-12
-
-
-def _rand(*shape: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(shape)
-
-
-def _close(got: minitorch.Tensor, expected, what: str, rtol: float = RTOL, atol: float = ATOL) -> None:
-    assert got is not None, f"{what}: no gradient"
-    exp = expected.detach().numpy() if hasattr(expected, "detach") else np.asarray(expected)
-    assert got.shape == tuple(exp.shape), f"{what}: shape {got.shape}, expected {tuple(exp.shape)}"
-    np.testing.assert_allclose(got.numpy(), exp, rtol=rtol, atol=atol, err_msg=what)
-
-
-def _bool_mask(shape: tuple[int, ...], seed: int, empty_row: bool = True) -> np.ndarray:
-    """A random bool mask (True = may attend), with query 0 masked entirely when `empty_row`."""
-    mask = np.random.default_rng(seed).random(shape) > 0.4
-    mask[..., 1, 0] = True  # query 1 keeps a key whatever the draw
-    if empty_row:
-        mask[..., 0, :] = False
-    return mask
-
-
-def _float_mask(shape: tuple[int, ...], seed: int) -> np.ndarray:
-    """A float mask: −∞ where a bool mask says no (query 0: every key), small biases elsewhere."""
-    allowed = _bool_mask(shape, seed)
-    return np.where(allowed, 0.5 * _rand(*shape, seed=seed + 1), -np.inf)
-
-
-# (query shape, key shape, value shape, attn_mask: None | "bool" | "float" with its shape, kwargs)
-CASES = [
-    pytest.param((2, 3, 4, 5), (2, 3, 4, 5), (2, 3, 4, 5), None, {}, id="self-attention-B2-H3"),
-    pytest.param((2, 4, 6), (2, 7, 6), (2, 7, 3), None, {}, id="cross-L4-S7-Ev3"),
-    pytest.param((4, 6), (7, 6), (7, 3), None, {}, id="no-batch"),
-    pytest.param((2, 1, 4, 5), (1, 3, 6, 5), (6, 2), None, {}, id="broadcast-batch"),
-    pytest.param((2, 4, 5), (2, 6, 5), (2, 6, 3), ("bool", (2, 4, 6)), {}, id="bool-mask"),
-    pytest.param((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 5), ("bool", (4, 6)), {}, id="bool-mask-broadcast"),
-    pytest.param((2, 4, 5), (2, 6, 5), (2, 6, 3), ("float", (2, 4, 6)), {}, id="float-mask"),
-    pytest.param((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 5), ("float", (2, 1, 4, 6)), {}, id="float-mask-broadcast"),
-    pytest.param((2, 5, 4), (2, 5, 4), (2, 5, 3), None, {"is_causal": True}, id="causal-L=S"),
-    pytest.param((2, 3, 4), (2, 6, 4), (2, 6, 3), None, {"is_causal": True}, id="causal-L<S"),
-    pytest.param((2, 6, 4), (2, 3, 4), (2, 3, 3), None, {"is_causal": True}, id="causal-L>S"),
-    pytest.param((2, 4, 5), (2, 6, 5), (2, 6, 3), ("bool", (4, 6)), {"scale": 0.7}, id="scale"),
-]
 
 
 @pytest.mark.parametrize("q_shape, k_shape, v_shape, mask, kwargs", CASES)

@@ -23,6 +23,7 @@ from minitorch.nn.transformer import (
     _detect_is_causal_mask, feed_forward, generate_square_subsequent_mask,
 )
 from minitorch.testing import grad_check
+from numpy_gradients import numpy_gradients
 
 pytestmark = pytest.mark.task6_5
 
@@ -154,22 +155,6 @@ def _from_batch_first(y: np.ndarray, like: np.ndarray, batch_first: bool) -> np.
     return y if batch_first else y.swapaxes(0, 1)
 
 
-def _numpy_gradients(f, arrays: list[np.ndarray], upstream: np.ndarray, eps: float = 1e-6) -> list[np.ndarray]:
-    """Central differences of L = Σ f(*arrays) ⊙ upstream with respect to every array,
-    in NumPy: ∂L/∂x_i ≈ Σ (f(x + ε e_i) − f(x − ε e_i)) ⊙ upstream / 2ε."""
-    grads = []
-    for k, a in enumerate(arrays):
-        grad = np.zeros_like(a)
-        for idx in np.ndindex(*a.shape):
-            up, down = list(arrays), list(arrays)
-            up[k], down[k] = a.copy(), a.copy()
-            up[k][idx] += eps
-            down[k][idx] -= eps
-            grad[idx] = np.sum((f(*up) - f(*down)) * upstream) / (2 * eps)
-        grads.append(grad)
-    return grads
-
-
 def _check_against_numpy(module: nn.Module, inputs: list[minitorch.Tensor], out: minitorch.Tensor, numpy_forward,
                          seed: int) -> None:
     """`out` (the module on `inputs`) against numpy_forward(params, *input arrays); then the
@@ -189,7 +174,7 @@ def _check_against_numpy(module: nn.Module, inputs: list[minitorch.Tensor], out:
     def f(*values):
         return numpy_forward(dict(zip(names, values[len(arrays):])), *values[:len(arrays)])
 
-    expected = _numpy_gradients(f, arrays + [params[n] for n in names], g)
+    expected = numpy_gradients(f, arrays + [params[n] for n in names], g)
     got = [(f"input {k}", x.grad) for k, x in enumerate(inputs)]
     got += [(name, p.value.grad) for name, p in module.named_parameters()]
     for (name, grad), exp in zip(got, expected):

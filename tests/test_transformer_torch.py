@@ -15,23 +15,11 @@ from minitorch.nn.transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
     generate_square_subsequent_mask,
 )
+from test_transformer import D, F, H, _layout, _rand, _randomise, _stream
 
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.task6_5
-
-D, H, F = 8, 2, 12  # d_model, heads, feed-forward size of the small layers
-
-
-def _rand(*shape: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(shape)
-
-
-def _randomise(module: nn.Module, seed: int = 0) -> None:
-    """Give every parameter random values (zero biases and unit LayerNorm gains would hide
-    a missing bias or gain)."""
-    rng = np.random.default_rng(seed)
-    module.load_state_dict({k: rng.standard_normal(v.shape) * 0.5 for k, v in module.state_dict().items()})
 
 
 def _torch_copy(torch, ours: nn.Module, theirs):
@@ -50,15 +38,17 @@ def _compare_grads(torch, ours: nn.Module, theirs, rtol: float = 1e-10, atol: fl
                                    err_msg=name)
 
 
-def _stream(shape: tuple[int, ...], seed: int) -> tuple[minitorch.Tensor, np.ndarray]:
-    x = _rand(*shape, seed=seed)
-    return minitorch.tensor(x, requires_grad=True), x
-
-
-def _layout(batch_first: bool, batched: bool, b: int, s: int) -> tuple[int, ...]:
-    if not batched:
-        return (s, D)
-    return (b, s, D) if batch_first else (s, b, D)
+def _match_torch(out, t_out, inputs, ours: nn.Module, theirs, seed: int, err_msg: str = "") -> None:
+    """The same output; after the backward pass of the same random upstream gradient (drawn
+    from `seed`), the same gradient of every input (`inputs`: pairs (ours, torch's)) and of
+    every parameter."""
+    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=err_msg)
+    g = _rand(*out.shape, seed=seed)
+    out.backward(minitorch.tensor(g))
+    t_out.backward(torch.tensor(g))
+    for x, t_x in inputs:
+        np.testing.assert_allclose(x.grad.numpy(), t_x.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=err_msg)
+    _compare_grads(torch, ours, theirs)
 
 
 def test_causal_mask_matches_torch() -> None:
@@ -82,12 +72,7 @@ def test_encoder_layer_matches_torch(norm_first: bool, activation: str, batch_fi
     mask = generate_square_subsequent_mask(5)
     out = layer(x, src_mask=mask)
     t_out = t_layer(t_x, src_mask=torch.tensor(mask.numpy()))
-    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
-    g = _rand(*out.shape, seed=2)
-    out.backward(minitorch.tensor(g))
-    t_out.backward(torch.tensor(g))
-    np.testing.assert_allclose(x.grad.numpy(), t_x.grad.numpy(), rtol=1e-10, atol=1e-12)
-    _compare_grads(torch, layer, t_layer)
+    _match_torch(out, t_out, [(x, t_x)], layer, t_layer, seed=2)
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
@@ -112,12 +97,7 @@ def test_encoder_layer_masks_match_torch(norm_first: bool) -> None:
             p.value.grad = None
         t_layer.zero_grad()
         out, t_out = layer(x, **ours), t_layer(t_x, **theirs)
-        np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=str(ours))
-        g = _rand(*out.shape, seed=5)
-        out.backward(minitorch.tensor(g))
-        t_out.backward(torch.tensor(g))
-        np.testing.assert_allclose(x.grad.numpy(), t_x.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=str(ours))
-        _compare_grads(torch, layer, t_layer)
+        _match_torch(out, t_out, [(x, t_x)], layer, t_layer, seed=5, err_msg=str(ours))
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
@@ -138,13 +118,7 @@ def test_decoder_layer_matches_torch(norm_first: bool, batch_first: bool, batche
     out = layer(tgt, memory, tgt_mask=mask, memory_key_padding_mask=minitorch.tensor(padding), tgt_is_causal=True)
     t_out = t_layer(t_tgt, t_memory, tgt_mask=torch.tensor(mask.numpy()), memory_key_padding_mask=torch.tensor(padding),
                     tgt_is_causal=True)
-    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
-    g = _rand(*out.shape, seed=24)
-    out.backward(minitorch.tensor(g))
-    t_out.backward(torch.tensor(g))
-    np.testing.assert_allclose(tgt.grad.numpy(), t_tgt.grad.numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(memory.grad.numpy(), t_memory.grad.numpy(), rtol=1e-10, atol=1e-12)
-    _compare_grads(torch, layer, t_layer)
+    _match_torch(out, t_out, [(tgt, t_tgt), (memory, t_memory)], layer, t_layer, seed=24)
 
 
 def test_encoder_stack_copies_the_layer_and_matches_torch() -> None:
@@ -163,12 +137,7 @@ def test_encoder_stack_copies_the_layer_and_matches_torch() -> None:
     mask = generate_square_subsequent_mask(5)
     out = stack(x, mask=mask)  # is_causal detected from the mask
     t_out = t_stack(t_x, mask=torch.tensor(mask.numpy()))
-    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
-    g = _rand(*out.shape, seed=33)
-    out.backward(minitorch.tensor(g))
-    t_out.backward(torch.tensor(g))
-    np.testing.assert_allclose(x.grad.numpy(), t_x.grad.numpy(), rtol=1e-10, atol=1e-12)
-    _compare_grads(torch, stack, t_stack)
+    _match_torch(out, t_out, [(x, t_x)], stack, t_stack, seed=33)
 
 
 def test_decoder_stack_matches_torch() -> None:
@@ -202,11 +171,5 @@ def test_transformer_loads_a_torch_state_dict_and_matches_torch() -> None:
                 src_key_padding_mask=minitorch.tensor(padding), memory_key_padding_mask=minitorch.tensor(padding))
     t_out = t_model(t_src, t_tgt, tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(3).double(),
                     src_key_padding_mask=torch.tensor(padding), memory_key_padding_mask=torch.tensor(padding))
-    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
-    g = _rand(*out.shape, seed=39)
-    out.backward(minitorch.tensor(g))
-    t_out.backward(torch.tensor(g))
-    np.testing.assert_allclose(src.grad.numpy(), t_src.grad.numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(tgt.grad.numpy(), t_tgt.grad.numpy(), rtol=1e-10, atol=1e-12)
-    _compare_grads(torch, model, t_model)
+    _match_torch(out, t_out, [(src, t_src), (tgt, t_tgt)], model, t_model, seed=39)
 
