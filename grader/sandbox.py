@@ -203,6 +203,10 @@ class Child:
             "PYTHONDONTWRITEBYTECODE": "1",
             "NUMBA_ENABLE_CUDASIM": os.environ.get("NUMBA_ENABLE_CUDASIM", "1"),
             "MPLBACKEND": "Agg",
+            # minitorch.compile_notice: nobody reads a child's stderr live; and a line
+            # printed there while a kernel compiles changed what the A3 speed checks
+            # measured (tests/test_grader_speed_gaming.py, the once-per-out kernels)
+            "MINITORCH_COMPILE_NOTICE": "0",
         }
         if self.own_cache:  # a submission's compiled kernels stay in its own scratch
             env["NUMBA_CACHE_DIR"] = str(self.scratch / "numba-cache")
