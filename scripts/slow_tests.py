@@ -1,7 +1,7 @@
 """Write tests/slow_tests.txt: the tests left out of the quick subset (``pytest -m "not slow"``).
 
     python -m pytest -p no:cacheprovider --junitxml=/tmp/suite.xml      # a full run, timed
-    python scripts/slow_tests.py /tmp/suite.xml --budget 40              # → tests/slow_tests.txt
+    python scripts/slow_tests.py /tmp/suite.xml --budget 25              # → tests/slow_tests.txt
 
 The quick subset is the fastest tests of the run whose times add up to at most `--budget`
 seconds (pytest's start-up and collection come on top); every other test is listed as
@@ -31,7 +31,7 @@ def node_id(classname: str, name: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("junit", type=Path, help="JUnit XML of a full run")
-    parser.add_argument("--budget", type=float, default=40.0, help="seconds the quick subset may take (default 40)")
+    parser.add_argument("--budget", type=float, default=25.0, help="seconds the quick subset may take (default 25)")
     parser.add_argument("-o", "--out", type=Path, default=ROOT / "tests" / "slow_tests.txt")
     args = parser.parse_args()
     times = sorted(
