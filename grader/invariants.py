@@ -117,6 +117,8 @@ def check_stage(stage: str, limits: Limits, console: Optional[Console] = None, *
     """Run the five invariants for one stage (`public_only`: invariant 5 alone, for one `task` or all)."""
     out: list[Invariant] = []
     manifest = load_manifest(stage)
+    if task is not None and task not in {t.id for t in manifest.tasks}:
+        raise ValueError(f"stage {stage} has no task {task!r}")
     task_points = sum(t.points for t in manifest.tasks)
     root = repo_root()
 
