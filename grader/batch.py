@@ -10,7 +10,10 @@ Data flow, for each student:
 2. **plan** (parent): `pack` hashes each one; a student whose latest gradebook row has the
    same hash and grader version (and whose reports are there) is skipped
    (`grader.gradebook`); a submission refused while packing (a link out of the tree, too
-   large) gets its ``malformed`` row here, without a worker;
+   large) gets its ``malformed`` row here, without a worker. With ``--regrade TASK`` (a
+   check of TASK was fixed: the grader version changed), a student whose submission is
+   the one graded before gets TASK graded again and keeps the rest of their grade (their
+   ``grade.json`` travels with the job); a new or changed submission is graded in full;
 3. **grade** (a Dask worker): the zip's *bytes* travel to a worker (never a path: the
    worker may be another machine), which runs `grader.batch_worker.grade_job`: it unpacks
    them into a temporary folder of its own with the intake of ``grader run`` (a bad zip
@@ -55,8 +58,8 @@ from .sandbox import Limits
 
 __all__ = ["BatchOptions", "Engine", "add_parser", "main", "run_batch"]
 
-#: The report files of each student, under OUT/<student>/.
-REPORT_FILES = ("results.json", "junit.xml", "feedback.md")
+#: The report files of each student, under OUT/<student>/ (grade.json: the whole result, for --regrade).
+REPORT_FILES = ("results.json", "junit.xml", "feedback.md", "grade.json")
 #: Submissions in flight per worker thread.
 IN_FLIGHT_PER_WORKER = 2
 
@@ -136,6 +139,7 @@ class BatchOptions:
     notebooks: bool = True
     strip_prefix: Optional[str] = None
     quiet: bool = False
+    regrade: Optional[str] = None  # a task id: regrade that task only, for everyone not up to date
 
 
 def run_batch(submissions: Path | str, options: BatchOptions, console: Any = None, engine: Optional[Engine] = None) -> int:
@@ -155,13 +159,17 @@ def run_batch(submissions: Path | str, options: BatchOptions, console: Any = Non
         if options.notebooks:
             max_points.update({f"nb:{n.name}": n.points for n in manifest.notebooks})
         book = Gradebook(Path(options.out) / "gradebook.csv", list(max_points))
+        if options.regrade is not None and options.regrade not in {t.id for t in manifest.tasks}:
+            raise ValueError(f"--regrade {options.regrade}: stage {options.stage} has the tasks "
+                             f"{', '.join(t.id for t in manifest.tasks)}")
     except (ValueError, KeyError, OSError, RuntimeError) as exc:  # unknown stage, no jail, bad folder, another stage's gradebook
         screen.error(f"grader batch: {exc}")
         return 2
     version = grader_version()
     screen.found(found, book)
     todo: list[Submission] = []
-    refused = 0
+    refused = partial = 0
+    before = {student: dict(row) for student, row in book.latest.items()}  # for the regrade's summary
     for sub in found.submissions:
         packed = pack(sub)
         reports = [Path(options.out) / sub.student / name for name in REPORT_FILES]
@@ -174,8 +182,11 @@ def run_batch(submissions: Path | str, options: BatchOptions, console: Any = Non
             refused += 1
         else:
             todo.append(sub)
+            partial += _previous_grade(sub, packed.sha256, book, options) is not None
     skipped = len(found.submissions) - len(todo) - refused
-    screen.note(f"{len(todo)} to grade, {skipped} up to date (graded before: same submission, same grader)")
+    screen.note(f"{len(todo)} to grade" + (f" ({partial} task {options.regrade} only, {len(todo) - partial} in full: "
+                                          f"new or changed submissions)" if options.regrade else "")
+                + f", {skipped} up to date (graded before: same submission, same grader)")
     if todo:
         own_engine = engine is None
         engine = engine or Engine(options.scheduler, options.workers)
@@ -195,13 +206,36 @@ def run_batch(submissions: Path | str, options: BatchOptions, console: Any = Non
     rows = current_rows(book, [s.student for s in found.submissions])
     max_points["total"] = sum(max_points.values())
     screen.summary(summarize(rows, max_points), book.path, skipped)
+    if options.regrade:
+        screen.regraded(options.regrade, [(row, before.get(row["student"])) for row in book.appended
+                                          if row["change"].startswith(f"regrade {options.regrade}")])
     return 2 if any(r["status"] in ("crashed", "grader-error") for r in rows) else 0
 
 
-def _job(sub: Submission, sha256: str, data: bytes, options: BatchOptions) -> dict[str, Any]:
+def _job(sub: Submission, sha256: str, data: bytes, options: BatchOptions,
+         previous: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     archive = safe_student_id(sub.path.name if sub.path.name.lower().endswith(".zip") else f"{sub.path.name}.zip")
-    return {"student": sub.student, "label": sub.label, "sha256": sha256, "data": data, "archive": archive,
-            "stage": options.stage, "limits": dataclasses.asdict(options.limits), "notebooks": options.notebooks}
+    job = {"student": sub.student, "label": sub.label, "sha256": sha256, "data": data, "archive": archive,
+           "stage": options.stage, "limits": dataclasses.asdict(options.limits), "notebooks": options.notebooks}
+    if previous is not None:
+        job.update(task=options.regrade, previous=previous)
+    return job
+
+
+def _previous_grade(sub: Submission, sha256: str, book: Gradebook, options: BatchOptions) -> Optional[dict[str, Any]]:
+    """With ``--regrade``: the student's grade.json, when their latest row graded this very
+    submission (so only the regraded task can have changed); else None (graded in full)."""
+    import json
+
+    row = book.latest.get(sub.student)
+    path = Path(options.out) / sub.student / "grade.json"
+    if not options.regrade or row is None or row["sha256"] != sha256 or row["status"] in FAILED_STATUSES or not path.exists():
+        return None
+    try:
+        previous = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # unreadable: grade in full
+        return None
+    return previous if previous.get("stage") == options.stage else None
 
 
 def _grade_all(todo: list[Submission], options: BatchOptions, engine: Engine, book: Gradebook, screen: Any) -> None:
@@ -216,7 +250,7 @@ def _grade_all(todo: list[Submission], options: BatchOptions, engine: Engine, bo
     def submit_next() -> Any:
         sub = pending.pop()
         packed = pack(sub)  # packed again: the parent holds the bytes of the submissions in flight only
-        job = _job(sub, packed.sha256, packed.data or b"", options)
+        job = _job(sub, packed.sha256, packed.data or b"", options, _previous_grade(sub, packed.sha256, book, options))
         future = engine.submit(job)
         in_flight[future] = {k: v for k, v in job.items() if k != "data"}
         return future
@@ -248,7 +282,8 @@ def _record(outcome: dict[str, Any], book: Gradebook, out: Path, screen: Any, se
            "total": "" if outcome["total"] is None else fmt_points(outcome["total"]),
            "max": "" if outcome["max"] is None else fmt_points(outcome["max"]),
            "seconds": f"{seconds:.1f}", "sha256": outcome["sha256"], "grader_version": outcome["grader_version"],
-           "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "source": outcome["label"]}
+           "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "source": outcome["label"],
+           "change": f"regrade {outcome['task']}" if outcome.get("task") else ""}
     for column in book.task_columns:
         points = outcome["points"].get(column)
         row[column] = "" if points is None else fmt_points(points)
@@ -264,10 +299,14 @@ in parallel on Dask. SUBMISSIONS holds one folder or zip per student (the name i
 student id), a Gradescope "export submissions" folder (ids from submission_metadata.yml)
 or GitHub Classroom clones named ASSIGNMENT-USER (the id is USER).
 
-Each finished submission writes OUT/STUDENT/results.json, junit.xml and feedback.md, then
-appends its row to OUT/gradebook.csv. Run the same command again after an interruption:
-submissions already graded (same hash, same grader version) are skipped, changed ones are
-regraded, and the gradebook keeps every earlier row as history.
+Each finished submission writes OUT/STUDENT/results.json, junit.xml, feedback.md and
+grade.json, then appends its row to OUT/gradebook.csv. Run the same command again after an
+interruption: submissions already graded (same hash, same grader version) are skipped,
+changed ones are regraded, and the gradebook keeps every earlier row as history (its
+`change` column says what each row changed).
+
+After fixing a check of one task, `--regrade TASK` grades that task again for every
+student whose row comes from another grader version, keeping the rest of their grade.
 """
 
 
@@ -287,6 +326,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--memory", type=int, metavar="MIB", help="address-space limit of each child in MiB (default 4096)")
     p.add_argument("--nproc", type=int, metavar="N", help="processes + threads each jail may hold (default 2048)")
     p.add_argument("--no-notebooks", action="store_true", help="skip the stage's notebooks")
+    p.add_argument("--regrade", metavar="TASK",
+                   help="after fixing a check of TASK: regrade only TASK for every student not up to date "
+                        "(same submission); new or changed submissions are graded in full")
     p.add_argument("--sandbox", choices=("auto", "require", "bwrap", "uid", "process"), default="auto",
                    help="isolation of student code, as for grader run")
     p.add_argument("-q", "--quiet", action="store_true", help="no line per submission, only the bar and the summary")
@@ -304,7 +346,8 @@ def _batch(args: argparse.Namespace) -> int:
         if value is not None:
             limits = replace(limits, **{field_name: value})
     options = BatchOptions(stage=args.assignment, out=Path(args.out), scheduler=args.scheduler, workers=args.workers,
-                           limits=limits, notebooks=not args.no_notebooks, strip_prefix=args.strip_prefix, quiet=args.quiet)
+                           limits=limits, notebooks=not args.no_notebooks, strip_prefix=args.strip_prefix, quiet=args.quiet,
+                           regrade=args.regrade)
     return run_batch(Path(args.submissions), options)
 
 

@@ -10,6 +10,8 @@ status is ``malformed``, ``grader-error`` or ``crashed``), left, and the time le
 estimated from those done so far. On a terminal it redraws in place; in a log (a pipe, CI)
 only the lines of the finished submissions and the summary are printed.
 
+After ``--regrade TASK``, `regraded` lists the students whose points moved, before → after.
+
 The summary is made from the students' current gradebook rows (`grader.gradebook.summarize`):
 for each task (and the total) the number of students whose score is 0, 1–49 %, 50–79 %,
 80–99 % or 100 % of its points, with the mean; the slowest submissions; every row that is
@@ -127,3 +129,15 @@ class BatchScreen:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(summary.counts.items()))
         console.print(f"{sum(summary.counts.values())} students: {counts}; {skipped} up to date (not regraded). "
                       f"Gradebook: {gradebook}")
+
+    def regraded(self, task: str, pairs: list[tuple[dict[str, str], Optional[dict[str, str]]]]) -> None:
+        """After ``--regrade task``: how many were regraded, and each student whose points of
+        `task` moved (`pairs`: the new row and the row before it)."""
+        moved = [(row, old) for row, old in pairs if old is not None and old[task] != row[task]]
+        table = Table(title=f"Regrade of task {task}: {len(pairs)} students regraded, the points of {len(moved)} moved",
+                      title_justify="left")
+        for name in ("student", f"{task} before", f"{task} after", "total before", "total after"):
+            table.add_column(name, justify="left" if name == "student" else "right")
+        for row, old in sorted(moved, key=lambda pair: pair[0]["student"]):
+            table.add_row(row["student"], old[task] or "—", row[task] or "—", old["total"] or "—", row["total"] or "—")
+        self.console.print(table)

@@ -12,9 +12,13 @@ it pickles the same way to any machine. On the worker, `grade_job`
    `unreadable_result`, what ``grader run`` reports for such a zip);
 2. runs `grader.grading.grade` on the unpacked folder, with the job's limits and sandbox:
    exactly the grading of ``grader run`` (a submission without ``minitorch/`` is graded,
-   every task 0, and marked ``malformed``);
-3. renders the three reports as text: results.json (Gradescope's schema) and junit.xml
-   (`grader.report`), feedback.md (`feedback_markdown`);
+   every task 0, and marked ``malformed``). A *regrade* job (``grader batch --regrade
+   1.2``) names a `task` and carries the student's `previous` result (their grade.json):
+   only that task is graded, and its row replaces the old one in the previous result
+   (`merge_task`); the other tasks keep what they had;
+3. renders the reports as text: results.json (Gradescope's schema) and junit.xml
+   (`grader.report`), feedback.md (`feedback_markdown`), and grade.json, the whole
+   `GradeResult` (what a later regrade starts from);
 4. returns the *outcome*: those texts, the `GradeResult` as a dict, the points of each
    task, the status and reason of the gradebook row (`grader.gradebook`), the worker's
    grader version and the seconds it took. The temporary folder is deleted.
@@ -35,16 +39,18 @@ from pathlib import Path
 from typing import Any
 
 from .gradebook import fmt_points, grader_version
-from .results import GradeResult, Problem, TaskResult
+from .results import CheckResult, GradeResult, Problem, TaskResult
 from .sandbox import Limits
 
-__all__ = ["crashed_outcome", "feedback_markdown", "finished_outcome", "grade_job", "unreadable_result"]
+__all__ = ["crashed_outcome", "feedback_markdown", "finished_outcome", "grade_from_dict", "grade_job", "merge_task",
+           "unreadable_result"]
 
 
 def grade_job(job: dict[str, Any]) -> dict[str, Any]:
     """Grade one packed submission; runs on a Dask worker (or anywhere: it only needs
     the kit). `job` holds the zip's bytes (`data`), `stage`, `limits` (a `Limits` as a
-    dict), `notebooks`, `student`, `label`, `archive` (a file name for the zip) and `sha256`.
+    dict), `notebooks`, `student`, `label`, `archive` (a file name for the zip) and `sha256`;
+    a regrade job also `task` (a task id) and `previous` (a `GradeResult` as a dict).
 
     Never raises: a failure of grading itself is a ``crashed`` outcome with the reason.
     """
@@ -63,9 +69,14 @@ def grade_job(job: dict[str, Any]) -> dict[str, Any]:
             outcome = finished_outcome(job, unreadable_result(job["stage"], job["label"], reason), "malformed", reason)
         else:
             reason = "" if find_package(sub_dir) else "no minitorch/ package (nor .py files) in the submission"
-            result = grade(sub_dir, job["stage"], limits=Limits(**job["limits"]), notebooks=job["notebooks"])
+            task = job.get("task")
+            result = grade(sub_dir, job["stage"], task=task, limits=Limits(**job["limits"]),
+                           notebooks=job["notebooks"] and task is None)
             result.submission = job["label"]
+            if task is not None:
+                result = merge_task(grade_from_dict(job["previous"]), result, task)
             outcome = finished_outcome(job, result, "malformed" if reason else "", reason)
+            outcome["task"] = task  # the row says "regrade <task>"
     except Exception as exc:  # noqa: BLE001 - the sandbox could not start, a grader bug: a row says so
         outcome = crashed_outcome(job, f"{type(exc).__name__}: {exc}")
     finally:
@@ -101,11 +112,40 @@ def finished_outcome(job: dict[str, Any], result: GradeResult, status: str = "",
         else:
             status = "graded"
     files = {"results.json": json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n",
-             "junit.xml": junit(result).decode("utf-8"), "feedback.md": feedback_markdown(result)}
+             "junit.xml": junit(result).decode("utf-8"), "feedback.md": feedback_markdown(result),
+             "grade.json": json.dumps(dataclasses.asdict(result), indent=1, ensure_ascii=False) + "\n"}
     return {"student": job["student"], "label": job["label"], "sha256": job["sha256"], "status": status,
             "reason": reason, "points": {t.id: t.score for t in result.tasks}, "total": result.score,
             "max": result.max_score, "files": files, "grade": dataclasses.asdict(result),
             "grader_version": grader_version(), "worker": _worker_address()}
+
+
+def grade_from_dict(data: dict[str, Any]) -> GradeResult:
+    """The `GradeResult` that ``dataclasses.asdict`` (grade.json) made `data` from."""
+    tasks = [TaskResult(**{**t, "checks": [CheckResult(**c) for c in t["checks"]]}) for t in data["tasks"]]
+    problems = [Problem(**{**p, "tasks": tuple(p["tasks"])}) for p in data["problems"]]
+    return GradeResult(**{**data, "tasks": tasks, "problems": problems})
+
+
+def merge_task(previous: GradeResult, regraded: GradeResult, task_id: str) -> GradeResult:
+    """`previous` with the row of task `task_id` taken from `regraded` (a grading of that
+    task only): the grade after ``grader batch --regrade task_id``.
+
+    The problems with the files are those of both gradings (the same submission: mostly the
+    same); the grader errors are those of the merged rows' checks, plus any of the regrade
+    that belongs to no check (then grading itself failed)."""
+    new_row = next(t for t in regraded.tasks if t.id == task_id)
+    tasks = [new_row if t.id == task_id else t for t in previous.tasks]
+    if not any(t.id == task_id for t in previous.tasks):  # a task the earlier grade lacked (a manifest changed)
+        tasks.append(new_row)
+    check_errors = [c.grader_error for t in tasks for c in t.checks if c.grader_error]
+    regrade_check_errors = {c.grader_error for c in new_row.checks if c.grader_error}
+    general = [e for e in regraded.grader_errors if e not in regrade_check_errors]
+    problems = list(previous.problems) + [p for p in regraded.problems if p not in previous.problems]
+    old_row = next((t for t in previous.tasks if t.id == task_id), None)
+    seconds = previous.seconds - (old_row.seconds if old_row else 0.0) + new_row.seconds
+    return dataclasses.replace(previous, tasks=tasks, problems=problems, grader_errors=check_errors + general,
+                               seconds=max(seconds, 0.0), isolation=regraded.isolation)
 
 
 def crashed_outcome(job: dict[str, Any], reason: str) -> dict[str, Any]:

@@ -5,7 +5,7 @@
     book.append(row)                                      # one line, flushed and fsynced
 
 Columns, in order: ``student, status, reason``, the points of each task (and notebook
-part) of the stage, ``total, max, seconds, sha256, grader_version, graded_at, source``.
+part) of the stage, ``total, max, seconds, sha256, grader_version, graded_at, source, change``.
 
 * ``status``: ``graded`` (every task was graded, whatever the score), ``timeout`` (graded,
   but a task ran past its time limit: `reason` names it; a loaded machine can cause it),
@@ -16,6 +16,11 @@ part) of the stage, ``total, max, seconds, sha256, grader_version, graded_at, so
 * ``sha256`` is the hash of the submission (`grader.batch_intake`), ``grader_version``
   the kit's version and a digest of the grader's and the reference's source
   (`grader_version`): changing a check or the reference changes it.
+* ``change`` says why the row was written and what it changed against the student's
+  previous row (`describe_change`): ``first grading``, ``new submission``, ``new grader``,
+  ``regrade 1.2`` (``grader batch --regrade``) or ``graded again``, then every column whose
+  value moved: ``regrade 1.2: 1.2 5 → 10; total 55 → 60``. The rows of one student, in
+  order, are the history of their grade.
 
 **Nothing is lost.** A row is one line written with one ``write``, then flushed and
 ``fsync``-ed, after the student's report files are in place; so a batch killed at any
@@ -51,6 +56,7 @@ __all__ = [
     "GradebookError",
     "Summary",
     "current_rows",
+    "describe_change",
     "fmt_points",
     "grader_version",
     "summarize",
@@ -62,9 +68,10 @@ BATCH_STATUSES = ("graded", "timeout", "malformed", "grader-error", "crashed")
 FAILED_STATUSES = ("malformed", "grader-error", "crashed")
 
 LEADING_COLUMNS = ["student", "status", "reason"]
-TRAILING_COLUMNS = ["total", "max", "seconds", "sha256", "grader_version", "graded_at", "source"]
-#: Columns that differ between two gradings of the same submission by the same grader.
-VOLATILE_COLUMNS = ("seconds", "graded_at")
+TRAILING_COLUMNS = ["total", "max", "seconds", "sha256", "grader_version", "graded_at", "source", "change"]
+#: Columns that differ between two gradings of the same submission by the same grader
+#: (``change`` describes the row against the one before it: not part of the grade).
+VOLATILE_COLUMNS = ("seconds", "graded_at", "change")
 
 
 class GradebookError(ValueError):
@@ -112,6 +119,7 @@ class Gradebook:
         self.header = LEADING_COLUMNS + self.task_columns + TRAILING_COLUMNS
         self.rows: list[dict[str, str]] = []
         self.latest: dict[str, dict[str, str]] = {}
+        self.appended: list[dict[str, str]] = []  # the rows this Gradebook object appended
         self.repaired = False  # a line cut short by a kill was removed when opening
         if self.path.exists() and self.path.stat().st_size > 0:
             self._read()
@@ -152,17 +160,20 @@ class Gradebook:
                 and row["status"] != "crashed")
 
     def append(self, row: dict[str, str]) -> bool:
-        """Append `row` (a value for every column) unless it equals the student's latest
-        row but for the volatile columns; True when it was appended."""
-        missing = [c for c in self.header if c not in row]
+        """Append `row` (a value for every column but ``change``, which may hold the reason
+        of a regrade) unless it equals the student's latest row but for the volatile
+        columns; True when it was appended. ``change`` is filled in (`describe_change`)."""
+        missing = [c for c in self.header if c not in row and c != "change"]
         if missing:
             raise ValueError(f"gradebook row without {', '.join(missing)}")
         before = self.latest.get(row["student"])
         if before is not None and _stable(before) == _stable(row):
             return False
+        row = {**row, "change": describe_change(before, row, self.task_columns, row.get("change", ""))}
         self._write_line([row[c] for c in self.header], mode="ab")
-        self.rows.append(dict(row))
-        self.latest[row["student"]] = dict(row)
+        self.rows.append(row)
+        self.latest[row["student"]] = row
+        self.appended.append(row)
         return True
 
     def _write_line(self, values: list[str], mode: str) -> None:
@@ -172,6 +183,24 @@ class Gradebook:
             f.write(text.getvalue().encode("utf-8"))  # one write: a kill leaves a whole line or a cut one
             f.flush()
             os.fsync(f.fileno())
+
+
+def describe_change(before: Optional[dict[str, str]], row: dict[str, str], task_columns: Iterable[str], why: str = "") -> str:
+    """The ``change`` of `row` against the student's previous row `before`: why it was
+    written (`why` when given, e.g. ``regrade 1.2``), then each grade column that moved.
+
+    >>> describe_change({"1.1": "5", "total": "5", "status": "graded", "sha256": "a", "grader_version": "v1"},
+    ...                 {"1.1": "10", "total": "10", "status": "graded", "sha256": "a", "grader_version": "v2"}, ["1.1"])
+    'new grader: 1.1 5 → 10; total 5 → 10'
+    """
+    if before is None:
+        return why or "first grading"
+    if not why:
+        why = ("new submission" if before["sha256"] != row["sha256"] else
+               "new grader" if before["grader_version"] != row["grader_version"] else "graded again")
+    moved = [f"{column} {before.get(column) or '—'} → {row.get(column) or '—'}"
+             for column in ["status", *task_columns, "total"] if before.get(column, "") != row.get(column, "")]
+    return f"{why}: {'; '.join(moved)}" if moved else why
 
 
 def _stable(row: dict[str, str]) -> dict[str, str]:

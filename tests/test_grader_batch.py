@@ -22,12 +22,13 @@ import pytest
 
 from grader.batch import BatchOptions, Engine, run_batch
 from grader.batch_intake import BatchInputError, find_submissions, pack
-from grader.batch_worker import grade_job
+from grader.batch_worker import grade_from_dict, grade_job, merge_task
 from grader.examples import write_submission
-from grader.gradebook import Gradebook, GradebookError, grader_version, summarize
+from grader.gradebook import Gradebook, GradebookError, describe_change, grader_version, summarize
 from grader.grading import grade
 from grader.intake import SubmissionError, open_submission
 from grader.release import release
+from grader.results import CheckResult, GradeResult, Problem, TaskResult
 from grader.sandbox import Limits
 
 pytestmark = pytest.mark.grader
@@ -193,6 +194,46 @@ def test_the_gradebook_keeps_history_and_tells_who_is_graded(tmp_path: Path) -> 
     assert not book.is_current("carol", "s1", "v1")
 
 
+def test_each_row_says_what_changed_since_the_students_previous_row(tmp_path: Path) -> None:
+    book = Gradebook(tmp_path / "gradebook.csv", TASKS)
+    book.append(_row("alice"))
+    book.append(_row("alice", sha="s2", points="20"))
+    book.append({**_row("alice", sha="s2", version="v2", points="20"), "change": "regrade 0.1"})
+    book.append(_row("alice", sha="s2", version="v3", points="30"))
+    book.append(_row("alice", sha="s2", version="v3", points="30", status="timeout"))
+    history = [r["change"] for r in Gradebook(tmp_path / "gradebook.csv", TASKS).rows]
+    assert history == ["first grading",
+                       "new submission: 0.1 40 → 20; total 100 → 80",
+                       "regrade 0.1",  # regraded, nothing moved: the row records the new grader version
+                       "new grader: 0.1 20 → 30; total 80 → 90",
+                       "graded again: status graded → timeout"]
+    assert describe_change({**_row("bob"), "total": ""}, _row("bob", sha="s2"), TASKS) == "new submission: total — → 100"
+
+
+def _hand_result() -> GradeResult:
+    def task(tid: str, score: float, error: str = "") -> TaskResult:
+        check = CheckResult(name=f"check {tid}", kind="value", status="passed" if score else "failed", grader_error=error)
+        return TaskResult(tid, f"title {tid}", 10.0, score, check.status, "", checks=[check], seconds=2.0)
+
+    return GradeResult(stage="a0", title="A0", submission="alice", tasks=[task("0.1", 0.0, "the check broke"), task("0.2", 10.0)],
+                       seconds=5.0, problems=[Problem("minitorch/operators.py:3: a fence is missing", "minitorch/operators.py", 3, ("0.2",))],
+                       grader_errors=["the check broke"])
+
+
+def test_a_grade_survives_its_json_and_a_regrade_replaces_one_task_only() -> None:
+    previous = _hand_result()
+    assert grade_from_dict(json.loads(json.dumps(dataclasses.asdict(previous)))) == previous
+    fixed = GradeResult(stage="a0", title="A0", submission="alice", seconds=1.0, isolation="bwrap",
+                        tasks=[TaskResult("0.1", "title 0.1", 10.0, 7.5, "failed", "m", checks=[CheckResult("c", "value", "failed")],
+                                          seconds=1.0)])
+    merged = merge_task(previous, fixed, "0.1")
+    assert [(t.id, t.score) for t in merged.tasks] == [("0.1", 7.5), ("0.2", 10.0)]
+    assert merged.score == 17.5 and merged.seconds == 4.0 and merged.isolation == "bwrap"
+    assert merged.grader_errors == []  # the fixed check's error is gone with its old row
+    assert merged.problems == previous.problems
+    assert previous.tasks[0].score == 0.0  # the previous result is not modified
+
+
 def test_a_row_cut_short_by_a_kill_is_dropped_and_other_columns_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "gradebook.csv"
     Gradebook(path, TASKS).append(_row("alice"))
@@ -351,3 +392,47 @@ def test_a_batch_killed_halfway_resumes_into_the_gradebook_of_an_uninterrupted_r
     assert _stable(resumed) == _stable(_rows(uninterrupted[1] / "gradebook.csv"))
     for row in resumed:
         assert all((out / row["student"] / name).is_file() for name in ("results.json", "junit.xml", "feedback.md"))
+
+
+@pytest.mark.slow
+def test_regrade_grades_one_task_again_and_keeps_the_rest_with_its_history(
+        class_folder: Path, engine: Engine, uninterrupted: tuple[int, Path], tmp_path: Path) -> None:
+    """A check of 0.1 was fixed: the old grader gave carol 0 for it, and (to show what is
+    kept) 1.5 for 0.2. `--regrade 0.1` must give her 0.1's true points and keep 0.2's."""
+    out = tmp_path / "out"
+    shutil.copytree(uninterrupted[1], out)
+    gradebook = out / "gradebook.csv"
+    rows = _rows(gradebook)
+    carol = next(r for r in rows if r["student"] == "carol")
+    true_01 = carol["0.1"]
+    assert float(true_01) > 0
+    for row in rows:  # the rows the old grader wrote
+        row["grader_version"] = "0.1.0+old"
+    carol.update({"0.1": "0", "0.2": "1.5", "total": f"{1.5 + float(carol['0.3']):g}"})
+    with open(gradebook, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    old = json.loads((out / "carol" / "grade.json").read_text(encoding="utf-8"))
+    for task in old["tasks"]:
+        task["score"] = {"0.1": 0.0, "0.2": 1.5}.get(task["id"], task["score"])
+    (out / "carol" / "grade.json").write_text(json.dumps(old), encoding="utf-8")
+
+    assert run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, regrade="0.9"), engine=engine) == 2
+    code = run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, regrade="0.1"), engine=engine)
+    assert code == 0
+    after = _rows(gradebook)
+    assert after[: len(rows)] == rows  # the history is kept
+    latest = {r["student"]: r for r in after}
+    assert len(after) == 2 * len(rows) and all(r["grader_version"] == grader_version() for r in latest.values())
+    expected_total = f"{float(true_01) + 1.5 + float(carol['0.3']):g}"
+    assert (latest["carol"]["0.1"], latest["carol"]["0.2"], latest["carol"]["total"]) == (true_01, "1.5", expected_total)
+    assert latest["carol"]["change"] == f"regrade 0.1: 0.1 0 → {true_01}; total {carol['total']} → {expected_total}"
+    assert latest["alice"]["change"] == "regrade 0.1" and latest["alice"]["total"] == "100"
+    assert latest["dave"]["change"] == "new grader"  # a bad zip has no grade to keep: graded in full
+    report = json.loads((out / "carol" / "results.json").read_text(encoding="utf-8"))
+    assert f"{report['score']:g}" == expected_total
+    assert f"**Score: {expected_total} / 100**" in (out / "carol" / "feedback.md").read_text(encoding="utf-8")
+    # run again: everyone is up to date, nothing is graded or written
+    assert run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, regrade="0.1"), engine=engine) == 0
+    assert _rows(gradebook) == after
