@@ -1,4 +1,5 @@
-"""The `grader` command: `grader run`, `grader check`, `grader release`, `grader example`.
+"""The `grader` command: `grader run`, `grader check`, `grader release`, `grader example`,
+`grader batch`, `grader gradescope`.
 
     grader run SUBMISSION -a a1 [--task 1.3] [--json results.json] [--junit junit.xml]
                [--fail-under 80] [--isolate] [--timeout 60]
@@ -7,11 +8,12 @@
     grader check -a a1 --mutants [--sample 5] [--jobs 2] [--task 1.4]
     grader release a1 -o out/a1 [--force]
     grader example [NAME -o DIR]
-    grader batch SUBMISSIONS -a a1 -o OUT [--workers N | --scheduler tcp://HOST:8786]
+    grader batch SUBMISSIONS -a a1 -o OUT [--workers N | --scheduler tcp://HOST:8786] [--regrade 1.2]
+    grader gradescope a1 -o autograder.zip
 
 This module parses arguments and prints; the work is done by `grader.grading` (run),
-`grader.invariants` (check), `grader.mutation` (check --mutants), `grader.release` and
-`grader.examples`.
+`grader.invariants` (check), `grader.mutation` (check --mutants), `grader.release`,
+`grader.examples`, `grader.batch` and `grader.gradescope_bundle`.
 
 Exit status: 0 when grading completed (whatever the score); 1 when --fail-under is given
 and the score is below it (`grader check`: an invariant does not hold; with --mutants: a
@@ -231,6 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .batch import add_parser as add_batch_parser  # `grader batch`: a whole class, on Dask
 
     add_batch_parser(subs)
+    from .gradescope_bundle import add_parser as add_gradescope_parser  # `grader gradescope`: the autograder zip
+
+    add_gradescope_parser(subs)
     return parser
 
 
