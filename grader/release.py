@@ -10,6 +10,7 @@ writes a starter repository for stage A1:
                                stage with notebooks; never the grader's or PyTorch; pytest
                                config with every task marker registered
     .github/workflows/tests.yml  CI: install, run the public tests of stages ≤ A1
+    .github/workflows/classroom.yml  GitHub Classroom: each A1 task's public tests, for its points
     .gitignore
     minitorch/                 fences of A1 and later: `raise NotImplementedError("Task …")`
                                between the kept markers; earlier stages: the reference
@@ -40,6 +41,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+from .classroom import classroom_workflow
 from .fences import Fence, render
 from .intake import MAX_SUBMISSION_BYTES, MAX_SUBMISSION_FILES
 from .manifest import Manifest, Task, all_manifests, stage_number
@@ -256,7 +258,11 @@ def _readme(stage: str, manifest: Manifest, tasks: list[Task], notebooks: list[s
         "",
         "A task's tests fail with `NotImplementedError: Task X.Y` until you write it. The CI "
         "workflow (`.github/workflows/tests.yml`) runs the public tests of this assignment"
-        + (" and of the earlier ones" if earlier else "") + " on every push.",
+        + (" and of the earlier ones" if earlier else "") + " on every push. With GitHub Classroom, "
+        "`.github/workflows/classroom.yml` also runs on every push: each task's public tests "
+        "(`python -m pytest -q -x -m taskX_Y`) earn the task's points when they all pass, and the "
+        "total shows in Classroom and the Actions tab. It is a preview: the grade comes from "
+        "hidden checks, which can fail where the public tests pass.",
         "",
         "## Rules",
         "",
@@ -383,6 +389,7 @@ def release(stage: str, out_dir: Path, *, repo_root: Path | str | None = None, f
     write_file(out_dir / "pyproject.toml", _pyproject(stage, manifest, root))
     write_file(out_dir / "README.md", _readme(stage, manifest, tasks, notebooks))
     write_file(out_dir / ".github" / "workflows" / "tests.yml", _workflow(stage, tasks))
+    write_file(out_dir / ".github" / "workflows" / "classroom.yml", classroom_workflow(manifest))
     write_file(out_dir / ".gitignore", _GITIGNORE)
 
     files = sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file())
