@@ -203,10 +203,16 @@ class Child:
             "PYTHONDONTWRITEBYTECODE": "1",
             "NUMBA_ENABLE_CUDASIM": os.environ.get("NUMBA_ENABLE_CUDASIM", "1"),
             "MPLBACKEND": "Agg",
-            # minitorch.compile_notice: nobody reads a child's stderr live; and a line
-            # printed there while a kernel compiles changed what the A3 speed checks
-            # measured (tests/test_grader_speed_gaming.py, the once-per-out kernels)
+            # minitorch.compile_notice: nobody reads a child's stderr live
             "MINITORCH_COMPILE_NOTICE": "0",
+            # Numba's parallel kernels run on GNU OpenMP here, whose threads by default spin
+            # at every barrier: on a busy machine (a class graded on every core, CI) a parallel
+            # call then mostly waits for its other thread to get a core, so the reference's
+            # time in the A3 speed checks grew 5-20x while a serial gaming kernel's did not,
+            # and any thread the student starts (even one that only sleeps) changed the
+            # measurement. Passive waiting (sleep at barriers) makes the timings of both
+            # children depend on the work, not on the load (tests/test_grader_speed_stderr.py).
+            "OMP_WAIT_POLICY": "PASSIVE",
         }
         if self.own_cache:  # a submission's compiled kernels stay in its own scratch
             env["NUMBA_CACHE_DIR"] = str(self.scratch / "numba-cache")
