@@ -2,7 +2,9 @@
 gradients as the composed `lstm_step` / `gru_step` of tasks 5.2 and 5.3 (float64 and float32,
 with and without bias, batch 1 and larger, non-contiguous states, both CPU backends, the
 parallel forward kernels), one graph node per step, the cases left to the composed path,
-central differences, torch's LSTMCell / GRUCell, and whole stacked bidirectional layers."""
+central differences, torch's LSTMCell / GRUCell, and whole stacked bidirectional layers.
+The LSTM's whole-sequence node (`LSTMSequence`, what an LSTM layer runs): central
+differences in both directions, and the same numbers as the fused steps."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import minitorch
 from minitorch import fused_paths, nn
 from minitorch.nn.gru import gru_step
 from minitorch.nn.lstm import lstm_step
+from minitorch.nn.recurrent import LayerStep
 from minitorch.testing import grad_check
 
 pytestmark = pytest.mark.library
@@ -289,20 +292,87 @@ def test_stacked_bidirectional_layer_fused_vs_composed(kind, dtype) -> None:
         _compare(got, expected, dtype)
 
 
-@pytest.mark.parametrize("kind", ["lstm", "gru"])
-def test_layer_takes_the_fused_step(kind, monkeypatch) -> None:
-    """The layers' cell_step calls the fused step when it is there, the composed one in `composed_only`."""
+def test_gru_layer_takes_the_fused_step(monkeypatch) -> None:
+    """The GRU's cell_step calls the fused step when it is there, the composed one in `composed_only`."""
     calls = []
-    name = f"{kind}_step"
-    real = getattr(fused, name)
-    monkeypatch.setattr(fused, name, lambda *args: calls.append(1) or real(*args))
-    layer = (nn.LSTM if kind == "lstm" else nn.GRU)(3, 4, num_layers=1)
+    monkeypatch.setattr(fused, "gru_step", lambda *args, real=fused.gru_step: calls.append(1) or real(*args))
+    layer = nn.GRU(3, 4, num_layers=1)
     x = minitorch.tensor(_rand(6, 2, 3, seed=1))
     layer(x)
     assert len(calls) == 6
     with fused_paths.composed_only():
         layer(x)
     assert len(calls) == 6
+
+
+def test_lstm_layer_runs_each_sequence_as_one_node(monkeypatch) -> None:
+    """An LSTM layer runs each layer and direction as ONE `LSTMSequence` node (no step by
+    step), and the composed steps in `composed_only`."""
+    calls, steps = [], []
+    monkeypatch.setattr(fused, "lstm_step", lambda *args, real=fused.lstm_step: steps.append(1) or real(*args))
+    real = fused.LSTMSequence.forward
+    monkeypatch.setattr(fused.LSTMSequence, "forward", staticmethod(lambda *args: calls.append(args[-1]) or real(*args)))
+    layer = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    x = minitorch.tensor(_rand(6, 2, 3, seed=1), requires_grad=True)
+    out, (h, c) = layer(x)
+    assert calls == [False, True, False, True] and steps == []  # (layer, direction) in order; reverse flags
+    assert out.history is not None
+    with fused_paths.composed_only():
+        layer(x)
+    assert len(calls) == 4 and steps == []
+
+
+def _sequence_case(T: int, batch: int, hidden: int, bias: bool, seed: int = 0) -> list[minitorch.Tensor]:
+    a = _case("lstm", batch, hidden, bias, seed=seed)
+    x = _rand(T, batch, 4 * hidden, seed=seed + 20) * 1.5
+    tensors = [minitorch.tensor(x), minitorch.tensor(a["h"]), minitorch.tensor(a["c"]), minitorch.tensor(a["w_hh"])]
+    return tensors + ([minitorch.tensor(a["b_hh"])] if bias else [])
+
+
+def _sequence(reverse: bool):
+    """f(x_proj, h0, c0, w_hh[, b_hh]) → (outputs, h_T, c_T) stacked, through `fused.unroll`
+    with an LSTM layer's step (the weights are the arguments, so every one is checked)."""
+    def f(x_proj, h0, c0, w_hh, b_hh=None):
+        out, (h, c) = fused.unroll(LayerStep(nn.LSTM(1, h0.shape[1]), w_hh, b_hh), x_proj, (h0, c0), reverse)
+        return minitorch.cat([out, h.unsqueeze(0), c.unsqueeze(0)], dim=0)
+
+    return f
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
+def test_lstm_sequence_grad_check(bias, reverse) -> None:
+    grad_check(_sequence(reverse), *_sequence_case(3, 2, 3, bias))
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_lstm_sequence_matches_the_fused_steps(dtype, reverse) -> None:
+    """The sequence node computes what T `LSTMStep` nodes compute: the same forward numbers
+    (the same product and kernel, bit for bit), the same gradients up to rounding (∂W_hh is
+    one product over all steps instead of a sum of T)."""
+    T, batch, hidden = 7, 3, 5
+    results = []
+    for whole in (True, False):
+        leaves = [t.to(minitorch.float32) if dtype == np.float32 else t for t in _sequence_case(T, batch, hidden, True, seed=3)]
+        for t in leaves:
+            t.requires_grad_(True)
+        x, h, c, w, b = leaves
+        if whole:
+            out, (h_T, c_T) = fused.unroll(LayerStep(nn.LSTM(1, hidden), w, b), x, (h, c), reverse)
+        else:
+            outs, state = [None] * T, (h, c)
+            for t in (range(T - 1, -1, -1) if reverse else range(T)):
+                state = fused.lstm_step(x[t], state, w, b)
+                outs[t] = state[0]
+            out, (h_T, c_T) = minitorch.stack(outs, dim=0), state
+        weights = [minitorch.tensor(_rand(*s, seed=9 + k).astype(dtype)) for k, s in enumerate([out.shape, h_T.shape, c_T.shape])]
+        ((out * weights[0]).sum() + (h_T * weights[1]).sum() + (c_T * weights[2]).sum()).backward()
+        results.append([out.numpy(), h_T.numpy(), c_T.numpy()] + [t.grad.numpy() for t in leaves])
+    whole, steps = results
+    for k in range(3):
+        np.testing.assert_array_equal(whole[k], steps[k])
+    _compare(whole[3:], steps[3:], dtype)
 
 
 # ---- what the fused step leaves to the composed one ---------------------------------------------

@@ -56,6 +56,13 @@ columns and no two threads ever write the same number. Small steps run the seria
 of the same kernel: waking the thread pool costs more than the loop. The matrix products
 use the backend's matmul (not NumPy's BLAS, whose thread pool fights Numba's).
 
+A whole LSTM sequence (`LSTMSequence`, through `unroll`). An LSTM layer goes further: each
+layer and direction runs its T steps as ONE node. Forward is the T steps above; backward
+keeps every step's ∂a, so that ∂W_hh is one product over all steps instead of T products
+added up by backpropagation, and no graph node, view or zero tensor is made per step.
+Measured on the char-LSTM training step (`python -m bench.train_step --models lstm`, B = 32,
+H = 256, T = 64): see BENCHMARKS.md. The GRU still runs step by step.
+
 Used by `LSTM.cell_step` and `GRU.cell_step` (`minitorch/nn/recurrent.py`) through
 `fused_paths.find`, only on CPU backends, for float32/float64 2-D inputs of one dtype (see
 `supports`); anything else takes the composed step. The reference ships this file from
@@ -79,7 +86,7 @@ from ..tensor import Tensor
 from ..tensor_data import TensorData
 from ..tensor_ops import TensorBackend
 
-__all__ = ["supports", "lstm_step", "gru_step", "time_steps"]
+__all__ = ["supports", "lstm_step", "gru_step", "time_steps", "unroll"]
 
 #: Below this many gate values (B·G·H) a kernel runs on the calling thread only (the serial
 #: compile of the same Python function): starting the other threads costs more than the work.
@@ -405,6 +412,95 @@ def gru_step(x_proj: Tensor, hx: Tensor, w_hh: Tensor, b_hh: Optional[Tensor] = 
     """One GRU step as `gru.gru_step` (x_proj [B, 3H], hx [B, H], w_hh [3H, H], b_hh [3H]
     or None → h' [B, H]), as one graph node. The caller checks `supports` first."""
     return GRUStep.apply(x_proj, hx, w_hh, b_hh)
+
+
+# ## A whole LSTM sequence as one node
+
+
+def _order(steps: int, reverse: bool) -> range:
+    return range(steps - 1, -1, -1) if reverse else range(steps)
+
+
+class LSTMSequence(Function):
+    """(x_proj [T, B, 4H], h0, c0 [B, H], W_hh, b_hh, reverse) → hc [T, 2, B, H]: one
+    direction of an LSTM layer, all T steps as ONE graph node; hc[t] = (h, c) after x_t.
+
+    Forward runs the steps of `LSTMStep` in order (the same product and kernel, so the same
+    numbers). Backward runs them in reverse, carrying ∂h and ∂c from each step to the one
+    before, and keeps every step's ∂a [T, B, 4H]: that is ∂x_proj as it stands, and the
+    recurrent weights' gradient becomes ONE product over all steps,
+
+        ∂W_hh = Σ_t ∂a_tᵀ h_{t−1} = ∂A_flatᵀ H_prev_flat      [4H, T·B] @ [T·B, H]
+
+    instead of T products of [4H, B] @ [B, H] and T − 1 additions of [4H, H] (what
+    backpropagation does with one node per step), and ∂b_hh = Σ_t Σ_batch ∂a_t.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, x_proj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, b_hh: Optional[Tensor],
+                reverse: bool) -> Tensor:
+        xs = _array(x_proj)
+        steps, batch, gates = xs.shape
+        hidden, dtype = gates // 4, xs.dtype
+        hc = np.empty((steps, 2, batch, hidden), dtype=dtype)  # the kernel writes every element
+        act = np.empty((steps, batch, gates), dtype=dtype)
+        tanh_c = np.empty((steps, batch, hidden), dtype=dtype)
+        h_prev = np.empty((steps, batch, hidden), dtype=dtype)  # the state each step read
+        c_prev = np.empty((steps, batch, hidden), dtype=dtype)
+        bias, w_t = _bias(b_hh, dtype), _transposed(w_hh._tensor)
+        kernel = _lstm_forward_parallel if batch * gates >= PARALLEL_MIN else _lstm_forward_serial
+        h, c = _array(h0), _array(c0)
+        for t in _order(steps, reverse):
+            h_prev[t], c_prev[t] = h, c
+            gh = _product(_rows(h_prev[t]), w_t, x_proj.backend)  # h W_hhᵀ [B, 4H]
+            kernel(xs[t], gh, bias, b_hh is not None, c_prev[t], hc[t], act[t], tanh_c[t])
+            h, c = hc[t, 0], hc[t, 1]
+        ctx.save_for_backward(act, tanh_c, c_prev, h_prev, w_hh, b_hh is not None, reverse)
+        return _tensor(hc, x_proj)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Optional[Tensor], ...]:
+        act, tanh_c, c_prev, h_prev, w_hh, has_bias, reverse = ctx.saved_values
+        steps, batch, gates = act.shape
+        grads = _array(grad_output)  # [T, 2, B, H]: what the loss sends to each (h, c)
+        parallel, chunks = _chunks(batch * gates)
+        kernel = _lstm_backward_parallel if parallel else _lstm_backward_serial
+        da = np.empty_like(act)  # the kernel writes every element of each step's rows
+        db = np.zeros(gates, dtype=np.float64)  # summed over steps and batch in float64
+        dhc = np.empty_like(grads[0])  # [2, B, H]: ∂h', ∂c' of the step being run
+        dc = np.empty_like(c_prev[0])
+        dh: Optional[np.ndarray] = None
+        for t in reversed(_order(steps, reverse)):
+            dhc[...] = grads[t]
+            if dh is not None:  # what the later step sent back to this step's output
+                dhc[0] += dh
+                dhc[1] += dc
+            kernel(dhc, act[t], tanh_c[t], c_prev[t], chunks, da[t], dc, db)
+            dh = _product(_rows(da[t]), w_hh._tensor, grad_output.backend)  # ∂a W_hh [B, H]
+        flat_da = _rows(da.reshape(steps * batch, gates))
+        dw = _product(_transposed(flat_da), _rows(h_prev.reshape(steps * batch, -1)), grad_output.backend)
+        return (_tensor(da, grad_output), _tensor(dh, grad_output), _tensor(dc.copy(), grad_output),
+                _tensor(dw, grad_output),
+                _tensor(db.astype(act.dtype, copy=False), grad_output) if has_bias else None, None)
+
+
+def unroll(step: Any, inputs: Tensor, state: Any, reverse: bool) -> Optional[tuple[Tensor, tuple[Tensor, Tensor]]]:
+    """`recurrent.unroll(step, inputs, state, reverse)` as one `LSTMSequence` node, when `step`
+    is the step of an LSTM layer (`recurrent.LayerStep`) over inputs this path supports;
+    None otherwise (the caller then runs the steps one by one)."""
+    from .recurrent import LSTM, LayerStep
+
+    if not isinstance(step, LayerStep) or not isinstance(step.cell, LSTM) or not isinstance(state, tuple):
+        return None
+    if not isinstance(inputs, Tensor) or inputs.dims != 3 or inputs.shape[0] == 0:
+        return None
+    data = inputs._tensor
+    first = inputs._view(TensorData(data._storage, data.shape[1:], data.strides[1:]))  # x_proj_0, no graph node
+    if len(state) != 2 or not supports(4, first, state, step.w_hh, step.b_hh):
+        return None
+    hc = LSTMSequence.apply(inputs, state[0], state[1], step.w_hh, step.b_hh, reverse)
+    last = 0 if reverse else inputs.shape[0] - 1
+    return hc[:, 0], (hc[last, 0], hc[last, 1])
 
 
 # ## The T steps of a sequence, with one gradient buffer

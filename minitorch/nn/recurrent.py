@@ -33,7 +33,10 @@ recurrence: each layer computes it for all T steps with one matrix product befor
 ([T, B, I] @ [I, G·H]); the loop only adds h_{t−1} W_hhᵀ. Every step of every layer goes
 through one method, `cell_step`: for the LSTM and the GRU it runs the reference's fused
 step (`fused_recurrent.py`: one graph node, one Numba kernel for the gates, forward and
-backward) when it is shipped and supports the inputs, else the cell functions.
+backward) when it is shipped and supports the inputs, else the cell functions. The LSTM
+goes one further there: `unroll` hands a whole layer's sequence to the reference's
+`fused_recurrent.unroll` (one graph node for all T steps, ∂W_hh one product over all
+steps), recognising the LSTM's step by its `LayerStep`.
 
 Parameters (torch names and shapes, so a PyTorch state_dict loads): for layer k and
 direction suffix s ("" forward, "_reverse" backward), with G = 1 (RNN), 4 (LSTM: i, f, g,
@@ -107,6 +110,11 @@ def unroll(
     reverse=True the steps run t = T−1, …, 0 — outputs[t] is still the state after
     reading x_t, and the final state is the one after x_0.
     """
+    fused = fused_paths.find("nn.fused_recurrent")  # a whole LSTM sequence as one node (not in A5 releases)
+    if fused is not None:
+        whole = fused.unroll(step, inputs, state, reverse)  # None unless `step` is an LSTM layer's
+        if whole is not None:
+            return whole
     xs = time_steps(inputs) if isinstance(inputs, Tensor) else list(inputs)
     if not xs:
         raise ValueError("unroll: the sequence is empty (T = 0)")
@@ -132,6 +140,21 @@ def stack_states(states: Sequence[State]) -> State:
     if isinstance(states[0], tuple):
         return tuple(stack([s[j] for s in states], dim=0) for j in range(len(states[0])))
     return stack(list(states), dim=0)
+
+
+class LayerStep:
+    """The step of one layer and direction of a recurrent layer, for `unroll`:
+    ``step(x_proj_t, state)`` is ``cell.cell_step(x_proj_t, state, w_hh, b_hh)``.
+
+    A plain function would do for `unroll`; this object also says *which* cell and weights
+    it runs, so that the reference's fused path can run an LSTM layer's whole sequence as
+    one operation (`fused_recurrent.unroll`)."""
+
+    def __init__(self, cell: "RNNBase", w_hh: Tensor, b_hh: Optional[Tensor]) -> None:
+        self.cell, self.w_hh, self.b_hh = cell, w_hh, b_hh
+
+    def __call__(self, x_proj_t: Tensor, state: State) -> State:
+        return self.cell.cell_step(x_proj_t, state, self.w_hh, self.b_hh)
 
 
 class RNNBase(Module):
@@ -209,16 +232,11 @@ class RNNBase(Module):
         previous state; every step of every layer goes through here."""
         raise NotImplementedError(f"{type(self).__name__} must implement cell_step")
 
-    def step_function(self, layer: int, direction: int) -> Callable[[Tensor, State], State]:
+    def step_function(self, layer: int, direction: int) -> "LayerStep":
         """The step of one layer and direction for `unroll`: step(x_proj_t, state) → the next
         state, where x_proj_t = x_t W_ihᵀ + b_ih is that step's input already projected."""
         _, w_hh, _, b_hh = self.layer_weights(layer, direction)
-        cell_step = self.cell_step
-
-        def step(x_proj_t: Tensor, state: State) -> State:
-            return cell_step(x_proj_t, state, w_hh, b_hh)
-
-        return step
+        return LayerStep(self, w_hh, b_hh)
 
     def _run_layers(self, x: Tensor, hx: State) -> tuple[Tensor, State]:
         """The stacked (and bidirectional) recurrence, time-major.
