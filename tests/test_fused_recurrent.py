@@ -322,6 +322,26 @@ def test_lstm_layer_runs_each_sequence_as_one_node(monkeypatch) -> None:
     assert len(calls) == 4 and steps == []
 
 
+def test_an_lstm_whose_step_is_overridden_runs_its_own_step() -> None:
+    """A subclass that changes `cell_step` gets its step, not the whole-sequence node."""
+    class Doubled(nn.LSTM):
+        def cell_step(self, x_proj, state, w_hh, b_hh):
+            h, c = super().cell_step(x_proj, state, w_hh, b_hh)
+            return h * 2.0, c
+
+    minitorch.manual_seed(0)
+    plain = nn.LSTM(3, 4)
+    doubled = Doubled(3, 4)
+    doubled.load_state_dict(plain.state_dict())
+    x = minitorch.tensor(_rand(5, 2, 3, seed=2))
+    out_plain, _ = plain(x)
+    out_doubled, _ = doubled(x)
+    assert not np.allclose(out_plain.numpy(), out_doubled.numpy())
+    with fused_paths.composed_only():
+        expected, _ = doubled(x)
+    np.testing.assert_allclose(out_doubled.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def _sequence_case(T: int, batch: int, hidden: int, bias: bool, seed: int = 0) -> list[minitorch.Tensor]:
     a = _case("lstm", batch, hidden, bias, seed=seed)
     x = _rand(T, batch, 4 * hidden, seed=seed + 20) * 1.5

@@ -490,7 +490,9 @@ def unroll(step: Any, inputs: Tensor, state: Any, reverse: bool) -> Optional[tup
     None otherwise (the caller then runs the steps one by one)."""
     from .recurrent import LSTM, LayerStep
 
-    if not isinstance(step, LayerStep) or not isinstance(step.cell, LSTM) or not isinstance(state, tuple):
+    if not isinstance(step, LayerStep) or not isinstance(state, tuple):
+        return None
+    if type(step.cell).cell_step is not LSTM.cell_step:  # not an LSTM, or one whose step was overridden
         return None
     if not isinstance(inputs, Tensor) or inputs.dims != 3 or inputs.shape[0] == 0:
         return None
