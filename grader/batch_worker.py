@@ -111,12 +111,13 @@ def finished_outcome(job: dict[str, Any], result: GradeResult, status: str = "",
             status, reason = "timeout", f"ran past the time limit: {', '.join(timed_out)}"
         else:
             status = "graded"
+    grade = dataclasses.asdict(result)
     files = {"results.json": json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n",
              "junit.xml": junit(result).decode("utf-8"), "feedback.md": feedback_markdown(result),
-             "grade.json": json.dumps(dataclasses.asdict(result), indent=1, ensure_ascii=False) + "\n"}
+             "grade.json": json.dumps(grade, indent=1, ensure_ascii=False) + "\n"}
     return {"student": job["student"], "label": job["label"], "sha256": job["sha256"], "status": status,
             "reason": reason, "points": {t.id: t.score for t in result.tasks}, "total": result.score,
-            "max": result.max_score, "files": files, "grade": dataclasses.asdict(result),
+            "max": result.max_score, "files": files, "grade": grade,
             "grader_version": grader_version(), "worker": _worker_address()}
 
 
