@@ -135,13 +135,13 @@ def test_non_contiguous_inputs_on_both_backends(kind, dtype, backend) -> None:
     _compare(got, plain, dtype)
 
 
+@pytest.mark.parametrize("compile_", ["serial", "parallel"])
 @pytest.mark.parametrize("hidden", [1, 7])
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
-def test_parallel_kernels(kind, hidden, monkeypatch) -> None:
-    """Every kernel in its parallel compile (thresholds lowered), blocks of hidden units that
-    do not divide H (and more threads than units)."""
-    monkeypatch.setattr(fused, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(fused, "BACKWARD_PARALLEL_MIN", 1)
+def test_serial_and_parallel_kernels(kind, hidden, compile_, monkeypatch) -> None:
+    """Every kernel in each of its compiles (the threshold moved to force one), with more
+    threads than rows and widths that fill no SIMD register."""
+    monkeypatch.setattr(fused, "PARALLEL_MIN", 1 if compile_ == "parallel" else 1 << 62)
     arrays = _case(kind, 5, hidden, bias=True, seed=50)
     got, _ = _run(kind, arrays, np.float64, composed=False)
     expected, _ = _run(kind, arrays, np.float64, composed=True)
