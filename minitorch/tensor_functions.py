@@ -450,10 +450,16 @@ class MatMul(Function):
         """∂L/∂a = ∂L/∂out @ bᵀ  [..., n, k];  ∂L/∂b = aᵀ @ ∂L/∂out  [..., k, m]."""
         # BEGIN SOLUTION 2.4
         a, b = ctx.saved_values
-        return (
-            batched_matmul(grad_output, b.transpose(-1, -2)),
-            batched_matmul(a.transpose(-1, -2), grad_output),
-        )
+        grad_a = batched_matmul(grad_output, b.transpose(-1, -2))
+        if b.dims == 2 and a.dims > 2:
+            # One matrix b serves the whole batch, so ∂L/∂b = Σ_batch aᵀ @ ∂L/∂out: fold the
+            # batch into the inner dimension, ONE product [k, N·n] @ [N·n, m], instead of
+            # N products and a sum over them (a linear layer applied to [N, n, k] inputs).
+            k, m = b.shape
+            grad_b = batched_matmul(a.reshape(-1, k).transpose(0, 1), grad_output.reshape(-1, m))
+        else:
+            grad_b = batched_matmul(a.transpose(-1, -2), grad_output)
+        return grad_a, grad_b
         # END SOLUTION 2.4
 
 
