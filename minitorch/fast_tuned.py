@@ -532,7 +532,7 @@ def tensor_matmul_tiled(
     over panels; the product runs in parallel over (batch, chunk of row panels, column
     panel) tasks, each writing its own 8×16 output tiles.
     """
-    batches, rows, cols = out_shape[0], out_shape[1], out_shape[2]
+    rows, cols = out_shape[1], out_shape[2]
     inner = a_shape[2]
     a_batches, b_batches = a_shape[0], b_shape[0]
     row_panels = (rows + MR - 1) // MR
@@ -554,6 +554,23 @@ def tensor_matmul_tiled(
             _pack_panel(b_storage, n * b_strides[0] + j0 * b_strides[2], b_strides[2],
                         b_strides[1], min(NR, cols - j0), inner, NR, bp, u * b_panel, zero)
 
+    _multiply_packed(out, out_shape, out_strides, ap, bp, a_batches, b_batches, inner)
+
+
+@njit(inline="always")
+def _multiply_packed(
+    out: Storage, out_shape: Shape, out_strides: Strides,
+    ap: Storage, bp: Storage, a_batches: int, b_batches: int, inner: int,
+) -> None:
+    """The product phase of the tiled matmul: out = (packed a) @ (packed b), one 8×16 tile
+    per micro-kernel call. Inlined into its callers, so its `prange` is theirs: parallel in
+    a parallel kernel, a plain loop in a serial twin."""
+    batches, rows, cols = out_shape[0], out_shape[1], out_shape[2]
+    row_panels = (rows + MR - 1) // MR
+    col_panels = (cols + NR - 1) // NR
+    a_panel = inner * MR
+    b_panel = inner * NR
+    zero = np.zeros(1, out.dtype)[0]
     # Enough tasks to keep every thread busy: split the row panels into chunks if needed.
     tasks = batches * col_panels
     chunks = 1
@@ -578,6 +595,51 @@ def tensor_matmul_tiled(
             for r in range(min(MR, rows - i0)):
                 for j in range(j_count):
                     out[U(base + r * out_strides[1] + j * out_strides[2])] = tile[r * NR + j]
+
+
+# ## One operand packed once, many products (an RNN's recurrent weight)
+#
+# An RNN multiplies the same W_hhᵀ by a new h at every time step. `tensor_matmul_tiled`
+# would pack W_hhᵀ again at each of the T steps (and W_hh at each step of backward);
+# `pack_right` packs it once per sequence and `matmul_packed_right` runs only the packing
+# of the small h and the product — the same micro-kernel in the same order, so the same
+# numbers bit for bit as `tensor_matmul_tiled` on the unpacked operand.
+
+
+@njit(parallel=True)
+def pack_right(b_storage: Storage, b_shape: Shape, b_strides: Strides, dtype_of: Storage) -> Storage:
+    """b [B, k, m] (any non-negative strides) packed into 16-column panels of `dtype_of`'s
+    dtype, as `tensor_matmul_tiled` packs its right operand."""
+    b_batches, inner, cols = b_shape[0], b_shape[1], b_shape[2]
+    col_panels = (cols + NR - 1) // NR
+    b_panel = inner * NR
+    zero = np.zeros(1, dtype_of.dtype)[0]
+    bp = np.empty(b_batches * col_panels * b_panel, dtype_of.dtype)
+    for u in prange(b_batches * col_panels):
+        n, j0 = u // col_panels, (u % col_panels) * NR
+        _pack_panel(b_storage, n * b_strides[0] + j0 * b_strides[2], b_strides[2],
+                    b_strides[1], min(NR, cols - j0), inner, NR, bp, u * b_panel, zero)
+    return bp
+
+
+@njit(parallel=True)
+def matmul_packed_right(
+    out: Storage, out_shape: Shape, out_strides: Strides,
+    a_storage: Storage, a_shape: Shape, a_strides: Strides, bp: Storage, b_batches: int,
+) -> None:
+    """out [B, n, m] = a [B|1, n, k] @ b, with b packed by `pack_right` (b_batches its
+    batch size); `tensor_matmul_tiled`'s contract otherwise."""
+    rows, inner = out_shape[1], a_shape[2]
+    a_batches = a_shape[0]
+    row_panels = (rows + MR - 1) // MR
+    a_panel = inner * MR
+    zero = np.zeros(1, out.dtype)[0]
+    ap = np.empty(a_batches * row_panels * a_panel, out.dtype)
+    for t in prange(a_batches * row_panels):
+        n, i0 = t // row_panels, (t % row_panels) * MR
+        _pack_panel(a_storage, n * a_strides[0] + i0 * a_strides[1], a_strides[1],
+                    a_strides[2], min(MR, rows - i0), inner, MR, ap, t * a_panel, zero)
+    _multiply_packed(out, out_shape, out_strides, ap, bp, a_batches, b_batches, inner)
 
 
 def _unit_stride(shape: Shape, strides: Strides) -> bool:

@@ -365,13 +365,14 @@ def test_lstm_sequence_grad_check(bias, reverse) -> None:
     grad_check(_sequence(reverse), *_sequence_case(3, 2, 3, bias))
 
 
+@pytest.mark.parametrize("T, batch, hidden", [(7, 3, 5), pytest.param(3, 8, 32, id="tiled-prepacked")])
 @pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_lstm_sequence_matches_the_fused_steps(dtype, reverse) -> None:
+def test_lstm_sequence_matches_the_fused_steps(dtype, reverse, T, batch, hidden) -> None:
     """The sequence node computes what T `LSTMStep` nodes compute: the same forward numbers
     (the same product and kernel, bit for bit), the same gradients up to rounding (∂W_hh is
-    one product over all steps instead of a sum of T)."""
-    T, batch, hidden = 7, 3, 5
+    one product over all steps instead of a sum of T). At B = 8, H = 32 the recurrent
+    products are large enough for the tiled kernel, so the sequence packs W_hh once."""
     results = []
     for whole in (True, False):
         leaves = [t.to(minitorch.float32) if dtype == np.float32 else t for t in _sequence_case(T, batch, hidden, True, seed=3)]
@@ -393,6 +394,26 @@ def test_lstm_sequence_matches_the_fused_steps(dtype, reverse) -> None:
     for k in range(3):
         np.testing.assert_array_equal(whole[k], steps[k])
     _compare(whole[3:], steps[3:], dtype)
+
+
+@pytest.mark.parametrize("transposed", [False, True], ids=["W", "W^T"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_right_factor_packed_once_equals_the_backend_product(dtype, transposed) -> None:
+    """`_RightFactor` packs b once when the backend would run the tiled kernel, and each
+    product is then bit for bit the backend's; on the simple backend it is the backend's."""
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((128, 32)).astype(dtype)
+    for backend, packs in ((minitorch.FastBackend, True), (minitorch.SimpleBackend, False)):
+        data = minitorch.tensor(w, backend=backend)._tensor
+        b = fused._transposed(data) if transposed else data
+        factor = fused._RightFactor(b, 8, backend)
+        assert (factor.packed is not None) is packs
+        for seed in range(3):
+            a = np.random.default_rng(seed).standard_normal((8, b.shape[0])).astype(dtype)
+            got = factor.times(a)
+            np.testing.assert_array_equal(got, fused._product(fused._rows(a), b, backend))
+            tol = dict(rtol=1e-5, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(got, a @ (w.T if transposed else w), **tol)
 
 
 # ---- what the fused step leaves to the composed one ---------------------------------------------

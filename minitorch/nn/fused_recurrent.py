@@ -78,6 +78,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 from numba import prange
 
+from .. import fast_ops
 from ..autodiff import Context
 from ..fast_exp import exp as fast_exp
 from ..function import Function
@@ -283,6 +284,39 @@ def _product(a: TensorData, b: TensorData, backend: TensorBackend) -> np.ndarray
     return out._tensor._storage.reshape(a.shape[0], b.shape[1])
 
 
+class _RightFactor:
+    """A matrix b [k, m] that multiplies a new a [n, k] at every time step (W_hhᵀ forward,
+    W_hh backward): `times(a)` = a @ b as a new C-contiguous [n, m] array.
+
+    When the backend's matmul would run the tiled kernel on these shapes, b is packed ONCE
+    here (`fast_tuned.pack_right`) and each step runs `matmul_packed_right` — the same
+    micro-kernel in the same order, so the same numbers as `_product`, without packing b
+    again at each of the T steps and without the backend's per-call checks. Otherwise
+    each step is `_product`."""
+
+    def __init__(self, b: TensorData, rows: int, backend: TensorBackend) -> None:
+        self.b, self.backend, self.packed = b, backend, None
+        tuned = fast_ops.fast_tuned if isinstance(backend.ops, type) and issubclass(backend.ops, fast_ops.FastOps) else None
+        if tuned is None:
+            return
+        (k, m), dtype = b.shape, b._storage.dtype
+        self.out_layout = (np.array([1, rows, m]), np.array([0, m, 1]))
+        self.a_layout = (np.array([1, rows, k]), np.array([0, k, 1]))
+        b_shape, b_strides = np.array((1,) + b.shape), np.array((0,) + b.strides)
+        probe = np.empty(0, dtype=dtype)
+        if tuned.tiled_applies(probe, *self.out_layout, *self.a_layout, b_shape, b_strides):
+            self.packed = tuned.pack_right(b._storage, b_shape, b_strides, probe)
+            self.tuned, self.work = tuned, rows * m * k
+
+    def times(self, a: np.ndarray) -> np.ndarray:
+        if self.packed is None:
+            return _product(_rows(a), self.b, self.backend)
+        out = np.empty((a.shape[0], self.b.shape[1]), dtype=a.dtype)  # the kernel writes it all
+        self.tuned.launch(self.tuned.matmul_packed_right, self.work, self.tuned.MATMUL_PARALLEL_MIN,
+                          out.reshape(-1), *self.out_layout, a.reshape(-1), *self.a_layout, self.packed, 1)
+        return out
+
+
 def _bias(b_hh: Optional[Tensor], dtype: np.dtype) -> np.ndarray:
     return _array(b_hh) if b_hh is not None else np.empty(0, dtype=dtype)
 
@@ -442,12 +476,12 @@ class LSTMSequence(Function):
         tanh_c = np.empty((steps, batch, hidden), dtype=dtype)
         h_prev = np.empty((steps, batch, hidden), dtype=dtype)  # the state each step read
         c_prev = np.empty((steps, batch, hidden), dtype=dtype)
-        bias, w_t = _bias(b_hh, dtype), _transposed(w_hh._tensor)
+        bias, w_t = _bias(b_hh, dtype), _RightFactor(_transposed(w_hh._tensor), batch, x_proj.backend)
         kernel = _lstm_forward_parallel if batch * gates >= PARALLEL_MIN else _lstm_forward_serial
         h, c = _array(h0), _array(c0)
         for t in _order(steps, reverse):
             h_prev[t], c_prev[t] = h, c
-            gh = _product(_rows(h_prev[t]), w_t, x_proj.backend)  # h W_hhᵀ [B, 4H]
+            gh = w_t.times(h_prev[t])  # h W_hhᵀ [B, 4H]
             kernel(xs[t], gh, bias, b_hh is not None, c_prev[t], hc[t], act[t], tanh_c[t])
             h, c = hc[t, 0], hc[t, 1]
         ctx.save_for_backward(act, tanh_c, c_prev, h_prev, w_hh, b_hh is not None, reverse)
@@ -459,6 +493,7 @@ class LSTMSequence(Function):
         steps, batch, gates = act.shape
         grads = _array(grad_output)  # [T, 2, B, H]: what the loss sends to each (h, c)
         kernel = _lstm_backward_parallel if batch * gates >= PARALLEL_MIN else _lstm_backward_serial
+        w = _RightFactor(w_hh._tensor, batch, grad_output.backend)
         da = np.empty_like(act)  # the kernel writes every element of each step's rows
         dhc = np.empty_like(grads[0])  # [2, B, H]: ∂h', ∂c' of the step being run
         dc = np.empty_like(c_prev[0])
@@ -469,7 +504,7 @@ class LSTMSequence(Function):
                 dhc[0] += dh
                 dhc[1] += dc
             kernel(dhc, act[t], tanh_c[t], c_prev[t], da[t], dc)
-            dh = _product(_rows(da[t]), w_hh._tensor, grad_output.backend)  # ∂a W_hh [B, H]
+            dh = w.times(da[t])  # ∂a W_hh [B, H]
         flat_da = _rows(da.reshape(steps * batch, gates))
         dw = _product(_transposed(flat_da), _rows(h_prev.reshape(steps * batch, -1)), grad_output.backend)
         return (_tensor(da, grad_output), _tensor(dh, grad_output), _tensor(dc.copy(), grad_output),
