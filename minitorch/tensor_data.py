@@ -162,6 +162,10 @@ def shape_broadcast(shape1: UserShape, shape2: UserShape) -> tuple[int, ...]:
 #: Layouts of row-major shapes already seen by `TensorData.row_major`: shape → (strides,
 #: shape array, strides array, size).
 _ROW_MAJOR: dict[tuple[int, ...], tuple[tuple[int, ...], np.ndarray, np.ndarray, int]] = {}
+#: Layouts seen by `TensorData.view_of`: (shape, strides) → (shape array, strides array,
+#: size); at most _VIEWS_KEPT of them (strides vary more than shapes do).
+_VIEWS: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[np.ndarray, np.ndarray, int]] = {}
+_VIEWS_KEPT = 4096
 
 
 class TensorData:
@@ -228,6 +232,25 @@ class TensorData:
         data._storage = storage
         data.shape = shape
         data.strides, data._shape, data._strides, data.size = layout
+        data.dims = len(shape)
+        return data
+
+    @classmethod
+    def view_of(cls, storage: Storage, shape: tuple[int, ...], strides: tuple[int, ...]) -> "TensorData":
+        """A TensorData over `storage` with the given shape and strides, without the checks
+        of `__init__` — for views the library derives from a valid tensor (a batch of one
+        in front of a matrix, say), where the checks cannot fail. Shape/stride arrays are
+        shared per layout, as in `row_major`."""
+        key = (shape, strides)
+        layout = _VIEWS.get(key)
+        if layout is None:
+            layout = (np.array(shape, dtype=INDEX_DTYPE), np.array(strides, dtype=INDEX_DTYPE), math.prod(shape))
+            if len(_VIEWS) < _VIEWS_KEPT:
+                _VIEWS[key] = layout
+        data = cls.__new__(cls)
+        data._storage = storage
+        data.shape, data.strides = shape, strides
+        data._shape, data._strides, data.size = layout
         data.dims = len(shape)
         return data
 

@@ -414,7 +414,7 @@ def batched_matmul(a: "Tensor", b: "Tensor") -> "Tensor":
             # A strided view with batch 1; the kernels take any strides, so e.g. a
             # transposed weight Wᵀ is multiplied in place rather than copied first.
             st = t._tensor.strides
-            return t._view(TensorData(t._tensor._storage, (1, rows, cols), (0, st[-2], st[-1])))
+            return t._view(TensorData.view_of(t._tensor._storage, (1, rows, cols), (0, st[-2], st[-1])))
         if t.shape[:-2] != batch:
             t = _grad_like(batch + (rows, cols), t)  # expand the partly broadcast batch
         st = t._tensor.strides
@@ -429,9 +429,14 @@ def batched_matmul(a: "Tensor", b: "Tensor") -> "Tensor":
         # One matrix b for a whole batch of contiguous a (a linear layer on [B, T, k]):
         # the batch's rows are one [B·T, k] matrix, so one big product replaces B small ones.
         rows = _size(a.shape[:-1])
-        out = a.backend.matrix_multiply(a._view(TensorData(a._tensor._storage, (1, rows, k))), as_3d(b, k, m))
+        out = a.backend.matrix_multiply(a._view(TensorData.view_of(a._tensor._storage, (1, rows, k), (0, k, 1))),
+                                        as_3d(b, k, m))
     else:
         out = a.backend.matrix_multiply(as_3d(a, n, k), as_3d(b, k, m))
+    data = out._tensor
+    if data.is_contiguous() and isinstance(data._storage, np.ndarray) and data._storage.size == data.size:
+        # The backend's fresh row-major [B, n, m], seen as batch + (n, m) (no graph node).
+        return out._view(TensorData.row_major(data._storage, batch + (n, m)))
     return out.view(*(batch + (n, m)))
 
 

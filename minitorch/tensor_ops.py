@@ -58,9 +58,13 @@ def result_dtype(*dtypes: np.dtype) -> np.dtype:
     """The dtype a kernel writes: float64 if any operand is float64 (or an integer or bool
     type), else float32. (Tensor operations convert their operands to PyTorch's promoted
     dtype first, see `dtypes.result_type`, and integer / bool results back afterwards.)"""
-    if all(np.dtype(d) == np.float32 for d in dtypes):
-        return np.dtype(np.float32)
-    return np.dtype(np.float64)
+    for d in dtypes:
+        if d != _FLOAT32:
+            return _FLOAT64
+    return _FLOAT32
+
+
+_FLOAT32, _FLOAT64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 class TensorOps:

@@ -91,6 +91,17 @@ def test_row_major_layout_matches_the_checked_constructor(shape) -> None:
     assert lean._storage is storage
 
 
+@pytest.mark.parametrize("shape, strides", [((1, 3, 4), (0, 4, 1)), ((1, 4, 3), (0, 1, 4)), ((2, 3), (1, 2)), ((), ())])
+def test_view_layout_matches_the_checked_constructor(shape, strides) -> None:
+    storage = np.arange(12, dtype=np.float64)
+    for _ in range(2):  # made, then taken from the shared layouts
+        lean, checked = TensorData.view_of(storage, shape, strides), TensorData(storage, shape, strides)
+        assert (lean.shape, lean.strides, lean.size, lean.dims) == (checked.shape, checked.strides, checked.size, checked.dims)
+        np.testing.assert_array_equal(lean._shape, checked._shape)
+        np.testing.assert_array_equal(lean._strides, checked._strides)
+        assert lean._storage is storage
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("size", [3, 100, 40_000])  # below and above the parallel threshold
 def test_outputs_allocated_without_a_fill_are_fully_written(dtype, size) -> None:
