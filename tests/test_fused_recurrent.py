@@ -292,17 +292,36 @@ def test_stacked_bidirectional_layer_fused_vs_composed(kind, dtype) -> None:
         _compare(got, expected, dtype)
 
 
-def test_gru_layer_takes_the_fused_step(monkeypatch) -> None:
-    """The GRU's cell_step calls the fused step when it is there, the composed one in `composed_only`."""
-    calls = []
-    monkeypatch.setattr(fused, "gru_step", lambda *args, real=fused.gru_step: calls.append(1) or real(*args))
-    layer = nn.GRU(3, 4, num_layers=1)
-    x = minitorch.tensor(_rand(6, 2, 3, seed=1))
-    layer(x)
-    assert len(calls) == 6
+def test_gru_layer_runs_each_sequence_as_one_node(monkeypatch) -> None:
+    """A GRU layer runs each layer and direction as ONE `GRUSequence` node (no step by step),
+    and the composed steps in `composed_only`."""
+    calls, steps = [], []
+    monkeypatch.setattr(fused, "gru_step", lambda *args, real=fused.gru_step: steps.append(1) or real(*args))
+    real = fused.GRUSequence.forward
+    monkeypatch.setattr(fused.GRUSequence, "forward", staticmethod(lambda *args: calls.append(args[-1]) or real(*args)))
+    layer = nn.GRU(3, 4, num_layers=2, bidirectional=True)
+    x = minitorch.tensor(_rand(6, 2, 3, seed=1), requires_grad=True)
+    out, h = layer(x)
+    assert calls == [False, True, False, True] and steps == []  # (layer, direction) in order; reverse flags
+    assert out.history is not None
     with fused_paths.composed_only():
         layer(x)
-    assert len(calls) == 6
+    assert len(calls) == 4 and steps == []
+
+
+def test_gru_cell_takes_the_fused_step(monkeypatch) -> None:
+    """Outside a layer's sequence (a step called on its own), the GRU's cell_step is the fused
+    step when it is there, the composed one in `composed_only`."""
+    calls = []
+    monkeypatch.setattr(fused, "gru_step", lambda *args, real=fused.gru_step: calls.append(1) or real(*args))
+    layer = nn.GRU(3, 4)
+    _, w_hh, _, b_hh = layer.layer_weights(0, 0)
+    x_proj, h = minitorch.tensor(_rand(2, 12, seed=1)), minitorch.tensor(_rand(2, 4, seed=2))
+    layer.cell_step(x_proj, h, w_hh, b_hh)
+    assert len(calls) == 1
+    with fused_paths.composed_only():
+        layer.cell_step(x_proj, h, w_hh, b_hh)
+    assert len(calls) == 1
 
 
 def test_lstm_layer_runs_each_sequence_as_one_node(monkeypatch) -> None:
@@ -342,16 +361,43 @@ def test_an_lstm_whose_step_is_overridden_runs_its_own_step() -> None:
     np.testing.assert_allclose(out_doubled.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
 
 
-def _sequence_case(T: int, batch: int, hidden: int, bias: bool, seed: int = 0) -> list[minitorch.Tensor]:
-    a = _case("lstm", batch, hidden, bias, seed=seed)
-    x = _rand(T, batch, 4 * hidden, seed=seed + 20) * 1.5
-    tensors = [minitorch.tensor(x), minitorch.tensor(a["h"]), minitorch.tensor(a["c"]), minitorch.tensor(a["w_hh"])]
+def test_a_gru_whose_step_is_overridden_runs_its_own_step() -> None:
+    """As for the LSTM: a GRU subclass that changes `cell_step` gets its step, not the node."""
+    class Halved(nn.GRU):
+        def cell_step(self, x_proj, state, w_hh, b_hh):
+            return super().cell_step(x_proj, state, w_hh, b_hh) * 0.5
+
+    minitorch.manual_seed(0)
+    plain = nn.GRU(3, 4)
+    halved = Halved(3, 4)
+    halved.load_state_dict(plain.state_dict())
+    x = minitorch.tensor(_rand(5, 2, 3, seed=2))
+    out_plain, _ = plain(x)
+    out_halved, _ = halved(x)
+    assert not np.allclose(out_plain.numpy(), out_halved.numpy())
+    with fused_paths.composed_only():
+        expected, _ = halved(x)
+    np.testing.assert_allclose(out_halved.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def _sequence_case(T: int, batch: int, hidden: int, bias: bool, seed: int = 0, kind: str = "lstm") -> list[minitorch.Tensor]:
+    """[x_proj, h0, (c0,) w_hh, (b_hh)] for `_sequence(kind, …)`."""
+    a = _case(kind, batch, hidden, bias, seed=seed)
+    x = _rand(T, batch, GATES[kind] * hidden, seed=seed + 20) * 1.5
+    state = [a["h"], a["c"]] if kind == "lstm" else [a["h"]]
+    tensors = [minitorch.tensor(v) for v in [x, *state, a["w_hh"]]]
     return tensors + ([minitorch.tensor(a["b_hh"])] if bias else [])
 
 
-def _sequence(reverse: bool):
-    """f(x_proj, h0, c0, w_hh[, b_hh]) → (outputs, h_T, c_T) stacked, through `fused.unroll`
-    with an LSTM layer's step (the weights are the arguments, so every one is checked)."""
+def _sequence(reverse: bool, kind: str = "lstm"):
+    """f(x_proj, h0, (c0,) w_hh[, b_hh]) → (outputs, final state) stacked, through
+    `fused.unroll` with a layer's step (the weights are the arguments, so every one is checked)."""
+    if kind == "gru":
+        def f(x_proj, h0, w_hh, b_hh=None):
+            out, h = fused.unroll(LayerStep(nn.GRU(1, h0.shape[1]), w_hh, b_hh), x_proj, h0, reverse)
+            return minitorch.cat([out, h.unsqueeze(0)], dim=0)
+        return f
+
     def f(x_proj, h0, c0, w_hh, b_hh=None):
         out, (h, c) = fused.unroll(LayerStep(nn.LSTM(1, h0.shape[1]), w_hh, b_hh), x_proj, (h0, c0), reverse)
         return minitorch.cat([out, h.unsqueeze(0), c.unsqueeze(0)], dim=0)
@@ -359,41 +405,49 @@ def _sequence(reverse: bool):
     return f
 
 
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
 @pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
-def test_lstm_sequence_grad_check(bias, reverse) -> None:
-    grad_check(_sequence(reverse), *_sequence_case(3, 2, 3, bias))
+def test_sequence_grad_check(bias, reverse, kind) -> None:
+    grad_check(_sequence(reverse, kind), *_sequence_case(3, 2, 3, bias, kind=kind))
 
 
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
 @pytest.mark.parametrize("T, batch, hidden", [(7, 3, 5), pytest.param(3, 8, 32, id="tiled-prepacked")])
 @pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_lstm_sequence_matches_the_fused_steps(dtype, reverse, T, batch, hidden) -> None:
-    """The sequence node computes what T `LSTMStep` nodes compute: the same forward numbers
-    (the same product and kernel, bit for bit), the same gradients up to rounding (∂W_hh is
-    one product over all steps instead of a sum of T). At B = 8, H = 32 the recurrent
-    products are large enough for the tiled kernel, so the sequence packs W_hh once."""
+def test_sequence_matches_the_fused_steps(dtype, reverse, T, batch, hidden, kind) -> None:
+    """The sequence node computes what T `LSTMStep` (`GRUStep`) nodes compute: the same
+    forward numbers (the same product and kernel, bit for bit), the same gradients up to
+    rounding (∂W_hh is one product over all steps instead of a sum of T). At B = 8, H = 32
+    the recurrent products are large enough for the tiled kernel, so the sequence packs
+    W_hh once."""
     results = []
     for whole in (True, False):
-        leaves = [t.to(minitorch.float32) if dtype == np.float32 else t for t in _sequence_case(T, batch, hidden, True, seed=3)]
+        leaves = [t.to(minitorch.float32) if dtype == np.float32 else t
+                  for t in _sequence_case(T, batch, hidden, True, seed=3, kind=kind)]
         for t in leaves:
             t.requires_grad_(True)
-        x, h, c, w, b = leaves
+        x, state, (w, b) = leaves[0], leaves[1:-2], leaves[-2:]
+        cell = nn.LSTM(1, hidden) if kind == "lstm" else nn.GRU(1, hidden)
+        start = tuple(state) if kind == "lstm" else state[0]
         if whole:
-            out, (h_T, c_T) = fused.unroll(LayerStep(nn.LSTM(1, hidden), w, b), x, (h, c), reverse)
+            out, final = fused.unroll(LayerStep(cell, w, b), x, start, reverse)
         else:
-            outs, state = [None] * T, (h, c)
+            outs, final = [None] * T, start
             for t in (range(T - 1, -1, -1) if reverse else range(T)):
-                state = fused.lstm_step(x[t], state, w, b)
-                outs[t] = state[0]
-            out, (h_T, c_T) = minitorch.stack(outs, dim=0), state
-        weights = [minitorch.tensor(_rand(*s, seed=9 + k).astype(dtype)) for k, s in enumerate([out.shape, h_T.shape, c_T.shape])]
-        ((out * weights[0]).sum() + (h_T * weights[1]).sum() + (c_T * weights[2]).sum()).backward()
-        results.append([out.numpy(), h_T.numpy(), c_T.numpy()] + [t.grad.numpy() for t in leaves])
+                final = fused.lstm_step(x[t], final, w, b) if kind == "lstm" else fused.gru_step(x[t], final, w, b)
+                outs[t] = final[0] if kind == "lstm" else final
+            out = minitorch.stack(outs, dim=0)
+        finals = list(final) if kind == "lstm" else [final]
+        weights = [minitorch.tensor(_rand(*v.shape, seed=9 + k).astype(dtype)) for k, v in enumerate([out, *finals])]
+        sum((v * wt).sum() for v, wt in zip([out, *finals], weights)).backward()
+        results.append([out.numpy()] + [f.numpy() for f in finals] + [t.grad.numpy() for t in leaves])
     whole, steps = results
-    for k in range(3):
+    outputs = 3 if kind == "lstm" else 2
+    for k in range(outputs):
         np.testing.assert_array_equal(whole[k], steps[k])
-    _compare(whole[3:], steps[3:], dtype)
+    _compare(whole[outputs:], steps[outputs:], dtype)
 
 
 @pytest.mark.parametrize("transposed", [False, True], ids=["W", "W^T"])

@@ -57,12 +57,13 @@ library, so that LLVM runs the gate loop on SIMD lanes. Small steps run the seri
 of the same kernel: waking the thread pool costs more than the loop. The matrix products
 use the backend's matmul (not NumPy's BLAS, whose thread pool fights Numba's).
 
-A whole LSTM sequence (`LSTMSequence`, through `unroll`). An LSTM layer goes further: each
-layer and direction runs its T steps as ONE node. Forward is the T steps above; backward
-keeps every step's ∂a, so that ∂W_hh is one product over all steps instead of T products
-added up by backpropagation, and no graph node, view or zero tensor is made per step.
-Measured on the char-LSTM training step (`python -m bench.train_step --models lstm`, B = 32,
-H = 256, T = 64): see BENCHMARKS.md. The GRU still runs step by step.
+A whole sequence (`LSTMSequence`, `GRUSequence`, through `unroll`). An LSTM or GRU layer
+goes further: each layer and direction runs its T steps as ONE node. Forward is the T
+steps above, with W_hh packed once for the T products (`_RightFactor`); backward keeps
+every step's ∂a, so that ∂W_hh is one product over all steps instead of T products added
+up by backpropagation, and no graph node, view or zero tensor is made per step. Measured
+on the char-LSTM training step (`python -m bench.train_step --models lstm`, B = 32,
+H = 256, T = 64): see BENCHMARKS.md.
 
 Used by `LSTM.cell_step` and `GRU.cell_step` (`minitorch/nn/recurrent.py`) through
 `fused_paths.find`, only on CPU backends, for float32/float64 2-D inputs of one dtype (see
@@ -512,25 +513,90 @@ class LSTMSequence(Function):
                 _bias_grad(da, grad_output) if has_bias else None, None)
 
 
-def unroll(step: Any, inputs: Tensor, state: Any, reverse: bool) -> Optional[tuple[Tensor, tuple[Tensor, Tensor]]]:
-    """`recurrent.unroll(step, inputs, state, reverse)` as one `LSTMSequence` node, when `step`
-    is the step of an LSTM layer (`recurrent.LayerStep`) over inputs this path supports;
-    None otherwise (the caller then runs the steps one by one)."""
-    from .recurrent import LSTM, LayerStep
+class GRUSequence(Function):
+    """(x_proj [T, B, 3H], h0 [B, H], W_hh, b_hh, reverse) → out [T, B, H]: one direction of
+    a GRU layer, all T steps as ONE graph node; out[t] = h after x_t.
 
-    if not isinstance(step, LayerStep) or not isinstance(state, tuple):
-        return None
-    if type(step.cell).cell_step is not LSTM.cell_step:  # not an LSTM, or one whose step was overridden
-        return None
-    if not isinstance(inputs, Tensor) or inputs.dims != 3 or inputs.shape[0] == 0:
+    As `LSTMSequence`: forward runs the steps of `GRUStep` in order (same numbers), backward
+    runs them in reverse carrying ∂h, keeps every step's ∂gh [T, B, 3H], and makes the
+    recurrent weights' gradient one product over all steps,
+
+        ∂W_hh = Σ_t ∂gh_tᵀ h_{t−1} = ∂GH_flatᵀ H_prev_flat      [3H, T·B] @ [T·B, H]
+
+    and ∂b_hh = Σ_t Σ_batch ∂gh_t. The ∂h that reaches step t − 1 is the direct part
+    ∂h' ⊙ z plus ∂gh W_hh.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, x_proj: Tensor, h0: Tensor, w_hh: Tensor, b_hh: Optional[Tensor],
+                reverse: bool) -> Tensor:
+        xs = _array(x_proj)
+        steps, batch, gates = xs.shape
+        hidden, dtype = gates // 3, xs.dtype
+        out = np.empty((steps, batch, hidden), dtype=dtype)  # the kernel writes every element
+        act = np.empty((steps, batch, gates), dtype=dtype)
+        ghn = np.empty((steps, batch, hidden), dtype=dtype)
+        h_prev = np.empty((steps, batch, hidden), dtype=dtype)  # the state each step read
+        bias, w_t = _bias(b_hh, dtype), _RightFactor(_transposed(w_hh._tensor), batch, x_proj.backend)
+        kernel = _gru_forward_parallel if batch * gates >= PARALLEL_MIN else _gru_forward_serial
+        h = _array(h0)
+        for t in _order(steps, reverse):
+            h_prev[t] = h
+            gh = w_t.times(h_prev[t])  # h W_hhᵀ [B, 3H]
+            kernel(xs[t], gh, bias, b_hh is not None, h_prev[t], out[t], act[t], ghn[t])
+            h = out[t]
+        ctx.save_for_backward(act, ghn, h_prev, w_hh, b_hh is not None, reverse)
+        return _tensor(out, x_proj)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Optional[Tensor], ...]:
+        act, ghn, h_prev, w_hh, has_bias, reverse = ctx.saved_values
+        steps, batch, gates = act.shape
+        grads = _array(grad_output)  # [T, B, H]: what the loss sends to each output
+        kernel = _gru_backward_parallel if batch * gates >= PARALLEL_MIN else _gru_backward_serial
+        w = _RightFactor(w_hh._tensor, batch, grad_output.backend)
+        dx = np.empty_like(act)  # the kernel writes every element of each step's rows
+        dgh = np.empty_like(act)
+        dout = np.empty_like(grads[0])  # ∂h' of the step being run
+        dh_direct = np.empty_like(dout)
+        dh: Optional[np.ndarray] = None
+        for t in reversed(_order(steps, reverse)):
+            dout[...] = grads[t]
+            if dh is not None:  # what the later step sent back to this step's output
+                dout += dh
+            kernel(dout, act[t], ghn[t], h_prev[t], dx[t], dgh[t], dh_direct)
+            dh = w.times(dgh[t])  # ∂gh W_hh [B, H]
+            dh += dh_direct  # h reaches h' twice: through the product and through z ⊙ h
+        flat_dgh = _rows(dgh.reshape(steps * batch, gates))
+        dw = _product(_transposed(flat_dgh), _rows(h_prev.reshape(steps * batch, -1)), grad_output.backend)
+        return (_tensor(dx, grad_output), _tensor(dh, grad_output), _tensor(dw, grad_output),
+                _bias_grad(dgh, grad_output) if has_bias else None, None)
+
+
+def unroll(step: Any, inputs: Tensor, state: Any, reverse: bool) -> Optional[tuple[Tensor, Any]]:
+    """`recurrent.unroll(step, inputs, state, reverse)` as one `LSTMSequence` or
+    `GRUSequence` node, when `step` is the step of an LSTM or GRU layer
+    (`recurrent.LayerStep`) over inputs this path supports; None otherwise (the caller then
+    runs the steps one by one)."""
+    from .recurrent import GRU, LSTM, LayerStep
+
+    if not isinstance(step, LayerStep) or not isinstance(inputs, Tensor) or inputs.dims != 3 or inputs.shape[0] == 0:
         return None
     data = inputs._tensor
     first = inputs._view(TensorData(data._storage, data.shape[1:], data.strides[1:]))  # x_proj_0, no graph node
-    if len(state) != 2 or not supports(4, first, state, step.w_hh, step.b_hh):
-        return None
-    hc = LSTMSequence.apply(inputs, state[0], state[1], step.w_hh, step.b_hh, reverse)
     last = 0 if reverse else inputs.shape[0] - 1
-    return hc[:, 0], (hc[last, 0], hc[last, 1])
+    cell_step = type(step.cell).cell_step  # a subclass that overrides the step keeps its step
+    if cell_step is LSTM.cell_step and isinstance(state, tuple) and len(state) == 2:
+        if not supports(4, first, state, step.w_hh, step.b_hh):
+            return None
+        hc = LSTMSequence.apply(inputs, state[0], state[1], step.w_hh, step.b_hh, reverse)
+        return hc[:, 0], (hc[last, 0], hc[last, 1])
+    if cell_step is GRU.cell_step and isinstance(state, Tensor):
+        if not supports(3, first, (state,), step.w_hh, step.b_hh):
+            return None
+        out = GRUSequence.apply(inputs, state, step.w_hh, step.b_hh, reverse)
+        return out, out[last]
+    return None
 
 
 # ## The T steps of a sequence, with one gradient buffer
