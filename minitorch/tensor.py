@@ -596,6 +596,8 @@ class Tensor:
     def _infer_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         if shape.count(-1) > 1:
             raise ShapeError(f"only one dimension can be -1, got {shape}")
+        if any(s < -1 for s in shape):
+            raise ShapeError(f"negative size in shape {shape}")
         known = math.prod(s for s in shape if s != -1)
         if -1 in shape:
             if known == 0 or self.numel() % known:

@@ -218,9 +218,10 @@ class TensorData:
 
     @classmethod
     def row_major(cls, storage: Storage, shape: tuple[int, ...]) -> "TensorData":
-        """A row-major TensorData over a fresh `storage` of exactly prod(shape) values,
-        without the checks of `__init__` — for outputs the fast backend allocates itself,
-        whose shape is already valid. The strides and the shape/stride arrays the kernels
+        """A row-major TensorData over `storage` (its first prod(shape) values), without the
+        checks of `__init__` — for outputs the fast backend allocates itself, and for a
+        contiguous tensor seen with another shape of the same size (`View`), whose shape
+        the caller has already checked. The strides and the shape/stride arrays the kernels
         read are computed once per shape and shared (kernels only read them)."""
         layout = _ROW_MAJOR.get(shape)
         if layout is None:

@@ -373,13 +373,14 @@ class View(Function):
                 f"view({shape}) needs a contiguous tensor, but this one (shape {a.shape}, "
                 f"strides {a._tensor.strides}) is not: call .contiguous() first, or use .reshape()"
             )
-        return a._view(TensorData(a._tensor._storage, shape))
+        # `Tensor.view` checked that the sizes agree; a contiguous storage read row-major.
+        return a._view(TensorData.row_major(a._tensor._storage, shape))
 
     @staticmethod
     def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
         (shape,) = ctx.saved_values
         g = grad_output.contiguous()
-        return g._view(TensorData(g._tensor._storage, shape)), None
+        return g._view(TensorData.row_major(g._tensor._storage, shape)), None
 
 
 class Copy(Function):

@@ -106,6 +106,18 @@ def test_view_of_non_contiguous_tensor_raises() -> None:
         t.view(4)
 
 
+@pytest.mark.library
+def test_view_shapes_are_checked_before_the_unchecked_layout() -> None:
+    """`View` builds its layout without `TensorData`'s checks, so `Tensor.view` must refuse
+    every bad shape itself: negative sizes (even ones whose product is right), two −1s,
+    a wrong size."""
+    t = minitorch.arange(6)
+    for shape, match in [((-2, -3), "negative"), ((-1, -1), "only one"), ((4, -1), "invalid"), ((7,), "invalid")]:
+        with pytest.raises(ShapeError, match=match):
+            t.view(*shape)
+    assert t.view(2, -1).shape == (2, 3) and t.view(-1).shape == (6,)
+
+
 # ---- 2.2 -----------------------------------------------------------------------------
 
 
