@@ -334,9 +334,28 @@ def main(argv: Optional[list[str]] = None) -> None:
     render(rows, header, console)
     if args.markdown:
         command = "python -m bench " + " ".join(argv if argv is not None else sys.argv[1:])
+        text = markdown(rows, header, command.strip(), busy)
+        kept = _training_section(args.markdown)  # written by `python -m bench.train_step`
         with open(args.markdown, "w") as f:
-            f.write(markdown(rows, header, command.strip(), busy))
-        console.print(f"wrote {args.markdown}")
+            f.write(text if not kept else text.rstrip("\n") + "\n\n" + kept)
+        console.print(f"wrote {args.markdown}" + (" (its training-step section kept)" if kept else ""))
+
+
+def _training_section(path: str) -> str:
+    """The `bench.train_step` section of an existing Markdown file ('' if none), so that
+    regenerating this table does not delete the other benchmark's."""
+    from .train_step import SECTION
+
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return ""
+    start = text.find(SECTION)
+    if start < 0:
+        return ""
+    end = text.find("\n## ", start + len(SECTION))
+    return text[start:] if end < 0 else text[start:end + 1]
 
 
 if __name__ == "__main__":

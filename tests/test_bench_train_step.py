@@ -39,3 +39,15 @@ def test_markdown_section_is_replaced_and_the_rest_kept(tmp_path) -> None:
     text = path.read_text()
     assert "new table" in text and "old table" not in text
     assert text.index("intro") < text.index("new table") < text.index("## Later\n\nkept")
+
+
+def test_the_micro_benchmark_keeps_the_training_section(tmp_path) -> None:
+    """`python -m bench --markdown F` rewrites its own table and keeps train_step's section."""
+    from bench.__main__ import _training_section
+
+    path = tmp_path / "BENCHMARKS.md"
+    assert _training_section(str(path)) == ""
+    path.write_text(f"# Benchmarks\n\nold micro table\n\n{train_step.SECTION}\n\nsteps table\n")
+    assert _training_section(str(path)) == f"{train_step.SECTION}\n\nsteps table\n"
+    path.write_text(f"# Benchmarks\n\n{train_step.SECTION}\n\nsteps\n\n## Other\n\nx\n")
+    assert _training_section(str(path)) == f"{train_step.SECTION}\n\nsteps\n\n"
