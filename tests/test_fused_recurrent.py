@@ -292,23 +292,6 @@ def test_stacked_bidirectional_layer_fused_vs_composed(kind, dtype) -> None:
         _compare(got, expected, dtype)
 
 
-def test_gru_layer_runs_each_sequence_as_one_node(monkeypatch) -> None:
-    """A GRU layer runs each layer and direction as ONE `GRUSequence` node (no step by step),
-    and the composed steps in `composed_only`."""
-    calls, steps = [], []
-    monkeypatch.setattr(fused, "gru_step", lambda *args, real=fused.gru_step: steps.append(1) or real(*args))
-    real = fused.GRUSequence.forward
-    monkeypatch.setattr(fused.GRUSequence, "forward", staticmethod(lambda *args: calls.append(args[-1]) or real(*args)))
-    layer = nn.GRU(3, 4, num_layers=2, bidirectional=True)
-    x = minitorch.tensor(_rand(6, 2, 3, seed=1), requires_grad=True)
-    out, h = layer(x)
-    assert calls == [False, True, False, True] and steps == []  # (layer, direction) in order; reverse flags
-    assert out.history is not None
-    with fused_paths.composed_only():
-        layer(x)
-    assert len(calls) == 4 and steps == []
-
-
 def test_gru_cell_takes_the_fused_step(monkeypatch) -> None:
     """Outside a layer's sequence (a step called on its own), the GRU's cell_step is the fused
     step when it is there, the composed one in `composed_only`."""
@@ -324,16 +307,18 @@ def test_gru_cell_takes_the_fused_step(monkeypatch) -> None:
     assert len(calls) == 1
 
 
-def test_lstm_layer_runs_each_sequence_as_one_node(monkeypatch) -> None:
-    """An LSTM layer runs each layer and direction as ONE `LSTMSequence` node (no step by
-    step), and the composed steps in `composed_only`."""
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_layer_runs_each_sequence_as_one_node(kind, monkeypatch) -> None:
+    """An LSTM (GRU) layer runs each layer and direction as ONE `LSTMSequence`
+    (`GRUSequence`) node, never step by step, and the composed steps in `composed_only`."""
     calls, steps = [], []
-    monkeypatch.setattr(fused, "lstm_step", lambda *args, real=fused.lstm_step: steps.append(1) or real(*args))
-    real = fused.LSTMSequence.forward
-    monkeypatch.setattr(fused.LSTMSequence, "forward", staticmethod(lambda *args: calls.append(args[-1]) or real(*args)))
-    layer = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    step_name, node = ("lstm_step", fused.LSTMSequence) if kind == "lstm" else ("gru_step", fused.GRUSequence)
+    monkeypatch.setattr(fused, step_name, lambda *args, real=getattr(fused, step_name): steps.append(1) or real(*args))
+    real = node.forward
+    monkeypatch.setattr(node, "forward", staticmethod(lambda *args: calls.append(args[-1]) or real(*args)))
+    layer = (nn.LSTM if kind == "lstm" else nn.GRU)(3, 4, num_layers=2, bidirectional=True)
     x = minitorch.tensor(_rand(6, 2, 3, seed=1), requires_grad=True)
-    out, (h, c) = layer(x)
+    out, _ = layer(x)
     assert calls == [False, True, False, True] and steps == []  # (layer, direction) in order; reverse flags
     assert out.history is not None
     with fused_paths.composed_only():
@@ -341,43 +326,31 @@ def test_lstm_layer_runs_each_sequence_as_one_node(monkeypatch) -> None:
     assert len(calls) == 4 and steps == []
 
 
-def test_an_lstm_whose_step_is_overridden_runs_its_own_step() -> None:
+class _DoubledLSTM(nn.LSTM):
+    def cell_step(self, x_proj, state, w_hh, b_hh):
+        h, c = super().cell_step(x_proj, state, w_hh, b_hh)
+        return h * 2.0, c
+
+
+class _HalvedGRU(nn.GRU):
+    def cell_step(self, x_proj, state, w_hh, b_hh):
+        return super().cell_step(x_proj, state, w_hh, b_hh) * 0.5
+
+
+@pytest.mark.parametrize("plain_cls, changed_cls", [(nn.LSTM, _DoubledLSTM), (nn.GRU, _HalvedGRU)], ids=["lstm", "gru"])
+def test_a_layer_whose_step_is_overridden_runs_its_own_step(plain_cls, changed_cls) -> None:
     """A subclass that changes `cell_step` gets its step, not the whole-sequence node."""
-    class Doubled(nn.LSTM):
-        def cell_step(self, x_proj, state, w_hh, b_hh):
-            h, c = super().cell_step(x_proj, state, w_hh, b_hh)
-            return h * 2.0, c
-
     minitorch.manual_seed(0)
-    plain = nn.LSTM(3, 4)
-    doubled = Doubled(3, 4)
-    doubled.load_state_dict(plain.state_dict())
+    plain = plain_cls(3, 4)
+    changed = changed_cls(3, 4)
+    changed.load_state_dict(plain.state_dict())
     x = minitorch.tensor(_rand(5, 2, 3, seed=2))
     out_plain, _ = plain(x)
-    out_doubled, _ = doubled(x)
-    assert not np.allclose(out_plain.numpy(), out_doubled.numpy())
+    out_changed, _ = changed(x)
+    assert not np.allclose(out_plain.numpy(), out_changed.numpy())
     with fused_paths.composed_only():
-        expected, _ = doubled(x)
-    np.testing.assert_allclose(out_doubled.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
-
-
-def test_a_gru_whose_step_is_overridden_runs_its_own_step() -> None:
-    """As for the LSTM: a GRU subclass that changes `cell_step` gets its step, not the node."""
-    class Halved(nn.GRU):
-        def cell_step(self, x_proj, state, w_hh, b_hh):
-            return super().cell_step(x_proj, state, w_hh, b_hh) * 0.5
-
-    minitorch.manual_seed(0)
-    plain = nn.GRU(3, 4)
-    halved = Halved(3, 4)
-    halved.load_state_dict(plain.state_dict())
-    x = minitorch.tensor(_rand(5, 2, 3, seed=2))
-    out_plain, _ = plain(x)
-    out_halved, _ = halved(x)
-    assert not np.allclose(out_plain.numpy(), out_halved.numpy())
-    with fused_paths.composed_only():
-        expected, _ = halved(x)
-    np.testing.assert_allclose(out_halved.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
+        expected, _ = changed(x)
+    np.testing.assert_allclose(out_changed.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def _sequence_case(T: int, batch: int, hidden: int, bias: bool, seed: int = 0, kind: str = "lstm") -> list[minitorch.Tensor]:
