@@ -422,8 +422,8 @@ def _matmul_dispatch(
     for the rest; on one thread below `fast_tuned.MATMUL_PARALLEL_MIN` multiply-adds."""
     tuned: Any = fast_tuned
     args = (out, out_shape, out_strides, a_storage, a_shape, a_strides, b_storage, b_shape, b_strides)
-    kernel = tensor_matmul
-    if tuned.tiled_applies(out, out_shape, out_strides, a_shape, a_strides, b_shape, b_strides):
-        kernel = tuned.tensor_matmul_tiled
     work = int(out_shape[0]) * int(out_shape[1]) * int(out_shape[2]) * int(a_shape[2])
-    tuned.launch(kernel, work, tuned.MATMUL_PARALLEL_MIN, *args)
+    if tuned.tiled_applies(out, out_shape, out_strides, a_shape, a_strides, b_shape, b_strides):
+        tuned.launch(tuned.tensor_matmul_tiled, work, tuned.MATMUL_PARALLEL_MIN, *args, tuned.not_packed(out))
+    else:
+        tuned.launch(tensor_matmul, work, tuned.MATMUL_PARALLEL_MIN, *args)

@@ -523,16 +523,18 @@ def _pack_panel(
 def tensor_matmul_tiled(
     out: Storage, out_shape: Shape, out_strides: Strides,
     a_storage: Storage, a_shape: Shape, a_strides: Strides,
-    b_storage: Storage, b_shape: Shape, b_strides: Strides,
+    b_storage: Storage, b_shape: Shape, b_strides: Strides, packed_b: Storage,
 ) -> None:
     """The tuned kernel: out[n, i, j] = Σ_k a[n, i, k] · b[n, k, j], packed and tiled.
 
-    Same contract as `fast_ops.tensor_matmul` (any strides, batch broadcast, any sizes);
-    faster from about 32³ multiply-adds on. Parallel decomposition: packing runs in parallel
-    over panels; the product runs in parallel over (batch, chunk of row panels, column
-    panel) tasks, each writing its own 8×16 output tiles.
+    The contract of `fast_ops.tensor_matmul` (any strides, batch broadcast, any sizes),
+    plus `packed_b`: b already packed by `pack_right` (an operand multiplied many times),
+    or an empty array (`not_packed`), and b is packed here. Faster than the task's kernel
+    from about 32³ multiply-adds on. Parallel decomposition: packing runs in parallel over
+    panels; the product runs in parallel over (batch, chunk of row panels, column panel)
+    tasks, each writing its own 8×16 output tiles.
     """
-    rows, cols = out_shape[1], out_shape[2]
+    batches, rows, cols = out_shape[0], out_shape[1], out_shape[2]
     inner = a_shape[2]
     a_batches, b_batches = a_shape[0], b_shape[0]
     row_panels = (rows + MR - 1) // MR
@@ -541,9 +543,11 @@ def tensor_matmul_tiled(
     b_panel = inner * NR
     zero = np.zeros(1, out.dtype)[0]
     ap = np.empty(a_batches * row_panels * a_panel, out.dtype)
-    bp = np.empty(b_batches * col_panels * b_panel, out.dtype)
+    pack_b = packed_b.size == 0
+    bp = np.empty(b_batches * col_panels * b_panel, out.dtype) if pack_b else packed_b
     a_count = a_batches * row_panels
-    for t in prange(a_count + b_batches * col_panels):  # one parallel loop packs both
+    b_count = b_batches * col_panels if pack_b else 0
+    for t in prange(a_count + b_count):  # one parallel loop packs both
         if t < a_count:
             n, i0 = t // row_panels, (t % row_panels) * MR
             _pack_panel(a_storage, n * a_strides[0] + i0 * a_strides[1], a_strides[1],
@@ -554,23 +558,6 @@ def tensor_matmul_tiled(
             _pack_panel(b_storage, n * b_strides[0] + j0 * b_strides[2], b_strides[2],
                         b_strides[1], min(NR, cols - j0), inner, NR, bp, u * b_panel, zero)
 
-    _multiply_packed(out, out_shape, out_strides, ap, bp, a_batches, b_batches, inner)
-
-
-@njit(inline="always")
-def _multiply_packed(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    ap: Storage, bp: Storage, a_batches: int, b_batches: int, inner: int,
-) -> None:
-    """The product phase of the tiled matmul: out = (packed a) @ (packed b), one 8×16 tile
-    per micro-kernel call. Inlined into its callers, so its `prange` is theirs: parallel in
-    a parallel kernel, a plain loop in a serial twin."""
-    batches, rows, cols = out_shape[0], out_shape[1], out_shape[2]
-    row_panels = (rows + MR - 1) // MR
-    col_panels = (cols + NR - 1) // NR
-    a_panel = inner * MR
-    b_panel = inner * NR
-    zero = np.zeros(1, out.dtype)[0]
     # Enough tasks to keep every thread busy: split the row panels into chunks if needed.
     tasks = batches * col_panels
     chunks = 1
@@ -597,13 +584,25 @@ def _multiply_packed(
                     out[U(base + r * out_strides[1] + j * out_strides[2])] = tile[r * NR + j]
 
 
+_NOT_PACKED: dict[np.dtype, Storage] = {}
+
+
+def not_packed(out: Storage) -> Storage:
+    """The `packed_b` of a plain product: an empty array of `out`'s dtype (one per dtype,
+    so that every call has the same argument types and Numba compiles the kernel once)."""
+    empty = _NOT_PACKED.get(out.dtype)
+    if empty is None:
+        empty = _NOT_PACKED[out.dtype] = np.empty(0, dtype=out.dtype)
+    return empty
+
+
 # ## One operand packed once, many products (an RNN's recurrent weight)
 #
-# An RNN multiplies the same W_hhᵀ by a new h at every time step. `tensor_matmul_tiled`
-# would pack W_hhᵀ again at each of the T steps (and W_hh at each step of backward);
-# `pack_right` packs it once per sequence and `matmul_packed_right` runs only the packing
-# of the small h and the product — the same micro-kernel in the same order, so the same
-# numbers bit for bit as `tensor_matmul_tiled` on the unpacked operand.
+# An RNN multiplies the same W_hhᵀ by a new h at every time step. A plain product would
+# pack W_hhᵀ again at each of the T steps (and W_hh at each step of backward); `pack_right`
+# packs it once per sequence, and `tensor_matmul_tiled(…, packed_b=that)` packs only the
+# small h — the same micro-kernel in the same order, so the same numbers bit for bit as
+# the plain product, and the same compiled kernel (one compilation, not two).
 
 
 @njit(parallel=True)
@@ -620,26 +619,6 @@ def pack_right(b_storage: Storage, b_shape: Shape, b_strides: Strides, dtype_of:
         _pack_panel(b_storage, n * b_strides[0] + j0 * b_strides[2], b_strides[2],
                     b_strides[1], min(NR, cols - j0), inner, NR, bp, u * b_panel, zero)
     return bp
-
-
-@njit(parallel=True)
-def matmul_packed_right(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    a_storage: Storage, a_shape: Shape, a_strides: Strides, bp: Storage, b_batches: int,
-) -> None:
-    """out [B, n, m] = a [B|1, n, k] @ b, with b packed by `pack_right` (b_batches its
-    batch size); `tensor_matmul_tiled`'s contract otherwise."""
-    rows, inner = out_shape[1], a_shape[2]
-    a_batches = a_shape[0]
-    row_panels = (rows + MR - 1) // MR
-    a_panel = inner * MR
-    zero = np.zeros(1, out.dtype)[0]
-    ap = np.empty(a_batches * row_panels * a_panel, out.dtype)
-    for t in prange(a_batches * row_panels):
-        n, i0 = t // row_panels, (t % row_panels) * MR
-        _pack_panel(a_storage, n * a_strides[0] + i0 * a_strides[1], a_strides[1],
-                    a_strides[2], min(MR, rows - i0), inner, MR, ap, t * a_panel, zero)
-    _multiply_packed(out, out_shape, out_strides, ap, bp, a_batches, b_batches, inner)
 
 
 @njit

@@ -123,7 +123,19 @@ def test_tiled_matmul(size, lay: str, dtype: type) -> None:
     a = layout((ba, i, k), order_a, dtype, seed=1)
     b = layout((bb, k, j), order_b, dtype, seed=2)
     expected = a.to_numpy().astype(np.float64) @ b.to_numpy().astype(np.float64)
-    got = run_matmul(fast_tuned.tensor_matmul_tiled, a, b, dtype)
+    def tiled(*args):  # b packed by the kernel itself
+        fast_tuned.tensor_matmul_tiled(*args, fast_tuned.not_packed(args[0]))
+
+    got = run_matmul(tiled, a, b, dtype)
+    np.testing.assert_allclose(got, expected, **tol(dtype, k), err_msg=f"tiled kernel, {lay}, {size}")
+
+    def prepacked(*args):  # b packed once beforehand, as an RNN's weight
+        out = args[0]
+        packed = fast_tuned.pack_right(*args[6:9], out)
+        fast_tuned.tensor_matmul_tiled(*args, packed)
+
+    np.testing.assert_array_equal(run_matmul(prepacked, a, b, dtype), got)
+    got = run_matmul(tiled, a, b, dtype)
     np.testing.assert_allclose(got, expected, **tol(dtype, k), err_msg=f"tiled kernel, {lay}, {size}")
 
 

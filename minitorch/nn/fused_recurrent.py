@@ -290,10 +290,10 @@ class _RightFactor:
     W_hh backward): `times(a)` = a @ b as a new C-contiguous [n, m] array.
 
     When the backend's matmul would run the tiled kernel on these shapes, b is packed ONCE
-    here (`fast_tuned.pack_right`) and each step runs `matmul_packed_right` — the same
-    micro-kernel in the same order, so the same numbers as `_product`, without packing b
-    again at each of the T steps and without the backend's per-call checks. Otherwise
-    each step is `_product`."""
+    here (`fast_tuned.pack_right`) and each step runs that kernel with b already packed —
+    the same micro-kernel in the same order, so the same numbers as `_product`, without
+    packing b again at each of the T steps and without the backend's per-call checks.
+    Otherwise each step is `_product`."""
 
     def __init__(self, b: TensorData, rows: int, backend: TensorBackend) -> None:
         self.b, self.backend, self.packed = b, backend, None
@@ -303,18 +303,19 @@ class _RightFactor:
         (k, m), dtype = b.shape, b._storage.dtype
         self.out_layout = (np.array([1, rows, m]), np.array([0, m, 1]))
         self.a_layout = (np.array([1, rows, k]), np.array([0, k, 1]))
-        b_shape, b_strides = np.array((1,) + b.shape), np.array((0,) + b.strides)
+        self.b_layout = (np.array((1,) + b.shape), np.array((0,) + b.strides))
         probe = np.empty(0, dtype=dtype)
-        if tuned.tiled_applies(probe, *self.out_layout, *self.a_layout, b_shape, b_strides):
-            self.packed = tuned.pack_right(b._storage, b_shape, b_strides, probe)
+        if tuned.tiled_applies(probe, *self.out_layout, *self.a_layout, *self.b_layout):
+            self.packed = tuned.pack_right(b._storage, *self.b_layout, probe)
             self.tuned, self.work = tuned, rows * m * k
 
     def times(self, a: np.ndarray) -> np.ndarray:
         if self.packed is None:
             return _product(_rows(a), self.b, self.backend)
         out = np.empty((a.shape[0], self.b.shape[1]), dtype=a.dtype)  # the kernel writes it all
-        self.tuned.launch(self.tuned.matmul_packed_right, self.work, self.tuned.MATMUL_PARALLEL_MIN,
-                          out.reshape(-1), *self.out_layout, a.reshape(-1), *self.a_layout, self.packed, 1)
+        self.tuned.launch(self.tuned.tensor_matmul_tiled, self.work, self.tuned.MATMUL_PARALLEL_MIN,
+                          out.reshape(-1), *self.out_layout, a.reshape(-1), *self.a_layout,
+                          self.b._storage, *self.b_layout, self.packed)
         return out
 
 
