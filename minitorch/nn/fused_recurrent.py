@@ -74,7 +74,7 @@ and is graded in A5.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
 from numba import prange
