@@ -82,12 +82,13 @@ def _run(args: argparse.Namespace) -> int:
     from .jail import SandboxUnavailable
     from .report import print_report, write_reports
     from .results import TaskResult
+    from .safe_text import terminal_text
     from .sandbox import Limits
 
     console = make_console()
     sub = Path(args.submission)
     if not sub.exists():
-        console.print(f"[red]grader run: {sub} does not exist[/red]")
+        console.print(terminal_text(f"grader run: {sub} does not exist", style="red"))
         return 2
     limits = Limits(sandbox=args.sandbox)
     if args.timeout:
@@ -105,15 +106,15 @@ def _run(args: argparse.Namespace) -> int:
         result = grade(sub, args.assignment, task=args.task, isolate=args.isolate, limits=limits,
                        notebooks=not args.no_notebooks, progress=None if args.quiet else show)
     except (ValueError, KeyError, SandboxUnavailable) as exc:  # unknown stage or task, bad manifest, no jail
-        console.print(f"grader run: {exc}", style="red", markup=False)
+        console.print(terminal_text(f"grader run: {exc}", style="red"))
         return 2
     except Exception as exc:  # noqa: BLE001 - grading itself failed: say so, exit 2
-        console.print(f"[bold red]grader run: grading failed: {type(exc).__name__}: {exc}[/bold red]")
+        console.print(terminal_text(f"grader run: grading failed: {type(exc).__name__}: {exc}", style="bold red"))
         return 2
     print_report(result, console, feedback=not args.quiet)
     unwritten = write_reports(result, args.json, args.junit)  # every child is gone by now
     for message in unwritten:
-        console.print(f"GRADER ERROR: {message}", style="bold red", markup=False)
+        console.print(terminal_text(f"GRADER ERROR: {message}", style="bold red"))
     if result.grader_errors or unwritten:
         return 2
     if args.fail_under is not None and result.max_score > 0:

@@ -4,6 +4,11 @@ All three are made from a `GradeResult` (`grader.results`) by the parent after e
 process is gone; they render what the results say and never change a score or a status. Files
 are written atomically (a temporary file in the same directory, then a rename), so a
 reader never sees half a report and nothing a child wrote at that path survives.
+
+Much of what they render is the student's text (exception names and messages, tracebacks,
+file names, the submission's name): each report passes it through `grader.safe_text` for
+its own format, so no text makes the terminal, rich's markup, XML or JSON misread it, and
+every report is written whatever the student's code produced.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from rich.text import Text
 from .console import is_a_terminal, make_console
 from .jail import describe
 from .results import GradeResult, TaskResult
+from .safe_text import json_safe, terminal_text, xml_text
 
 STATUS_STYLE = {"passed": "bold green", "failed": "bold red", "error": "bold magenta", "timeout": "bold yellow"}
 
@@ -49,8 +55,9 @@ def print_report(result: GradeResult, console: Optional[Console] = None, feedbac
     console = console or make_console()
     iso = " (isolated tasks)" if result.isolate else ""
     table = Table(
-        title=f"{result.stage.upper()} · {result.title}{iso}",
-        caption=f"{result.submission} · graded in {result.seconds:.1f} s · sandbox: {result.isolation}",
+        title=terminal_text(f"{result.stage.upper()} · {result.title}{iso}", style="table.title"),
+        caption=terminal_text(f"{result.submission} · graded in {result.seconds:.1f} s · sandbox: {result.isolation}",
+                              style="table.caption"),
         box=box.SIMPLE_HEAVY,
         show_footer=True,
     )
@@ -62,22 +69,22 @@ def print_report(result: GradeResult, console: Optional[Console] = None, feedbac
     table.add_column("message", overflow="fold", max_width=70 if is_a_terminal(console.file) else None)
     for row in result.tasks:
         table.add_row(
-            row.id if row.kind == "task" else "notebook",
-            row.title,
+            terminal_text(row.id if row.kind == "task" else "notebook"),
+            terminal_text(row.title),
             f"{_fmt(row.score)} / {_fmt(row.max_points)}",
-            Text(row.status, style=STATUS_STYLE.get(row.status, "")),
-            Text(_message_cell(row)),
+            terminal_text(row.status, style=STATUS_STYLE.get(row.status, "")),
+            terminal_text(_message_cell(row)),
         )
     console.print(table)
     if feedback:
         for row in result.tasks:
             if row.status != "passed" and row.feedback:
-                console.print(Text(f"── {_name(row)} ({row.status})", style=STATUS_STYLE.get(row.status, "bold")))
-                console.print(Text(_short_lines(row.feedback, 40)))
+                console.print(terminal_text(f"── {_name(row)} ({row.status})", style=STATUS_STYLE.get(row.status, "bold")))
+                console.print(terminal_text(_short_lines(row.feedback, 40)))
     for p in result.problems:
-        console.print(Text(f"note: {p.message}", style="yellow"))
+        console.print(terminal_text(f"note: {p.message}", style="yellow"))
     for e in result.grader_errors:
-        console.print(Text(f"GRADER ERROR: {e}", style="bold red"))
+        console.print(terminal_text(f"GRADER ERROR: {e}", style="bold red"))
     if result.isolation == "process":
         console.print(Text(f"WARNING: sandbox '{result.isolation}': {describe(result.isolation)}. Install bubblewrap "
                            "(scripts/install-sandbox.sh) before grading submissions that may be hostile; "
@@ -102,18 +109,26 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+#: The most characters of one line of feedback on the terminal (results.json has them all).
+LINE_CHARS = 1000
+
+
 def _short_lines(text: str, limit: int) -> str:
+    """`text` cut to `limit` lines of at most `LINE_CHARS` characters each."""
     lines = text.splitlines()
-    if len(lines) <= limit:
-        return text
-    return "\n".join(lines[:limit] + [f"… ({len(lines) - limit} more lines in results.json)"])
+    shown = [line if len(line) <= LINE_CHARS else f"{line[:LINE_CHARS]}… ({len(line) - LINE_CHARS} more characters "
+             "in results.json)" for line in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(f"… ({len(lines) - limit} more lines in results.json)")
+    return "\n".join(shown)
 
 
 # --------------------------------------------------------------------------- files
 
 
 def gradescope(result: GradeResult) -> dict[str, Any]:
-    """results.json in Gradescope's autograder schema."""
+    """results.json in Gradescope's autograder schema; every string is `json_safe` (no lone
+    surrogate) and shown by Gradescope as plain text (``output_format``)."""
     tests = []
     for row in result.tasks:
         tests.append({
@@ -132,19 +147,21 @@ def gradescope(result: GradeResult) -> dict[str, Any]:
         output += "\n\nProblems with the submission:\n" + "\n".join(f"- {p.message}" for p in result.problems)
     if result.grader_errors:
         output += "\n\nGrading failed for some checks (not your fault; the staff has been told)."
-    return {
+    return json_safe({
         "score": result.score,
         "execution_time": round(result.seconds, 3),
         "output": output,
+        "output_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "extra_data": {"isolation": result.isolation},
         "tests": tests,
-    }
+    })
 
 
 def junit(result: GradeResult) -> bytes:
-    """JUnit XML: one testcase per task; failed → <failure>, error/timeout → <error>."""
+    """JUnit XML: one testcase per task; failed → <failure>, error/timeout → <error>.
+    Every text in it is `xml_text`, so the file parses whatever the student wrote."""
     suite = ET.Element(
         "testsuite",
         name=f"grader.{result.stage}",
@@ -156,15 +173,16 @@ def junit(result: GradeResult) -> bytes:
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="score", value=_fmt(result.score))
     ET.SubElement(props, "property", name="max_score", value=_fmt(result.max_score))
-    ET.SubElement(props, "property", name="isolation", value=result.isolation)
+    ET.SubElement(props, "property", name="isolation", value=xml_text(result.isolation))
     for row in result.tasks:
-        case = ET.SubElement(suite, "testcase", classname=f"grader.{result.stage}", name=_name(row), time=f"{row.seconds:.3f}")
+        case = ET.SubElement(suite, "testcase", classname=f"grader.{result.stage}", name=xml_text(_name(row)),
+                             time=f"{row.seconds:.3f}")
         if row.status == "failed":
-            el = ET.SubElement(case, "failure", message=_short(row.message, 300), type="failed")
-            el.text = row.feedback
+            el = ET.SubElement(case, "failure", message=xml_text(_short(row.message, 300)), type="failed")
+            el.text = xml_text(row.feedback)
         elif row.status in ("error", "timeout"):
-            el = ET.SubElement(case, "error", message=_short(row.message, 300), type=row.status)
-            el.text = row.feedback
+            el = ET.SubElement(case, "error", message=xml_text(_short(row.message, 300)), type=xml_text(row.status))
+            el.text = xml_text(row.feedback)
         out = ET.SubElement(case, "system-out")
         out.text = f"score {_fmt(row.score)} / {_fmt(row.max_points)}"
     root = ET.Element("testsuites")
