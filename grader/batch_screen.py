@@ -16,6 +16,11 @@ The summary is made from the students' current gradebook rows (`grader.gradebook
 for each task (and the total) the number of students whose score is 0, 1–49 %, 50–79 %,
 80–99 % or 100 % of its points, with the mean; the slowest submissions; every row that is
 not ``graded``, grouped by status and reason. It only displays: it decides nothing.
+
+Student ids, reasons and file names are the students' text: every one is printed as a
+rich `Text` made by `grader.safe_text.terminal_text` (never parsed as markup, control
+characters shown as escapes), so no name or message can restyle the screen, move the
+cursor or stop the batch with a MarkupError before its summary.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from rich.text import Text
 
 from .console import make_console
 from .gradebook import BINS, Gradebook, Summary, fmt_points
+from .safe_text import terminal_text
 
 __all__ = ["BatchScreen"]
 
@@ -51,10 +57,10 @@ class BatchScreen:
         self.done = self.failed = 0
 
     def error(self, message: str) -> None:
-        self.err.print(Text(message, style="bold red"))
+        self.err.print(terminal_text(message, style="bold red"))
 
     def note(self, message: str) -> None:
-        self.err.print(Text(message, style="dim"))
+        self.err.print(terminal_text(message, style="dim"))
 
     def found(self, found: Any, book: Gradebook) -> None:
         """One line: how many submissions, in which layout, what was ignored."""
@@ -89,9 +95,9 @@ class BatchScreen:
         target = self._progress.console if self._progress is not None else self.err
         if not self.quiet or failed:
             score = f"{row['total']} / {row['max']}" if row["total"] else "—"
-            line = Text.assemble((f"  {row['student']:<24}", "bold"), f" {score:>12}  ",
-                                 (f"{row['status']:<12}", STATUS_STYLE.get(row["status"], "")),
-                                 f" {row['seconds']:>6} s  ", (row["reason"][:100], "dim"))
+            line = Text.assemble(terminal_text(f"  {row['student']:<24}", "bold"), terminal_text(f" {score:>12}  "),
+                                 terminal_text(f"{row['status']:<12}", STATUS_STYLE.get(row["status"], "")),
+                                 terminal_text(f" {row['seconds']:>6} s  "), terminal_text(row["reason"][:100], "dim"))
             target.print(line)
         if self._progress is not None and self._task is not None:
             task = self._progress.tasks[0]
@@ -109,14 +115,15 @@ class BatchScreen:
             top = max(counts) or 1
             spark = "".join(BLOCKS[round(8 * c / top)] for c in counts)
             maximum = summary.maxima.get(column, 0.0)
-            scores.add_row(column, fmt_points(maximum), f"{summary.means[column]:.1f}", *map(str, counts), Text(spark, style="cyan"))
+            scores.add_row(terminal_text(column), fmt_points(maximum), f"{summary.means[column]:.1f}", *map(str, counts),
+                           Text(spark, style="cyan"))
         console.print(scores)
         if summary.slowest:
             slow = Table(title="Slowest submissions", title_justify="left")
             for name in ("student", "seconds", "total", "status"):
                 slow.add_column(name)
             for row in summary.slowest:
-                slow.add_row(row["student"], row["seconds"], row["total"] or "—", row["status"])
+                slow.add_row(*(terminal_text(v) for v in (row["student"], row["seconds"], row["total"] or "—", row["status"])))
             console.print(slow)
         if summary.failures:
             fails = Table(title="Not graded normally, by reason", title_justify="left")
@@ -124,20 +131,22 @@ class BatchScreen:
                 fails.add_column(name, overflow="fold")
             for (status, reason), students in sorted(summary.failures.items(), key=lambda kv: (-len(kv[1]), kv[0])):
                 shown = ", ".join(students[:5]) + (f" … ({len(students)})" if len(students) > 5 else f" ({len(students)})")
-                fails.add_row(Text(status, style=STATUS_STYLE.get(status, "")), reason or "—", shown)
+                fails.add_row(terminal_text(status, style=STATUS_STYLE.get(status, "")), terminal_text(reason or "—"),
+                              terminal_text(shown))
             console.print(fails)
         counts = ", ".join(f"{n} {status}" for status, n in sorted(summary.counts.items()))
-        console.print(f"{sum(summary.counts.values())} students: {counts}; {skipped} up to date (not regraded). "
-                      f"Gradebook: {gradebook}")
+        console.print(terminal_text(f"{sum(summary.counts.values())} students: {counts}; {skipped} up to date "
+                                    f"(not regraded). Gradebook: {gradebook}"))
 
     def regraded(self, task: str, pairs: list[tuple[dict[str, str], Optional[dict[str, str]]]]) -> None:
         """After ``--regrade task``: how many were regraded, and each student whose points of
         `task` moved (`pairs`: the new row and the row before it)."""
         moved = [(row, old) for row, old in pairs if old is not None and old[task] != row[task]]
-        table = Table(title=f"Regrade of task {task}: {len(pairs)} students regraded, the points of {len(moved)} moved",
-                      title_justify="left")
+        table = Table(title=terminal_text(f"Regrade of task {task}: {len(pairs)} students regraded, the points of "
+                                          f"{len(moved)} moved", style="table.title"), title_justify="left")
         for name in ("student", f"{task} before", f"{task} after", "total before", "total after"):
             table.add_column(name, justify="left" if name == "student" else "right")
         for row, old in sorted(moved, key=lambda pair: pair[0]["student"]):
-            table.add_row(row["student"], old[task] or "—", row[task] or "—", old["total"] or "—", row["total"] or "—")
+            table.add_row(*(terminal_text(v) for v in (row["student"], old[task] or "—", row[task] or "—",
+                                                         old["total"] or "—", row["total"] or "—")))
         self.console.print(table)

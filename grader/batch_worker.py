@@ -31,7 +31,6 @@ outcome with status ``crashed``, never an exception.
 from __future__ import annotations
 
 import dataclasses
-import re
 import shutil
 import tempfile
 import time
@@ -85,15 +84,13 @@ def grade_job(job: dict[str, Any]) -> dict[str, Any]:
     return outcome
 
 
-def unreadable_result(stage: str, label: str, reason: str) -> GradeResult:
+def unreadable_result(stage: str, label: str, reason: str, notebooks: bool = True) -> GradeResult:
     """The result of a submission that cannot be read: what `grader.grading.grade` returns
-    for a zip that intake refuses (every task an error scoring 0, the reason as a problem)."""
-    from .manifest import load_manifest
+    for a zip that intake refuses (`refused_result`: every task and, unless `notebooks` is
+    false, every notebook part an error scoring 0; the stage's full points as the maximum)."""
+    from .grading import refused_result
 
-    manifest = load_manifest(stage)
-    tasks = [TaskResult(t.id, t.title, t.points, 0.0, "error", f"cannot read the submission: {reason}") for t in manifest.tasks]
-    return GradeResult(stage=stage, title=manifest.title, submission=label, tasks=tasks, seconds=0.0,
-                       problems=[Problem(reason)])
+    return refused_result(stage, label, f"cannot read the submission: {reason}", notebooks=notebooks)
 
 
 def finished_outcome(job: dict[str, Any], result: GradeResult, status: str = "", reason: str = "") -> dict[str, Any]:
@@ -102,6 +99,7 @@ def finished_outcome(job: dict[str, Any], result: GradeResult, status: str = "",
     import json
 
     from .report import gradescope, junit
+    from .safe_text import json_safe
 
     if not status:
         timed_out = [t.id for t in result.tasks if t.status == "timeout"]
@@ -111,12 +109,12 @@ def finished_outcome(job: dict[str, Any], result: GradeResult, status: str = "",
             status, reason = "timeout", f"ran past the time limit: {', '.join(timed_out)}"
         else:
             status = "graded"
-    grade = dataclasses.asdict(result)
+    grade = json_safe(dataclasses.asdict(result))  # no lone surrogate: every text encodes as UTF-8
     files = {"results.json": json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n",
              "junit.xml": junit(result).decode("utf-8"), "feedback.md": feedback_markdown(result),
              "grade.json": json.dumps(grade, indent=1, ensure_ascii=False) + "\n"}
     return {"student": job["student"], "label": job["label"], "sha256": job["sha256"], "status": status,
-            "reason": reason, "points": {t.id: t.score for t in result.tasks}, "total": result.score,
+            "reason": json_safe(reason), "points": {t.id: t.score for t in result.tasks}, "total": result.score,
             "max": result.max_score, "files": files, "grade": grade,
             "grader_version": grader_version(), "worker": _worker_address()}
 
@@ -167,20 +165,28 @@ def _worker_address() -> str:
 
 def feedback_markdown(result: GradeResult) -> str:
     """feedback.md: the score, one line per task and the feedback of those that did not
-    pass — the report ``grader run`` prints, as Markdown for the student."""
-    lines = [f"# {result.stage.upper()} · {result.title}", "",
-             f"**Score: {fmt_points(result.score)} / {fmt_points(result.max_score)}** ({result.submission})", "",
-             "| task | title | points | status | message |", "|---|---|---|---|---|"]
+    pass — the report ``grader run`` prints, as Markdown for the student.
+
+    The student's text is data (`grader.safe_text`): table cells and list items are escaped
+    (no HTML, link or ``|`` acts), feedback sits in a code block whose fence no line of it
+    can close, and no control character or lone surrogate reaches the file."""
+    from .safe_text import code_fence, markdown_cell, markdown_text, visible
+
+    lines = [f"# {markdown_text(result.stage.upper())} · {markdown_text(result.title)}", "",
+             f"**Score: {fmt_points(result.score)} / {fmt_points(result.max_score)}** ({markdown_text(result.submission)})",
+             "", "| task | title | points | status | message |", "|---|---|---|---|---|"]
     for row in result.tasks:
-        cell = row.message.replace("|", "\\|").replace("\n", " ")
         name = row.id if row.kind == "task" else "notebook"
-        lines.append(f"| {name} | {row.title} | {fmt_points(row.score)} / {fmt_points(row.max_points)} | {row.status} | {cell} |")
+        lines.append(f"| {markdown_cell(name)} | {markdown_cell(row.title)} | {fmt_points(row.score)} / "
+                     f"{fmt_points(row.max_points)} | {markdown_cell(row.status)} | {markdown_cell(row.message)} |")
     for row in result.tasks:
         if row.status != "passed" and row.feedback:
-            fence = "`" * (max([3] + [len(run) for run in re.findall(r"`+", row.feedback)]) + 1)  # longer than any inside
-            lines += ["", f"## {row.id}: {row.title} ({row.status})", "", f"{fence}text", row.feedback.rstrip(), fence]
+            body = visible(row.feedback.rstrip())
+            fence = code_fence(body)
+            lines += ["", f"## {markdown_text(row.id)}: {markdown_text(row.title)} ({markdown_text(row.status)})", "",
+                      f"{fence}text", body, fence]
     if result.problems:
-        lines += ["", "## Problems with the submission", ""] + [f"- {p.message}" for p in result.problems]
+        lines += ["", "## Problems with the submission", ""] + [f"- {markdown_text(p.message)}" for p in result.problems]
     if result.grader_errors:
         lines += ["", "Grading failed for some checks (not your fault; the staff has been told)."]
     return "\n".join(lines) + "\n"

@@ -34,6 +34,13 @@ when it differs from the student's latest row in more than ``seconds`` and ``gra
 the file is the history of each student's grade (a changed submission, a new grader), and
 a batch interrupted and run again ends with the rows that one uninterrupted run writes.
 
+**Cells are text, never formulas.** Student ids, sources and reasons come from the
+students (folder and file names, link targets, exception messages). Each cell is one line
+of plain text (`grader.safe_text.visible`: a control character shows as its escape, a
+lone surrogate too) and a cell that a spreadsheet would read as a formula (``=`` ``+``
+``-`` ``@`` first) is written with a ``'`` in front (`grader.safe_text.csv_cell`); reading
+the file removes it again (`csv_value`), so a row read back equals the row appended.
+
 `summarize` reads the current rows for the summary screen of `grader batch`.
 """
 
@@ -47,6 +54,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional
+
+from .safe_text import csv_cell, csv_value, visible
 
 __all__ = [
     "BATCH_STATUSES",
@@ -146,7 +155,9 @@ class Gradebook:
         if header != self.header:
             raise GradebookError(f"{self.path} has the columns {', '.join(header)}; this batch writes "
                                  f"{', '.join(self.header)}: grade another stage into another folder (-o)")
+        header = [csv_value(v) for v in header]
         for values in reader:
+            values = [csv_value(v) for v in values]
             if len(values) == len(self.header):
                 row = dict(zip(self.header, values))
                 self.rows.append(row)
@@ -155,17 +166,19 @@ class Gradebook:
     def is_current(self, student: str, sha256: str, version: str) -> bool:
         """Whether the student's latest row grades this submission with this grader (and
         did not crash): such a student is skipped."""
-        row = self.latest.get(student)
+        row = self.latest.get(_cell_text(student))
         return (row is not None and row["sha256"] == sha256 and row["grader_version"] == version
                 and row["status"] != "crashed")
 
     def append(self, row: dict[str, str]) -> bool:
         """Append `row` (a value for every column but ``change``, which may hold the reason
         of a regrade) unless it equals the student's latest row but for the volatile
-        columns; True when it was appended. ``change`` is filled in (`describe_change`)."""
+        columns; True when it was appended. ``change`` is filled in (`describe_change`).
+        Its values are kept as the file holds them: one line of text each (`_cell_text`)."""
         missing = [c for c in self.header if c not in row and c != "change"]
         if missing:
             raise ValueError(f"gradebook row without {', '.join(missing)}")
+        row = {column: _cell_text(value) for column, value in row.items()}
         before = self.latest.get(row["student"])
         if before is not None and _stable(before) == _stable(row):
             return False
@@ -178,7 +191,7 @@ class Gradebook:
 
     def _write_line(self, values: list[str], mode: str) -> None:
         text = io.StringIO()
-        csv.writer(text, lineterminator="\n").writerow(values)
+        csv.writer(text, lineterminator="\n").writerow([csv_cell(v) for v in values])
         with open(self.path, mode) as f:
             f.write(text.getvalue().encode("utf-8"))  # one write: a kill leaves a whole line or a cut one
             f.flush()
@@ -201,6 +214,12 @@ def describe_change(before: Optional[dict[str, str]], row: dict[str, str], task_
     moved = [f"{column} {before.get(column) or '—'} → {row.get(column) or '—'}"
              for column in ["status", *task_columns, "total"] if before.get(column, "") != row.get(column, "")]
     return f"{why}: {'; '.join(moved)}" if moved else why
+
+
+def _cell_text(value: object) -> str:
+    """A value as a cell holds it: one line, every control character (and lone surrogate)
+    shown as its escape. What `csv_value` reads back from the cell is exactly this."""
+    return visible(value, one_line=True)
 
 
 def _stable(row: dict[str, str]) -> dict[str, str]:
