@@ -50,9 +50,10 @@ import stat
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
-from .intake import MAX_SUBMISSION_BYTES, MAX_SUBMISSION_FILES, SKIP_DIRS
+from .intake import (MAX_SUBMISSION_BYTES, SKIP_DIRS, FolderBudget, FolderEntry, SubmissionError, read_capped, shown_name,
+                     walk_folder)
 
 __all__ = ["BatchInputError", "Found", "Packed", "Submission", "find_submissions", "pack", "safe_student_id"]
 
@@ -101,10 +102,18 @@ class Packed:
     refusal: str = ""
 
 
+#: First characters that make a spreadsheet read a cell as a formula (the gradebook is a CSV
+#: that instructors open in one): a student id never starts with one.
+FORMULA_STARTS = ("=", "+", "-", "@")
+
+
 def safe_student_id(text: str) -> str:
-    """`text` as a folder name: letters, digits and ``._@+-``; no leading dot."""
+    """`text` as a folder name and a gradebook cell: letters, digits and ``._@+-``
+    (anything else, a byte that is not UTF-8 included, becomes ``_``); no leading dot; no
+    leading ``= + - @`` (a formula in a spreadsheet): ``_`` is put in front, so that
+    ``-alice`` and ``alice`` stay two ids."""
     cleaned = re.sub(r"[^A-Za-z0-9._@+-]", "_", text.strip()).lstrip(".")
-    if not cleaned or cleaned in RESERVED_NAMES:
+    if not cleaned or cleaned in RESERVED_NAMES or cleaned.startswith(FORMULA_STARTS):
         cleaned = "_" + cleaned
     return cleaned
 
@@ -115,21 +124,30 @@ def safe_student_id(text: str) -> str:
 def find_submissions(folder: Path | str, strip_prefix: Optional[str] = None) -> Found:
     """The submissions in `folder`, one per student (see the module docstring).
 
+    Only what is wrong with the folder as a whole raises; what one submission holds is
+    found when it is packed (`pack`), and costs that submission only. Names are kept as
+    they are (`Submission.path`), and shown printable (`Submission.label`, `ignored`).
+
     Raises:
-        BatchInputError: `folder` is not a directory, or two submissions have the same id.
+        BatchInputError: `folder` is not a readable directory, or two submissions have the same id.
     """
     folder = Path(folder)
     if not folder.is_dir():
         raise BatchInputError(f"{folder} is not a folder of submissions")
+    try:
+        with os.scandir(folder) as it:
+            listing = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        raise BatchInputError(f"{folder} cannot be read: {exc.strerror or exc}") from None
     entries, ignored = [], []
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+    for entry in listing:
         if entry.name.startswith(".") or entry.name in SKIP_DIRS or entry.name == GRADESCOPE_METADATA:
             continue
         is_zip = entry.name.lower().endswith(".zip") and entry.is_file(follow_symlinks=False)
         if entry.is_dir(follow_symlinks=False) or is_zip:
             entries.append(Path(entry.path))
         else:
-            ignored.append(entry.name)  # a stray file, or a link to a submission (never followed)
+            ignored.append(shown_name(entry.name))  # a stray file, or a link to a submission (never followed)
 
     metadata = folder / GRADESCOPE_METADATA
     if metadata.is_file():
@@ -138,17 +156,17 @@ def find_submissions(folder: Path | str, strip_prefix: Optional[str] = None) -> 
         subs = []
         for path in entries:
             if path.name in names:
-                subs.append(Submission(safe_student_id(names[path.name]), path, f"{path.name} ({names[path.name]})"))
+                subs.append(Submission(safe_student_id(names[path.name]), path, f"{shown_name(path.name)} ({names[path.name]})"))
             else:
-                ignored.append(path.name)
+                ignored.append(shown_name(path.name))
     else:
         prefix = strip_prefix if strip_prefix is not None else _classroom_prefix(entries)
         layout = "github-classroom" if prefix else "folders"
-        subs = [Submission(safe_student_id(_student_name(p, prefix)), p, p.name) for p in entries]
+        subs = [Submission(safe_student_id(_student_name(p, prefix)), p, shown_name(p.name)) for p in entries]
 
     by_id: dict[str, list[str]] = {}
     for s in subs:
-        by_id.setdefault(s.student, []).append(s.path.name)
+        by_id.setdefault(s.student, []).append(shown_name(s.path.name))
     clashes = {sid: names for sid, names in by_id.items() if len(names) > 1}
     if clashes:
         listed = "; ".join(f"{sid}: {', '.join(names)}" for sid, names in sorted(clashes.items()))
@@ -164,7 +182,7 @@ def _student_name(path: Path, prefix: str) -> str:
 def _classroom_prefix(entries: list[Path]) -> str:
     """GitHub Classroom's ``<assignment>-`` prefix: the longest prefix ending in ``-`` that
     all names share, when there are at least two and every one is a git clone; else ""."""
-    if len(entries) < 2 or not all(p.is_dir() and (p / ".git").exists() for p in entries):
+    if len(entries) < 2 or not all(p.is_dir() and os.path.lexists(p / ".git") for p in entries):
         return ""
     common = os.path.commonprefix([p.name for p in entries])
     return common[: common.rfind("-") + 1]
@@ -208,63 +226,86 @@ def _submitter_id(submitter: dict[str, Any]) -> str:
 
 
 def pack(sub: Submission) -> Packed:
-    """The bytes a worker receives for `sub`, their hash, or why it is refused."""
-    if sub.path.is_dir():
-        return _pack_folder(sub.path)
-    size = sub.path.stat().st_size
+    """The bytes a worker receives for `sub`, their hash, or why it is refused.
+
+    Never raises because of what the submission holds (a name that is not UTF-8, deep
+    nesting, a FIFO, an unreadable or vanishing file, a zip over the limits): each is a
+    refusal naming the entry, which the batch records as a ``malformed`` row and goes on.
+    """
+    try:
+        if sub.path.is_dir():
+            return _pack_folder(sub.path)
+        return _pack_zip(sub.path)
+    except SubmissionError as exc:
+        return _refused(hashlib.sha256(f"{sub.path.name}\0".encode("utf-8", "surrogateescape")), str(exc))
+    except OSError as exc:  # the submission itself went away or cannot be read
+        return _refused(hashlib.sha256(f"{sub.path.name}\0".encode("utf-8", "surrogateescape")),
+                        f"{shown_name(sub.path.name)} cannot be read: {exc.strerror or exc}")
+
+
+def _refused(digest: Any, refusal: str) -> Packed:
+    """A refusal: its hash is that of what was read before it, and the reason."""
+    digest.update(f"refused\0{refusal}".encode("utf-8", "backslashreplace"))
+    return Packed(None, digest.hexdigest(), refusal)
+
+
+def _pack_zip(path: Path) -> Packed:
+    """A zip travels as it is, when within the size limit (checked before it is read;
+    one over it is hashed by its name and size, never read)."""
+    size = path.stat().st_size
     if size > MAX_SUBMISSION_BYTES:
-        return Packed(None, _sha256_of_file(sub.path), f"{sub.path.name} is larger than {MAX_SUBMISSION_BYTES // 2**20} MiB")
-    data = sub.path.read_bytes()
+        digest = hashlib.sha256(f"zip\0{size}\0".encode())
+        return _refused(digest, f"{shown_name(path.name)} is larger than {MAX_SUBMISSION_BYTES // 2**20} MiB")
+    data = read_capped(path, MAX_SUBMISSION_BYTES, shown_name(path.name))
     return Packed(data, hashlib.sha256(data).hexdigest())
 
 
-def _sha256_of_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _pack_folder(root: Path) -> Packed:
-    """Zip the folder `root` (see the module docstring), hashing what it holds."""
+    """Zip the folder `root` (see the module docstring), hashing what it holds; the first
+    entry the limits or the kinds refuse ends it with a refusal (nothing read past it)."""
     digest = hashlib.sha256()
     buffer = io.BytesIO()
-    refusal = ""
-    total_bytes = count = 0
-    real_root = root.resolve()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
-        for rel, path in _walk(root):
-            count += 1
-            if count > MAX_SUBMISSION_FILES:
-                refusal = f"the folder holds more than {MAX_SUBMISSION_FILES} files"
-                break
-            mode = path.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                target = os.readlink(path)
-                digest.update(f"link\0{rel}\0{target}\0".encode())
-                resolved = (path.parent / target).resolve()
-                if resolved != real_root and real_root not in resolved.parents:
-                    refusal = f"{rel} is a symbolic link to {target}, outside the submission"
-                    break
-                info = _zip_info(rel, stat.S_IFLNK | 0o777)
-                zf.writestr(info, target)
-            elif stat.S_ISREG(mode):
-                data = path.read_bytes()
-                total_bytes += len(data)
-                if total_bytes > MAX_SUBMISSION_BYTES:
-                    refusal = f"the folder holds more than {MAX_SUBMISSION_BYTES // 2**20} MiB"
-                    break
-                digest.update(f"file\0{rel}\0{len(data)}\0".encode())
-                digest.update(data)
-                zf.writestr(_zip_info(rel, stat.S_IFREG | 0o644), data)
-            else:
-                refusal = f"{rel} is not a regular file"
-                break
-    if refusal:
-        digest.update(f"refused\0{refusal}".encode())
-        return Packed(None, digest.hexdigest(), refusal)
+    budget = FolderBudget()
+    real_root = Path(os.path.realpath(root))
+    try:
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
+            for entry in walk_folder(root):
+                budget.add(entry)  # by its stat: a file over the limits is refused unread
+                _pack_entry(entry, zf, digest, budget, real_root)
+    except SubmissionError as exc:
+        return _refused(digest, str(exc))
     return Packed(buffer.getvalue(), digest.hexdigest())
+
+
+def _pack_entry(entry: FolderEntry, zf: zipfile.ZipFile, digest: Any, budget: FolderBudget, real_root: Path) -> None:
+    """Hash and zip one entry of a folder: a file (read with a cap), a link (as a link),
+    nothing for a folder (its files carry its path).
+
+    Raises:
+        SubmissionError: a link out of the submission, an entry that is neither a file,
+            a folder nor a link, one that cannot be read (or vanished) now.
+    """
+    rel, mode = entry.rel, entry.stat.st_mode
+    if stat.S_ISDIR(mode):
+        return
+    if stat.S_ISLNK(mode):
+        try:
+            target = os.readlink(entry.path)
+        except OSError as exc:
+            raise SubmissionError(f"{shown_name(rel)} cannot be read: {exc.strerror or exc}") from None
+        digest.update(f"link\0{rel}\0{target}\0".encode("utf-8", "surrogateescape"))
+        resolved = Path(os.path.realpath(entry.path))  # never raises, even on a loop of links
+        if resolved != real_root and real_root not in resolved.parents:
+            raise SubmissionError(f"{shown_name(rel)} is a symbolic link to {shown_name(target)}, outside the submission")
+        zf.writestr(_zip_info(rel, stat.S_IFLNK | 0o777), target.encode("utf-8", "surrogateescape"))
+    elif stat.S_ISREG(mode):
+        # at most what is left of the limit (+1): a file that grew since its stat is refused, unread
+        data = read_capped(entry.path, budget.bytes_left + entry.stat.st_size, shown_name(rel))
+        digest.update(f"file\0{rel}\0{len(data)}\0".encode())
+        digest.update(data)
+        zf.writestr(_zip_info(rel, stat.S_IFREG | 0o644), data)
+    else:
+        raise SubmissionError(f"{shown_name(rel)} is not a regular file (a FIFO, socket or device)")
 
 
 def _zip_info(rel: str, mode: int) -> zipfile.ZipInfo:
@@ -273,17 +314,3 @@ def _zip_info(rel: str, mode: int) -> zipfile.ZipInfo:
     info.external_attr = mode << 16
     info.compress_type = zipfile.ZIP_DEFLATED
     return info
-
-
-def _walk(root: Path) -> Iterator[tuple[str, Path]]:
-    """(posix path relative to root, path) of every entry under root that is not a
-    folder, depth first in name order; hidden entries and caches left out; links are
-    listed, never followed."""
-    for entry in sorted(os.scandir(root), key=lambda e: e.name):
-        if entry.name.startswith(".") or entry.name in SKIP_DIRS:
-            continue
-        path = Path(entry.path)
-        if entry.is_dir(follow_symlinks=False):
-            yield from ((f"{entry.name}/{rel}", p) for rel, p in _walk(path))
-        else:
-            yield entry.name, path

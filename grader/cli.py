@@ -15,7 +15,10 @@ This module parses arguments and prints; the work is done by `grader.grading` (r
 `grader.invariants` (check), `grader.mutation` (check --mutants), `grader.release`,
 `grader.examples`, `grader.batch` and `grader.gradescope_bundle`.
 
-Exit status: 0 when grading completed (whatever the score); 1 when --fail-under is given
+Exit status: 0 when grading completed (whatever the score); a submission refused at
+intake (an unreadable zip, no minitorch/) completes too: it scores 0 of the stage's full
+points (its results.json and junit.xml are written) and exits 0, since the grade is a fact
+about the student's work, not a failure of the grader; 1 when --fail-under is given
 and the score is below it (`grader check`: an invariant does not hold; with --mutants: a
 mutation verdict fails); 2 when grading itself failed (bad arguments, a broken check, the
 reference failing).
@@ -78,7 +81,7 @@ for work on one task (they print, and write nothing).
 
 def _run(args: argparse.Namespace) -> int:
     from .console import make_console
-    from .grading import grade
+    from .grading import grade, refusal
     from .jail import SandboxUnavailable
     from .report import print_report, write_reports
     from .results import TaskResult
@@ -111,7 +114,10 @@ def _run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - grading itself failed: say so, exit 2
         console.print(terminal_text(f"grader run: grading failed: {type(exc).__name__}: {exc}", style="bold red"))
         return 2
-    print_report(result, console, feedback=not args.quiet)
+    if reason := refusal(result):  # nothing was graded: one line, not a table of the same message
+        console.print(terminal_text(f"grader run: {sub}: 0 / {result.max_score:g} points: {reason}", style="bold red"))
+    else:
+        print_report(result, console, feedback=not args.quiet)
     unwritten = write_reports(result, args.json, args.junit)  # every child is gone by now
     for message in unwritten:
         console.print(terminal_text(f"GRADER ERROR: {message}", style="bold red"))

@@ -4,7 +4,11 @@
 
 The layers, in the order a run uses them:
 
-1. intake (`grader.intake`) opens the submission (a directory, or a zip extracted safely);
+1. intake (`grader.intake`) opens the submission (a directory within the limits of a zip,
+   or a zip extracted safely). A submission that cannot be opened, or holds no
+   ``minitorch/`` (nor .py files) to grade, is refused right there (`refused_result`):
+   every task and notebook part 0 with the reason as its message, the stage's full points
+   as the maximum, no child started;
 2. trees (`grader.trees`) build the child tree: the reference outside fences, the
    student's fence bodies for this stage, the reference for earlier stages, stubs for
    later ones — and the `Problem`s found on the way;
@@ -69,7 +73,7 @@ from .checks import get_check
 from .checks.base import GraderBug
 from .checks.runner import grade_task
 from .import_guard import broken_task_row, start_tree
-from .intake import SubmissionError, open_submission
+from .intake import NO_PACKAGE, SubmissionError, find_package, open_submission
 from .jail import choose_tier
 from .manifest import Manifest, load_manifest
 from .notebook_grading import grade_notebook
@@ -78,7 +82,7 @@ from .results import GradeResult, Problem, TaskResult
 from .sandbox import Limits, ReferenceChild, Session
 from .trees import build_tree
 
-__all__ = ["grade"]
+__all__ = ["grade", "refusal", "refused_result"]
 
 
 def grade(
@@ -128,10 +132,12 @@ def grade(
     try:
         try:
             sub_dir = open_submission(Path(submission), scratch)
+            reason = "" if find_package(sub_dir) else NO_PACKAGE
         except (SubmissionError, OSError) as exc:
-            for t in tasks:
-                result.tasks.append(TaskResult(t.id, t.title, t.points, 0.0, "error", f"cannot read the submission: {exc}"))
-            result.problems.append(Problem(str(exc)))
+            reason = f"cannot read the submission: {exc}"
+        if reason:  # nothing to grade: no child is started
+            refused = refused_result(stage, str(submission), reason, task=task, notebooks=notebooks, isolation=isolation)
+            result.tasks, result.problems = refused.tasks, refused.problems
             return result
 
         ref_child = ReferenceChild(scratch, limits)
@@ -185,3 +191,29 @@ def _add_row(result: GradeResult, row: TaskResult, progress: Optional[Callable[[
     result.grader_errors.extend(c.grader_error for c in row.checks if c.grader_error)
     if progress:
         progress(row)
+
+
+def refused_result(stage: str, submission: str, reason: str, *, task: Optional[str] = None, notebooks: bool = True,
+                   isolation: str = "process") -> GradeResult:
+    """The result of a submission that cannot be graded at all (`reason`: a zip that
+    intake refuses, no ``minitorch/``): every row a grading would have (the stage's tasks,
+    or `task`; its notebook parts unless `notebooks` is false or a task is named) scores 0
+    with status "error" and `reason` as its one message, so that the maximum is the
+    stage's full points (Gradescope shows 0 / 100, not 0 / 85); `reason` is the result's
+    one problem. `grader batch` gives the same result (`grader.batch_worker.unreadable_result`)."""
+    manifest = load_manifest(stage)
+    rows = [TaskResult(t.id, t.title, t.points, 0.0, "error", reason) for t in manifest.tasks if task in (None, t.id)]
+    if notebooks and task is None:
+        rows += [TaskResult(f"nb:{nb.name}", nb.title or nb.name, nb.points, 0.0, "error", reason, kind="notebook")
+                 for nb in manifest.notebooks]
+    return GradeResult(stage=stage, title=manifest.title, submission=submission, tasks=rows, seconds=0.0,
+                       isolation=isolation, problems=[Problem(reason)])
+
+
+def refusal(result: GradeResult) -> str:
+    """The reason `result` is a refusal (`refused_result`: every row an error that ran no
+    check, with the one problem as its message), else ""; `grader run` prints it as one line."""
+    if len(result.problems) != 1 or not result.tasks:
+        return ""
+    reason = result.problems[0].message
+    return reason if all(r.status == "error" and not r.checks and r.message == reason for r in result.tasks) else ""
