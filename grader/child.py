@@ -104,25 +104,36 @@ def main(argv: list[str]) -> int:
                     answers.append(_sendable(P, executor.run(program), safe_str))
                 except ProbeError as exc:
                     answers.append({"probe_error": str(exc)})
-            P.send(sock, {"answers": answers})
+            try:
+                frame = P.encode({"answers": answers})
+            except Exception as exc:  # noqa: BLE001 - each answer fits, all of them do not (`protocol.MAX_HEADER`)
+                error = _unsendable(f"the answers of this check together cannot be sent to the grader: {safe_str(str, exc, 300)}")
+                frame = P.encode({"answers": [error] * len(answers)})
+            P.send_frame(sock, frame)
         elif kind == "notebook":
             reply = _notebook(msg, safe_str)
             try:
-                P.encode({"notebook": reply})
-            except Exception as exc:  # noqa: BLE001 - e.g. a str that is not valid UTF-8
-                reply = {"error": f"the notebook's values cannot be sent to the grader: {safe_str(str, exc, 300)}"}
-            P.send(sock, {"notebook": reply})
+                frame = P.encode({"notebook": reply})
+            except Exception as exc:  # noqa: BLE001 - e.g. more values than `protocol.MAX_VALUES`
+                frame = P.encode({"notebook": {"error": f"the notebook's values cannot be sent to the grader: {safe_str(str, exc, 300)}"}})
+            P.send_frame(sock, frame)
         else:
             P.send(sock, {"probe_error": f"unknown command {kind!r}"})
 
 
 def _sendable(P: Any, answer: dict, safe_str: Callable[[Any, Any, int], str]) -> dict:  # noqa: N803
-    """`answer`, or an error answer when it cannot be encoded (e.g. an int of 5000 digits)."""
+    """`answer`, or an error answer when it cannot be encoded (e.g. an int of 5000 digits,
+    more values than the protocol's limits)."""
     try:
         P.encode(answer)
         return answer
     except Exception as exc:  # noqa: BLE001
-        return {"error": {"type": "ValueError", "mro": ["ValueError"], "message": f"the result cannot be sent to the grader: {safe_str(str, exc, 300)}", "traceback": []}}
+        return _unsendable(f"the result cannot be sent to the grader: {safe_str(str, exc, 300)}")
+
+
+def _unsendable(message: str) -> dict:
+    """The error answer for a result that cannot travel (the student's, like an exception)."""
+    return {"error": {"type": "ValueError", "mro": ["ValueError"], "message": message, "traceback": []}}
 
 
 _SHELL: list = []  # the notebook's IPython shell: its namespace is the kernel's state

@@ -76,6 +76,9 @@ class Limits:
         nproc: processes + threads the jail may hold (``bwrap``: a pids cgroup, where the
             host offers one; ``uid``: ``RLIMIT_NPROC`` of the jail's own uid). Numba's CUDA
             simulator runs one thread per GPU thread of a block (up to 1024).
+        disk_mb: the most the jail may write in all, in MiB (its home, tmp, work and cache
+            folders, its tmpfs, and in the ``uid`` tier its files in the host's shared
+            folders); past it the jail is killed and the check charged (0: no cap).
     """
 
     check_timeout: float = 60.0
@@ -87,6 +90,7 @@ class Limits:
     cpu_s: int = 1800
     file_mb: int = 512
     nproc: int = 2048
+    disk_mb: int = 1024
 
 
 def child_import_paths() -> list[str]:
@@ -235,7 +239,9 @@ class Child:
             "file_mb": self.limits.file_mb,
             "nproc": self.limits.nproc if self.tier == "uid" else 0,
         }
-        self.jail = Jail(self.tier, self.tree, rw=self.writable_dirs(), ro=[runtime], nproc=self.limits.nproc)
+        # home and tmp are private, capped tmpfs under bubblewrap (nothing of them is kept)
+        self.jail = Jail(self.tier, self.tree, rw=self.writable_dirs(), ro=[runtime], nproc=self.limits.nproc,
+                         disk_mb=self.limits.disk_mb, tmpfs=[self.scratch / "home", self.scratch / "tmp"])
         try:
             self.proc = self.jail.popen(
                 [sys.executable, "-I", "-S", str(runtime / "_grader_child.py"), json.dumps(args)],
@@ -256,16 +262,22 @@ class Child:
         except protocol.ChannelTimeout:
             self.kill()
             raise ChildStartFailed("timeout", f"importing your code took longer than {self.limits.start_timeout:.0f} s", details=self.output_tail()) from None
-        except protocol.ProtocolError:
+        except protocol.ChannelClosed:
             code = self.kill()
             raise ChildStartFailed("error", f"the grading process ended while importing your code ({exit_text(code)})", details=self.output_tail()) from None
+        except protocol.ProtocolError as exc:  # a frame the student's import code wrote itself
+            self.kill()
+            raise ChildStartFailed("error", f"the grading process sent a malformed greeting while importing your code ({exc})", details=self.output_tail()) from None
         hello = msg.get("hello") if type(msg) is dict else None
         if type(hello) is not dict:
             self.kill()
             raise ChildStartFailed("error", "the grading process sent a malformed greeting")
         if "error" in hello:
-            err = parse_error(hello["error"])
             self.kill()
+            try:
+                err = parse_error(hello["error"])
+            except protocol.ProtocolError as exc:
+                raise ChildStartFailed("error", f"the grading process sent a malformed greeting ({exc})") from None
             raise ChildStartFailed("error", f"your code does not import: {err.type}: {err.message.splitlines()[0] if err.message else ''}", err, err.format())
         self.hello = hello
         return hello
@@ -310,6 +322,8 @@ class Child:
 
 
 def exit_text(code: Optional[int]) -> str:
+    if getattr(code, "reason", ""):  # killed by the jail for a limit (`grader.jail_disk.Overrun`)
+        return code.reason  # type: ignore[union-attr]
     if code is None:
         return "it did not exit"
     if code < 0:
