@@ -36,8 +36,8 @@ a batch interrupted and run again ends with the rows that one uninterrupted run 
 
 **Cells are text, never formulas.** Student ids, sources and reasons come from the
 students (folder and file names, link targets, exception messages). Each cell is one line
-of plain text (`grader.safe_text.visible`: a control character shows as its escape, a
-lone surrogate too) and a cell that a spreadsheet would read as a formula (``=`` ``+``
+of plain text of at most `MAX_CELL` characters (`grader.safe_text.visible`: a control
+character shows as its escape, a lone surrogate too) and a cell that a spreadsheet would read as a formula (``=`` ``+``
 ``-`` ``@`` first) is written with a ``'`` in front (`grader.safe_text.csv_cell`); reading
 the file removes it again (`csv_value`), so a row read back equals the row appended.
 
@@ -216,10 +216,17 @@ def describe_change(before: Optional[dict[str, str]], row: dict[str, str], task_
     return f"{why}: {'; '.join(moved)}" if moved else why
 
 
+#: The most characters of a cell (a reason, a source): the student's reports hold the rest.
+#: Python's csv module reads no field over 131072 characters.
+MAX_CELL = 1000
+
+
 def _cell_text(value: object) -> str:
     """A value as a cell holds it: one line, every control character (and lone surrogate)
-    shown as its escape. What `csv_value` reads back from the cell is exactly this."""
-    return visible(value, one_line=True)
+    shown as its escape, at most `MAX_CELL` characters. What `csv_value` reads back from
+    the cell is exactly this."""
+    text = visible(value, one_line=True)
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 
 def _stable(row: dict[str, str]) -> dict[str, str]:

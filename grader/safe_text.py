@@ -136,7 +136,7 @@ def code_fence(body: str) -> str:
 #: (A tab or CR, OWASP's other two, never starts one: `visible` writes them as escapes.)
 _FORMULA_START = ("=", "+", "-", "@")
 #: A number stays a number: a spreadsheet computes nothing from ``-0.5``.
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
 def csv_cell(text: Any) -> str:

@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -28,7 +29,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.batch import BatchOptions, _record, run_batch
+from grader.batch import BatchOptions, run_batch
 from grader.batch_screen import BatchScreen
 from grader.batch_worker import feedback_markdown, finished_outcome
 from grader.console import make_console
@@ -36,7 +37,7 @@ from grader.examples import write_submission
 from grader.gradebook import Gradebook, summarize
 from grader.grading import grade
 from grader.manifest import repo_root
-from grader.report import gradescope, junit, print_report, write_reports
+from grader.report import junit, print_report, write_atomic, write_reports
 from grader.results import CheckResult, GradeResult, Problem, TaskResult
 from grader.safe_text import (code_fence, csv_cell, csv_value, json_safe, markdown_cell, markdown_text, terminal_text,
                               visible, xml_text)
@@ -65,8 +66,6 @@ HOSTILE = [
     b"caf\xe9 \xff".decode("utf-8", "surrogateescape"),
     "x" * 1_000_000 + "\x1b[2J",
 ]
-#: What none of the terminal's, XML's or CSV's texts may hold.
-CONTROLS = ["\x00", "\x07", "\x1b", "\r", "\x9b", "\u202e", "\ud800", "\udcff"]
 
 
 def _no_controls(text: str, allow: str = "\n\t") -> None:
@@ -141,55 +140,86 @@ def test_csv_cells_are_never_formulas_and_read_back_as_written(text: str) -> Non
 
 # --------------------------------------------------------------------------- the reports
 
+#: One kind of hostile text each, so that a failure names what a report obeyed.
+KINDS = {
+    "escapes": "\x1b[2J\x1b]8;;http://evil.example/\x07click\x1b]8;;\x07\r  ALL CHECKS PASSED \x9b31m\u202eevil",
+    "markup": "[/bold] [bold red]x[/] [link=http://evil.example]y",
+    "surrogates": "\ud800 and \udcff (a byte decoded with surrogateescape)",
+    "c0": "\x00\x01\x02\x0b\x0c\x1f\x7f",
+    "html": "<script>alert(1)</script> | <img src=x onerror=alert(1)> [a](javascript:x) ``` **",
+    "formula": "=cmd|' /C calc'!A0",
+    "huge": "y" * 1_000_000,
+}
+#: What no terminal, XML or CSV text may hold of those.
+OBEYED = ("\x1b[2J", "\x1b]8;;", "\x07", "\r", "\x9b", "\u202e", "\x00", "\x01", "\x0b", "\x7f", "\ud800", "\udcff")
 
-def _hostile_result() -> GradeResult:
-    message = f"{HOSTILE_TYPE} in central_difference(operators.id, 2.0): {HOSTILE_MESSAGE}"
-    feedback = f"✗ central_difference: error — {message}\n    Traceback (your code):\n```\n{HOSTILE_TYPE}: {HOSTILE_MESSAGE}"
+
+def _result(text: str) -> GradeResult:
+    """A result carrying `text` wherever a student's text goes: an exception's type name
+    and message, the feedback, the submission's name, a problem, a grader error."""
+    message = f"{text}Error in central_difference(operators.id, 2.0): got {text}"
+    feedback = f"✗ central_difference: error — {message}\n    Traceback (your code):\n{text}Error: {text}"
     check = CheckResult("central_difference", "equivalence", "error", message, details=feedback)
     row = TaskResult("1.1", "Central difference", 10, 0.0, "error", message, feedback=feedback, checks=[check],
-                     messages=[message, "x" * 1_000_000])
-    return GradeResult("a1", "Scalar autodiff", f"sub[/bold]{HOSTILE_TYPE}", [row], 1.0,
-                       problems=[Problem(f"minitorch/{HOSTILE_TYPE}.py is a link to [/bold]<b>", file="x")],
-                       grader_errors=[f"check crashed: {HOSTILE_MESSAGE}"])
+                     messages=[message, f"other: {text}"])
+    return GradeResult("a1", "Scalar autodiff", f"{text}/submission", [row], 1.0,
+                       problems=[Problem(f"minitorch/{text}.py is a symbolic link to {text}", file="minitorch/x.py")],
+                       grader_errors=[f"check crashed: {text}"])
 
 
-@pytest.mark.parametrize("terminal", [True, False])
-def test_the_table_shows_student_text_and_obeys_none_of_it(terminal: bool) -> None:
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_report_on_a_console_shows_student_text_and_obeys_none_of_it(kind: str, terminal: bool) -> None:
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=120) if terminal else make_console(file=out)
-    print_report(_hostile_result(), console)
+    print_report(_result(KINDS[kind]), console)  # a MarkupError raised here
     printed = out.getvalue()
-    for sequence in ("\x1b[2J", "\x1b]8;;", "\x07", "\x9b", "\r", "\u202e", "\x00", "\ud800", "\udcff"):
-        assert sequence not in printed
-    assert "[/bold]" in printed and "<script>" in printed  # shown as text
+    assert not [s for s in OBEYED if s in printed]
     assert terminal or "\x1b" not in printed  # in a pipe, not even a colour
-    printed.encode("utf-8")  # a lone surrogate raised here, on writing to the stream
+    printed.encode("utf-8")  # a lone surrogate raised here, on writing to a real stream
+    if kind in ("markup", "html"):
+        assert KINDS[kind][:20] in printed  # shown as it is
 
 
-def test_results_json_and_junit_are_written_whatever_the_text(tmp_path: Path) -> None:
-    result = _hostile_result()
-    problems = write_reports(result, tmp_path / "results.json", tmp_path / "junit.xml")
-    assert problems == []
+@pytest.mark.parametrize("kind", KINDS)
+def test_results_json_is_written_whatever_the_text(kind: str, tmp_path: Path) -> None:
+    assert write_reports(_result(KINDS[kind]), tmp_path / "results.json", None) == []
     data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
-    assert "\ufffd" in data["tests"][0]["output"] and data["output_format"] == "text"
-    assert "\x1b[2J" in data["tests"][0]["output"]  # JSON escapes it: the text is kept as it was
-    suite = ET.parse(tmp_path / "junit.xml").getroot()
-    error = suite.find("testsuite/testcase/error")
-    assert error is not None and "[/bold]" in error.get("message", "") and "\\x1b" in (error.text or "")
-    assert json.dumps(gradescope(result), ensure_ascii=False).encode("utf-8") and junit(result)
+    assert data["output_format"] == "text"  # Gradescope shows it as text, never HTML
+    expected = KINDS[kind].replace("\ud800", "\ufffd").replace("\udcff", "\ufffd")
+    assert expected in data["tests"][0]["output"]  # the text as it was, but for lone surrogates
 
 
-def test_feedback_md_holds_no_raw_html_and_one_table_row_per_task() -> None:
-    text = feedback_markdown(_hostile_result())
+@pytest.mark.parametrize("kind", KINDS)
+def test_junit_xml_parses_whatever_the_text(kind: str, tmp_path: Path) -> None:
+    assert write_reports(_result(KINDS[kind]), None, tmp_path / "junit.xml") == []
+    error = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite/testcase/error")
+    assert error is not None and error.text and error.text.startswith("✗ central_difference")
+    assert ET.fromstring(junit(_result(KINDS[kind]))).find("testsuite") is not None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_feedback_md_shows_student_text_as_text(kind: str) -> None:
+    text = feedback_markdown(_result(KINDS[kind]))
+    text.encode("utf-8")
     _no_controls(text)
-    outside_code = text.split("```")[0]  # before the first code block: the title and the table
-    assert "<script>" not in outside_code and "\\<script\\>" in outside_code
-    row = next(line for line in text.splitlines() if line.startswith("| 1.1"))
+    prose, blocks, fence = [], [], ""
+    for line in text.splitlines():  # the prose, and the code blocks as their fences delimit them
+        if not fence and line.startswith("```"):
+            fence = line.removesuffix("text")
+            blocks.append([])
+        elif fence and line == fence:
+            fence = ""
+        elif fence:
+            blocks[-1].append(line)
+        else:
+            prose.append(re.sub(r"^\*\*Score: [\d.]+ / [\d.]+\*\*", "", line))
+    assert not fence and len(blocks) == 1  # the feedback's ``` does not close its block
+    assert "\n".join(blocks[0]).startswith("✗ central_difference")
+    unescaped = re.sub(r"\\.", "", "\n".join(prose))
+    assert not [c for c in "<>*[]`_&~" if c in unescaped]  # no HTML, emphasis, link or code span
+    row = next(line for line in prose if line.startswith("| 1.1"))
     assert row.count("|") - row.count("\\|") == 6  # five cells: no pipe of the student's opens another
-    fence = next(line for line in text.splitlines() if line.endswith("text") and line.startswith("```"))
-    assert fence.startswith("````")  # longer than the student's ``` inside the feedback
-    problems = text.split("## Problems with the submission")[1]
-    assert "<b>" not in problems and "\\[/bold\\]" in problems
 
 
 # --------------------------------------------------------------------------- a whole class
@@ -201,50 +231,68 @@ def _row(student: str, reason: str = "", status: str = "graded", source: str = "
             "source": source or student}
 
 
+def _cells(path: Path) -> list[str]:
+    with open(path, newline="", encoding="utf-8") as f:  # the file as a spreadsheet reads it
+        return [cell for row in csv.reader(f) for cell in row]
+
+
 def test_gradebook_cells_are_never_formulas_and_read_back_as_appended(tmp_path: Path) -> None:
     path = tmp_path / "gradebook.csv"
     book = Gradebook(path, ["1.1"])
     hostile_id = '=HYPERLINK("http://evil.example","x")'
-    assert book.append(_row(hostile_id, reason=f"link to [/bold] {HOSTILE_MESSAGE}", status="malformed",
-                            source="@SUM(1)+cmd|' /C calc'!A0"))
-    assert book.append(_row("-2+3", reason="'=quoted"))
-    assert book.append(_row("alice"))
-    with open(path, newline="", encoding="utf-8") as f:  # the file as a spreadsheet reads it
-        cells = [cell for row in csv.reader(f) for cell in row]
+    assert book.append(_row(hostile_id, reason="a link to [/bold]", status="malformed", source="@SUM(1)+cmd|' /C calc'!A0"))
+    assert book.append(_row("-2+3", reason="+1"))
+    assert book.append(_row("alice", reason="'=quoted"))
+    cells = _cells(path)
     assert not [c for c in cells if c.startswith(("=", "+", "-", "@", "\t", "\r"))]
     assert "'=HYPERLINK(\"http://evil.example\",\"x\")" in cells and "''=quoted" in cells
     again = Gradebook(path, ["1.1"])
-    assert again.rows == book.rows  # the escapes are undone on reading: resuming sees the same rows
+    assert again.rows == book.rows  # the quotes are taken off on reading: resuming sees the same rows
     assert again.is_current(hostile_id, "s1", "v1")  # a resumed batch finds the student by the same id
     assert again.latest[hostile_id]["source"] == "@SUM(1)+cmd|' /C calc'!A0"
-    assert not again.append(_row("alice", reason=""))  # the same row: not appended twice
+    assert not again.append(_row("alice", reason="'=quoted"))  # the same row: not appended twice
 
 
-def test_the_batch_screen_prints_markup_and_escapes_as_text() -> None:
+@pytest.mark.parametrize("kind", KINDS)
+def test_gradebook_rows_are_written_whatever_the_text(kind: str, tmp_path: Path) -> None:
+    path = tmp_path / "gradebook.csv"
+    book = Gradebook(path, ["1.1"])
+    assert book.append(_row(f"student{kind}", reason=f"crashed: {KINDS[kind]}", source=KINDS[kind]))  # encodes
+    cells = _cells(path)
+    assert len(cells) == 2 * len(book.header)  # the header and one row, each on one line
+    assert path.read_text(encoding="utf-8").count("\n") == 2
+    assert not [s for s in OBEYED if any(s in c for c in cells)]
+    assert Gradebook(path, ["1.1"]).rows == book.rows
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_batch_screen_prints_student_text_as_text(kind: str, terminal: bool) -> None:
     out = io.StringIO()
-    screen = BatchScreen(Console(file=out, force_terminal=True, width=200))
-    rows = [_row("[bold]eve", reason=f"a link to [/bold]{HOSTILE_TYPE}", status="malformed"), _row("alice")]
+    screen = BatchScreen(Console(file=out, force_terminal=True, width=200) if terminal else make_console(file=out))
+    text = KINDS[kind]
+    rows = [_row(f"[bold]{kind}", reason=f"a link to {text}", status="malformed"), _row("alice")]
     with screen.progress(total=2):
         for row in rows:
-            screen.finished(row, failed=row["status"] == "malformed")
+            screen.finished(row, failed=row["status"] == "malformed")  # a MarkupError raised here
     screen.summary(summarize(rows, {"1.1": 10.0, "total": 10.0}), Path("out/gradebook.csv"), skipped=0)
     screen.regraded("1.1", [({**rows[0], "1.1": "5"}, rows[0])])
-    screen.error(f"grader batch: {HOSTILE_MESSAGE}")
+    screen.error(f"grader batch: {text}")
     printed = out.getvalue()
-    assert "[/bold]" in printed and "[bold]eve" in printed
-    for sequence in ("\x1b[2J", "\x1b]8;;", "\x07", "\x9b", "\u202e", "\ud800"):
-        assert sequence not in printed
+    assert f"[bold]{kind}" in printed
+    assert not [s for s in OBEYED if s in printed and not (terminal and s == "\r")]  # rich's progress bar redraws with \r
+    assert terminal or "\x1b" not in printed
 
 
 def test_a_batch_whose_link_target_is_markup_reaches_its_summary(tmp_path: Path) -> None:
     """A link out of the tree is refused before any worker starts (no Dask here): its reason
-    names the target, which the summary prints."""
+    names the target, which the progress line and the summary print."""
     (tmp_path / "class").mkdir()
-    sub = write_submission(tmp_path / "class" / "+cmd|' ", "a0")
+    sub = write_submission(tmp_path / "class" / "=cmd|' ", "a0")
     os.symlink("/nowhere/[/bold]\x1b[2J", sub / "minitorch" / "evil.py")
     out = io.StringIO()
-    status = run_batch(tmp_path / "class", BatchOptions("a0", tmp_path / "out", limits=Limits(sandbox="process"),
-                                                         notebooks=False), console=Console(file=out, width=200))
+    status = run_batch(tmp_path / "class", BatchOptions("a0", tmp_path / "out", notebooks=False),
+                       console=Console(file=out, width=200))
     assert status == 0, out.getvalue()
     printed = out.getvalue()
     assert "1 students: 1 malformed" in printed and "[/bold]" in printed and "\x1b" not in printed
@@ -286,22 +334,29 @@ def test_grader_run_writes_every_report_of_a_hostile_exception(hostile_submissio
 
 
 def test_a_batch_records_a_hostile_grade_and_the_student_after_it(hostile_submission: Path, tmp_path: Path) -> None:
-    """What a worker returns for the hostile submission is written (reports and row), and so
-    is the next student's: the batch does not stop at the hostile one."""
+    """What a worker returns for the hostile submission (`finished_outcome`) is written as
+    the batch's parent writes it (each report atomically, then the row), and so is the next
+    student's: the batch does not stop at the hostile one."""
     result = grade(hostile_submission, "a1", task="1.1", notebooks=False, limits=Limits(sandbox="process"))
     assert result.tasks[0].status == "error"
     book = Gradebook(tmp_path / "gradebook.csv", [t.id for t in result.tasks])
     out = io.StringIO()
     screen = BatchScreen(Console(file=out, width=200))
     for student in ("mallory", "next"):
-        job = {"student": student, "label": student, "sha256": "s", "archive": f"{student}.zip"}
-        _record(finished_outcome(job, result), book, tmp_path, screen, seconds=1.0)
-    assert [r["student"] for r in Gradebook(tmp_path / "gradebook.csv", [t.id for t in result.tasks]).rows] == ["mallory", "next"]
-    folder = tmp_path / "mallory"
-    feedback = (folder / "feedback.md").read_text(encoding="utf-8")
+        outcome = finished_outcome({"student": student, "label": student, "sha256": "s", "archive": f"{student}.zip"}, result)
+        for name, text in outcome["files"].items():
+            write_atomic(tmp_path / student / name, text)  # a lone surrogate raised here
+        row = {"student": student, "status": outcome["status"], "reason": outcome["reason"], "total": "0", "max": "10",
+               "seconds": "1.0", "sha256": "s", "grader_version": "v", "graded_at": "now", "source": student,
+               **{task: "0" for task in outcome["points"]}}
+        assert book.append(row)
+        screen.finished(row, failed=False)
+    rows = Gradebook(tmp_path / "gradebook.csv", [t.id for t in result.tasks]).rows
+    assert [(r["student"], r["status"]) for r in rows] == [("mallory", "graded"), ("next", "graded")]
+    feedback = (tmp_path / "mallory" / "feedback.md").read_text(encoding="utf-8")
     table = feedback.split("```")[0]
     assert "<script>" not in table and "\\<script\\>" in table
     _no_controls(feedback)
-    assert "\ufffd" in json.loads((folder / "results.json").read_text(encoding="utf-8"))["tests"][0]["output"]
-    ET.parse(folder / "junit.xml")
-    json.loads((folder / "grade.json").read_text(encoding="utf-8"))
+    assert "\ufffd" in json.loads((tmp_path / "mallory" / "results.json").read_text(encoding="utf-8"))["tests"][0]["output"]
+    ET.parse(tmp_path / "mallory" / "junit.xml")
+    json.loads((tmp_path / "mallory" / "grade.json").read_text(encoding="utf-8"))
