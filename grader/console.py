@@ -12,6 +12,10 @@ table is only as wide as its contents need, so its columns are not squeezed) and
 text with ``soft_wrap`` (a line is written whole; whatever shows it may wrap it, between
 any characters, without changing the text). Every grader command makes its consoles here
 (`grader.cli`, `grader.report`, `grader.invariants`, `grader.mutation`).
+
+A console parses a ``str`` it prints as rich markup; text a student controls (an exception
+message, a file name, a student id) is printed as `grader.safe_text.terminal_text`, a
+`rich.text.Text` that is never parsed and whose control characters show as escapes.
 """
 
 from __future__ import annotations
