@@ -50,8 +50,7 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u20
 #: The same, with newlines and tabs too: for text that must stay on one line.
 _UNSAFE_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069\ufffe\uffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
+#: Escapes written by name, as Python's repr writes them.
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
