@@ -207,6 +207,10 @@ def kernel_steps(submitted: NotebookNode, source: NotebookNode) -> list[tuple[st
     return steps
 
 
+class _Stopped(protocol.ProtocolError):
+    """The kernel's reply said it stopped, or was not a notebook reply."""
+
+
 def run_notebook(student_nb: Path, source_nb: Path, session: Session, *, timeout: float = 30.0,
                  deadline: Optional[float] = None) -> NotebookRun:
     """Grade a submitted notebook against its source (see the module docstring).
@@ -250,7 +254,7 @@ def run_notebook(student_nb: Path, source_nb: Path, session: Session, *, timeout
                 reply = reply.get("notebook") if type(reply) is dict else None
                 if type(reply) is not dict or "error" in reply:
                     why = reply.get("error") if type(reply) is dict else None
-                    raise protocol.ProtocolError(f"stopped: {str(why)[:300]}" if why else "sent a malformed reply")
+                    raise _Stopped(f"stopped: {str(why)[:300]}" if why else "sent a malformed reply")
             except protocol.ChannelTimeout:
                 session.discard()
                 status, stopped = "timeout", "not run: the notebook ran past its time limit before this test"
@@ -258,9 +262,10 @@ def run_notebook(student_nb: Path, source_nb: Path, session: Session, *, timeout
                 with contextlib.suppress(Exception):  # its own exit status, not the kill's
                     child.proc.wait(timeout=2)  # type: ignore[union-attr]
                 stopped = f"not run: the notebook's process ended ({exit_text(session.discard())}) before this test"
-            except protocol.ProtocolError as exc:
+            except protocol.ProtocolError as exc:  # a frame the grader refuses: this notebook's fault, and only its
                 session.discard()
-                stopped = f"not run: the notebook's process {exc}"
+                said = str(exc) if isinstance(exc, _Stopped) else f"sent a malformed reply ({exc})"
+                stopped = f"not run: the notebook's process {said}"
         if stopped:
             grades[gid] = zero(plan, stopped)
             continue
