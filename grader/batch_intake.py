@@ -17,8 +17,11 @@ student, in one of three layouts (`find_submissions` tells them apart):
   every clone shares (or the one given with ``--strip-prefix``).
 
 A student id names a folder under OUT, so it is made safe for a file name (letters, digits,
-``._@+-``; anything else becomes ``_``). Two submissions with the same id stop the batch
-before anything is graded: the grade of one would silently replace the other's.
+``._@+-``; anything else becomes ``_``; never a leading ``= + - @``, which a spreadsheet
+reads as a formula). Two submissions with the same id stop the batch before anything is
+graded: the grade of one would silently replace the other's. That, and a SUBMISSIONS
+folder that cannot be read, are the only reasons a batch stops: whatever ONE submission
+holds is found when it is packed and costs that submission only.
 
 Submissions travel to the workers as **bytes, never as paths** (a worker may run on
 another machine). `pack` turns a submission into the zip a worker unpacks:
@@ -29,8 +32,16 @@ another machine). `pack` turns a submission into the zip a worker unpacks:
   ``.DS_Store``) and caches are left out: the grader never reads them. A symbolic link is
   never followed: one that points out of the submission is refused here (the worker never
   sees the submission), one inside it is stored as a link, which the worker's intake
-  refuses as it refuses a link in an uploaded zip. A folder over intake's size limits is
-  refused here, before it is read whole.
+  refuses as it refuses a link in an uploaded zip. The folder is walked by
+  `grader.intake.walk_folder` (iteratively, at most `MAX_SUBMISSION_DEPTH` deep) and held
+  to a zip's limits by each entry's `stat` before it is read (`FolderBudget`), each file
+  read with a cap (`read_capped`): a sparse 1 GiB notebook is refused unread.
+
+`pack` never raises because of what a submission holds: a name that is not UTF-8, deep
+nesting, a FIFO or device, a file that cannot be read or vanishes, a zip over the limits
+or gone: each is a refusal naming the entry (`Packed.refusal`), which the batch records as
+a ``malformed`` row with every task at 0. ``grader run`` refuses the same folders for the
+same reasons (`grader.intake.check_folder`).
 
 The sha256 of a submission is that of the zip's bytes, or, for a folder, of its content
 (each entry's kind, path and bytes, in order): it does not change when the folder is

@@ -44,6 +44,7 @@ __all__ = [
     "MAX_SUBMISSION_FILES",
     "NO_PACKAGE",
     "SKIP_DIRS",
+    "FolderBudget",
     "FolderEntry",
     "SubmissionError",
     "check_folder",
