@@ -25,15 +25,24 @@ Data flow, for each student:
    row is appended to ``OUT/gradebook.csv`` (flushed and fsynced). A batch killed at any
    moment loses at most the submissions in flight; the same command run again resumes.
 
-The engine is Dask distributed (`Engine`): by default a `LocalCluster` in this process,
-one single-threaded worker process per core (each grading starts its own sandboxed child
-processes, so one grading per core keeps the cores busy without oversubscribing them);
-``--scheduler`` sends the work to a running cluster, whose workers must have the same kit
-installed (checked at the start: `grader_version` must match). At most two submissions per
-worker are in flight at a time, so the parent never holds the whole class in memory.
+The engine is Dask distributed (`grader.batch_engine.Engine`): by default a `LocalCluster`
+in this process, one single-threaded worker process per core (each grading starts its own
+sandboxed child processes, so one grading per core keeps the cores busy without
+oversubscribing them), reachable only with this batch's TLS certificate; ``--scheduler``
+sends the work to a running cluster over TLS (or, said out loud, ``--insecure-scheduler``),
+whose workers must have the same kit installed (checked at the start, and again by every job:
+a worker of another version refuses it, and the parent records no grade from one). At most
+two submissions per worker are in flight at a time, so the parent never holds the whole
+class in memory. Student code must not reach the grader's loopback services: a tier without
+a private network (``process``, or ``uid`` where namespaces are forbidden) is refused unless
+``--allow-shared-network``.
 
-A submission that is malformed, crashes its sandbox, times out or even kills its worker
-gets a row with a status and a reason (`grader.gradebook`); the batch goes on. The screen
+Every per-student failure is a row, never the end of the batch: a submission that is
+malformed, crashes its sandbox, times out (a check's budget, or the whole submission's wall
+clock, ``--submission-timeout``: `default_submission_timeout`), kills its worker, or whose
+reports cannot be written gets a row with a status and a reason (`grader.gradebook`); the
+batch goes on. Only losing every worker for ``--worker-grace`` seconds ends it (exit 2,
+every finished row written). The screen
 (`grader.batch_screen`) shows a progress bar (done / failed / left, ETA) and, at the end,
 the summary: a score histogram per task, the slowest submissions, the failures by reason.
 """
@@ -42,86 +51,35 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
-import uuid
+import time
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
 from .batch_intake import Submission, find_submissions, pack, safe_student_id
 from .batch_screen import BatchScreen
-from .batch_worker import crashed_outcome, finished_outcome, grade_job, unreadable_result
-from .gradebook import FAILED_STATUSES, Gradebook, current_rows, fmt_points, grader_version, summarize
+from .batch_engine import SHARED_NETWORK_FLAG, Engine, scheduler_security, shared_network_reason
+from .batch_record import outcome_of, record_or_crash
+from .batch_worker import finished_outcome, unreadable_result
+from .gradebook import FAILED_STATUSES, Gradebook, current_rows, grader_version, summarize
 from .sandbox import Limits
 
-__all__ = ["BatchOptions", "Engine", "add_parser", "main", "run_batch"]
+__all__ = ["BatchOptions", "Engine", "WorkersLost", "add_parser", "default_submission_timeout", "main", "run_batch"]
 
 #: The report files of each student, under OUT/<student>/ (grade.json: the whole result, for --regrade).
 REPORT_FILES = ("results.json", "junit.xml", "feedback.md", "grade.json")
 #: Submissions in flight per worker thread.
 IN_FLIGHT_PER_WORKER = 2
+#: Seconds the parent waits for a result before it asks whether any worker is left.
+POLL_S = 2.0
+#: Seconds without a single worker after which the batch ends (a local worker that dies is
+#: restarted by its nanny within seconds; a remote cluster may take longer).
+WORKER_GRACE_S = 30.0
 
 
-# --------------------------------------------------------------------------- the engine
-
-
-class Engine:
-    """Dask distributed: a LocalCluster of `workers` single-threaded processes (default:
-    one per core), or the running cluster at `scheduler`."""
-
-    def __init__(self, scheduler: Optional[str] = None, workers: Optional[int] = None) -> None:
-        self.scheduler, self.workers = scheduler, workers
-        self.client: Any = None
-        self.cluster: Any = None
-
-    def start(self) -> str:
-        """Start (or connect); check every worker's grader version; describe the engine.
-
-        Raises:
-            RuntimeError: a worker runs another version of the grader.
-        """
-        import logging
-
-        from distributed import Client, LocalCluster
-
-        if self.scheduler:
-            self.client = Client(self.scheduler, timeout=60)
-        else:
-            self.cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
-                                        processes=True, dashboard_address=None, silence_logs=logging.ERROR)
-            self.client = Client(self.cluster)
-        mine = grader_version()
-        try:
-            theirs = self.client.run(grader_version)
-        except Exception as exc:  # noqa: BLE001 - e.g. a worker without the kit installed
-            self.close()
-            raise RuntimeError(f"the workers cannot run the grader ({type(exc).__name__}: {exc}); install the kit on them") from None
-        wrong = {addr: v for addr, v in theirs.items() if v != mine}
-        if wrong:
-            self.close()
-            listed = ", ".join(f"{a} has {v}" for a, v in sorted(wrong.items()))
-            raise RuntimeError(f"the workers must run this grader ({mine}): {listed}; install the same kit on them")
-        where = self.scheduler or "a local cluster"
-        return f"{where}: {len(theirs)} workers, {self.threads()} threads"
-
-    def threads(self) -> int:
-        return sum(self.client.nthreads().values())
-
-    def submit(self, job: dict[str, Any], worker: Optional[str] = None) -> Any:
-        """A future of `grade_job(job)` (on `worker` when given)."""
-        key = f"grade-{job['student']}-{uuid.uuid4().hex[:8]}"
-        return self.client.submit(grade_job, job, key=key, pure=False, workers=[worker] if worker else None)
-
-    def close(self) -> None:
-        for part in (self.client, self.cluster):
-            if part is not None:
-                try:
-                    part.close()
-                except Exception:  # noqa: BLE001 - closing after an interrupt: best effort
-                    pass
-        self.client = self.cluster = None
+class WorkersLost(RuntimeError):
+    """Every Dask worker is gone and none came back within the grace period."""
 
 
 # --------------------------------------------------------------------------- the parent
@@ -140,20 +98,28 @@ class BatchOptions:
     strip_prefix: Optional[str] = None
     quiet: bool = False
     regrade: Optional[str] = None  # a task id: regrade that task only, for everyone not up to date
+    tls_ca_file: Optional[str] = None  # --scheduler: the cluster's CA, the client's certificate and key
+    tls_cert: Optional[str] = None
+    tls_key: Optional[str] = None
+    insecure_scheduler: bool = False  # --scheduler without authentication (a network only the grader reaches)
+    allow_shared_network: bool = False  # grade in a tier whose student code shares the grader's network
+    submission_timeout: Optional[float] = None  # wall clock per submission (None: `default_submission_timeout`; 0: none)
+    worker_grace: float = WORKER_GRACE_S
 
 
 def run_batch(submissions: Path | str, options: BatchOptions, console: Any = None, engine: Optional[Engine] = None) -> int:
     """Grade every submission of `submissions` (see the module docstring); return the exit
     status: 0 done, 2 when a row is ``crashed`` or ``grader-error`` (or nothing could
     start), 130 when interrupted. `engine`: a started Engine to use (left open)."""
-    from .jail import choose_tier
     from .manifest import load_manifest
 
     screen = BatchScreen(console, quiet=options.quiet)
     try:
         manifest = load_manifest(options.stage)
-        if not options.scheduler:  # the local workers have this machine's jail: fail now, not once per student
-            choose_tier(options.limits.sandbox)
+        security = _engine_security(options, screen)
+        if options.submission_timeout is None:
+            options = replace(options, submission_timeout=default_submission_timeout(options.stage, options.limits,
+                                                                                    options.notebooks))
         found = find_submissions(submissions, options.strip_prefix)
         max_points = {t.id: t.points for t in manifest.tasks}
         if options.notebooks:
@@ -178,7 +144,7 @@ def run_batch(submissions: Path | str, options: BatchOptions, console: Any = Non
         if packed.refusal:
             job = _job(sub, packed.sha256, b"", options)
             outcome = finished_outcome(job, unreadable_result(options.stage, sub.label, packed.refusal), "malformed", packed.refusal)
-            _record(outcome, book, options.out, screen, seconds=0.0)
+            record_or_crash(outcome, job, book, options.out, screen)
             refused += 1
         else:
             todo.append(sub)
@@ -189,10 +155,10 @@ def run_batch(submissions: Path | str, options: BatchOptions, console: Any = Non
                 + f", {skipped} up to date (graded before: same submission, same grader)")
     if todo:
         own_engine = engine is None
-        engine = engine or Engine(options.scheduler, options.workers)
+        engine = engine or Engine(options.scheduler, options.workers, security)
         try:
             if own_engine:
-                screen.note(f"starting Dask: {engine.start()}")
+                screen.note(f"starting Dask: {engine.start(options.limits.sandbox, options.allow_shared_network)}")
             _grade_all(todo, options, engine, book, screen)
         except KeyboardInterrupt:
             screen.error("interrupted: every finished submission is in the gradebook; run the same command again to resume")
@@ -212,11 +178,53 @@ def run_batch(submissions: Path | str, options: BatchOptions, console: Any = Non
     return 2 if any(r["status"] in ("crashed", "grader-error") for r in rows) else 0
 
 
+def _engine_security(options: BatchOptions, screen: Any) -> Any:
+    """The Security to reach ``--scheduler`` with (`scheduler_security`); for the local
+    cluster, the refusal of a tier whose student code would share the grader's network.
+
+    Raises:
+        ValueError: ``--scheduler`` without a security configuration or the explicit opt-out.
+        RuntimeError: the tier has no private network and no ``--allow-shared-network``
+            (or cannot run here: `grader.jail.SandboxUnavailable`).
+    """
+    if options.scheduler:
+        security = scheduler_security(options.scheduler, options.tls_ca_file, options.tls_cert, options.tls_key,
+                                      options.insecure_scheduler)
+        if security is None:
+            screen.note(f"warning: --insecure-scheduler: {options.scheduler} takes unauthenticated connections; "
+                        "whoever can reach it can run code as the grader")
+        return security
+    why = shared_network_reason(options.limits.sandbox)  # the local workers have this machine's jail
+    if why and not options.allow_shared_network:
+        raise RuntimeError(f"{why}; refusing to grade: grade where the jail has a private network (bubblewrap, or "
+                           f"root with util-linux unshare and setpriv), or pass {SHARED_NETWORK_FLAG} to grade anyway "
+                           "(the Dask cluster takes only TLS connections with this batch's certificate; any other "
+                           "service on this machine's loopback stays within the reach of student code)")
+    if why:
+        screen.note(f"warning: {why}; grading anyway ({SHARED_NETWORK_FLAG})")
+    return None
+
+
+def default_submission_timeout(stage: str, limits: Limits, notebooks: bool) -> float:
+    """The default wall clock of one submission: enough for a submission in which every task
+    hangs once (a task stops at its first time-out, so: the longest check budget of each
+    task), plus one child start and each notebook's budget. A submission slow on many checks
+    is stopped there, not after the sum of every budget (22 minutes in A3)."""
+    from .checks import get_check
+    from .manifest import load_manifest
+
+    manifest = load_manifest(stage)
+    longest = [max((limits.check_timeout * getattr(get_check(stage, c), "timeout_scale", 1.0) for c in t.checks),
+                   default=0.0) for t in manifest.tasks]
+    return limits.start_timeout + sum(longest) + (limits.notebook_timeout * len(manifest.notebooks) if notebooks else 0.0)
+
+
 def _job(sub: Submission, sha256: str, data: bytes, options: BatchOptions,
          previous: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     archive = safe_student_id(sub.path.name if sub.path.name.lower().endswith(".zip") else f"{sub.path.name}.zip")
     job = {"student": sub.student, "label": sub.label, "sha256": sha256, "data": data, "archive": archive,
-           "stage": options.stage, "limits": dataclasses.asdict(options.limits), "notebooks": options.notebooks}
+           "stage": options.stage, "limits": dataclasses.asdict(options.limits), "notebooks": options.notebooks,
+           "grader_version": grader_version(), "submission_timeout": options.submission_timeout}
     if previous is not None:
         job.update(task=options.regrade, previous=previous)
     return job
@@ -240,55 +248,46 @@ def _previous_grade(sub: Submission, sha256: str, book: Gradebook, options: Batc
 
 def _grade_all(todo: list[Submission], options: BatchOptions, engine: Engine, book: Gradebook, screen: Any) -> None:
     """Keep every worker busy (a few submissions in flight each), recording each
-    submission as it finishes."""
-    from distributed import as_completed
+    submission as it finishes.
 
+    Raises:
+        WorkersLost: no worker for `options.worker_grace` seconds (the rest is cancelled).
+    """
     window = max(1, engine.threads() * IN_FLIGHT_PER_WORKER)
     pending = list(reversed(todo))
     in_flight: dict[Any, dict[str, Any]] = {}  # future → its job, without the bytes
+    version = grader_version()
+    last_seen = time.monotonic()  # when a worker was last known to be there
 
-    def submit_next() -> Any:
+    def submit_next() -> None:
         sub = pending.pop()
         packed = pack(sub)  # packed again: the parent holds the bytes of the submissions in flight only
         job = _job(sub, packed.sha256, packed.data or b"", options, _previous_grade(sub, packed.sha256, book, options))
-        future = engine.submit(job)
-        in_flight[future] = {k: v for k, v in job.items() if k != "data"}
-        return future
+        in_flight[engine.submit(job)] = {k: v for k, v in job.items() if k != "data"}
 
     with screen.progress(len(todo)):
-        running = as_completed([submit_next() for _ in range(min(window, len(pending)))])
-        for future in running:
-            job = in_flight.pop(future)
-            try:
-                outcome = future.result()
-            except Exception as exc:  # noqa: BLE001 - the worker died (KilledWorker) or the task failed
-                outcome = crashed_outcome(job, f"{type(exc).__name__}: {exc}")
-            future.release()
-            _record(outcome, book, options.out, screen, seconds=outcome.get("seconds", 0.0))
-            if pending:
-                running.add(submit_next())
-
-
-def _record(outcome: dict[str, Any], book: Gradebook, out: Path, screen: Any, seconds: float) -> None:
-    """Write the student's reports (atomically), then append the row: in this order, so
-    that a row always has its reports."""
-    from .report import write_atomic
-
-    folder = Path(out) / outcome["student"]
-    for name, text in outcome["files"].items():
-        write_atomic(folder / name, text)
-    reason = " ".join(str(outcome["reason"]).split())[:300]
-    row = {"student": outcome["student"], "status": outcome["status"], "reason": reason,
-           "total": "" if outcome["total"] is None else fmt_points(outcome["total"]),
-           "max": "" if outcome["max"] is None else fmt_points(outcome["max"]),
-           "seconds": f"{seconds:.1f}", "sha256": outcome["sha256"], "grader_version": outcome["grader_version"],
-           "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "source": outcome["label"],
-           "change": f"regrade {outcome['task']}" if outcome.get("task") else ""}
-    for column in book.task_columns:
-        points = outcome["points"].get(column)
-        row[column] = "" if points is None else fmt_points(points)
-    book.append(row)
-    screen.finished(row, failed=row["status"] in FAILED_STATUSES)
+        for _ in range(min(window, len(pending))):
+            submit_next()
+        while in_flight:
+            done = engine.wait_any(list(in_flight), POLL_S)
+            if not done:
+                if engine.alive_threads():
+                    last_seen = time.monotonic()
+                elif time.monotonic() - last_seen > options.worker_grace:
+                    engine.cancel(list(in_flight))
+                    raise WorkersLost(
+                        f"every Dask worker is gone (none for {options.worker_grace:g} s): {len(in_flight) + len(pending)} "
+                        "submissions not graded; every finished one is in the gradebook. Start workers (or check the "
+                        "cluster) and run the same command again to resume")
+                continue
+            last_seen = time.monotonic()
+            for future in done:
+                job = in_flight.pop(future)
+                outcome = outcome_of(future, job, version)
+                future.release()
+                record_or_crash(outcome, job, book, options.out, screen)
+                if pending:
+                    submit_next()
 
 
 # --------------------------------------------------------------------------- command line
@@ -307,6 +306,21 @@ changed ones are regraded, and the gradebook keeps every earlier row as history 
 
 After fixing a check of one task, `--regrade TASK` grades that task again for every
 student whose row comes from another grader version, keeping the rest of their grade.
+
+Each submission has a wall clock (`--submission-timeout S`; default: one full check budget
+per task, one child start and each notebook's budget: 300 s in A0, 1080 s in A3): past it,
+its grading and every process it started are killed and its row says `timeout`.
+
+Security: a Dask scheduler runs any code a client sends it. The local cluster takes only
+TLS connections with a certificate made for this batch. `--scheduler` needs TLS too
+(`--tls-ca-file`, `--tls-cert`, `--tls-key`, or Dask's configuration with
+distributed.comm.require-encryption), or `--insecure-scheduler` on a network only the
+grader reaches. Student code must not share the grader's network: where the jail has no
+private network (the `process` tier, or the `uid` tier in a container that forbids
+namespaces) the batch refuses, unless `--allow-shared-network`.
+
+Every failure of one student is that student's row; if every Dask worker is gone for
+`--worker-grace` seconds, the batch stops (exit 2) with every finished row written.
 """
 
 
@@ -319,7 +333,20 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("-o", "--out", required=True, help="output folder: OUT/gradebook.csv and OUT/STUDENT/ reports")
     engine = p.add_mutually_exclusive_group()
     engine.add_argument("--workers", type=int, metavar="N", help="local cluster: N worker processes (default: one per core)")
-    engine.add_argument("--scheduler", metavar="ADDRESS", help="use the running Dask cluster at ADDRESS (tcp://HOST:8786)")
+    engine.add_argument("--scheduler", metavar="ADDRESS", help="use the running Dask cluster at ADDRESS (tls://HOST:8786)")
+    p.add_argument("--tls-ca-file", metavar="FILE", help="--scheduler: the cluster's CA certificate")
+    p.add_argument("--tls-cert", metavar="FILE", help="--scheduler: this client's certificate")
+    p.add_argument("--tls-key", metavar="FILE", help="--scheduler: this client's private key")
+    p.add_argument("--insecure-scheduler", action="store_true",
+                   help="--scheduler without TLS: whoever reaches the scheduler can run code as the grader "
+                        "(only on a network that nobody else, student code included, can reach)")
+    p.add_argument("--allow-shared-network", action="store_true",
+                   help="grade even where student code shares the grader's network (the process tier, or the uid "
+                        "tier without namespaces): it can then reach every loopback service of this machine")
+    p.add_argument("--submission-timeout", type=float, metavar="S",
+                   help="wall-clock seconds per submission (default: derived from the stage's check budgets; 0: none)")
+    p.add_argument("--worker-grace", type=float, metavar="S", default=WORKER_GRACE_S,
+                   help=f"end the batch when no Dask worker is left for S seconds (default {WORKER_GRACE_S:g})")
     p.add_argument("--strip-prefix", metavar="PREFIX",
                    help="GitHub Classroom: the repositories' ASSIGNMENT- prefix (default: the one all clones share)")
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per check (default 60)")
@@ -347,7 +374,9 @@ def _batch(args: argparse.Namespace) -> int:
             limits = replace(limits, **{field_name: value})
     options = BatchOptions(stage=args.assignment, out=Path(args.out), scheduler=args.scheduler, workers=args.workers,
                            limits=limits, notebooks=not args.no_notebooks, strip_prefix=args.strip_prefix, quiet=args.quiet,
-                           regrade=args.regrade)
+                           regrade=args.regrade, tls_ca_file=args.tls_ca_file, tls_cert=args.tls_cert, tls_key=args.tls_key,
+                           insecure_scheduler=args.insecure_scheduler, allow_shared_network=args.allow_shared_network,
+                           submission_timeout=args.submission_timeout, worker_grace=args.worker_grace)
     return run_batch(Path(args.submissions), options)
 
 

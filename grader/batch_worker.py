@@ -23,6 +23,11 @@ it pickles the same way to any machine. On the worker, `grade_job`
    task, the status and reason of the gradebook row (`grader.gradebook`), the worker's
    grader version and the seconds it took. The temporary folder is deleted.
 
+From ``grader batch`` the job also carries the parent's grader version (a worker of another
+version refuses it) and a wall clock: `grade_job` then runs steps 1-4 in a child process
+(`grader.wall_clock`) and, past the clock, kills it with every jail it started (a
+``timeout`` outcome, every task 0).
+
 It writes nothing the parent reads: the parent writes the reports and the row
 (`grader.batch`). A failure of grading itself (the sandbox cannot start, a bug) is an
 outcome with status ``crashed``, never an exception.
@@ -41,8 +46,8 @@ from .gradebook import fmt_points, grader_version
 from .results import CheckResult, GradeResult, Problem, TaskResult
 from .sandbox import Limits
 
-__all__ = ["crashed_outcome", "feedback_markdown", "finished_outcome", "grade_from_dict", "grade_job", "merge_task",
-           "unreadable_result"]
+__all__ = ["crashed_outcome", "feedback_markdown", "finished_outcome", "grade_from_dict", "grade_here", "grade_job",
+           "merge_task", "overtime_result", "unreadable_result"]
 
 
 def grade_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -50,9 +55,54 @@ def grade_job(job: dict[str, Any]) -> dict[str, Any]:
     the kit). `job` holds the zip's bytes (`data`), `stage`, `limits` (a `Limits` as a
     dict), `notebooks`, `student`, `label`, `archive` (a file name for the zip) and `sha256`;
     a regrade job also `task` (a task id) and `previous` (a `GradeResult` as a dict).
+    `grader batch` adds `grader_version` (the parent's: a worker of another version refuses
+    the job, so no student is graded by another grader, whenever the worker joined) and
+    `submission_timeout` (seconds: the grading runs in a child process under that wall
+    clock, `grader.wall_clock`, and a submission past it gets a ``timeout`` outcome).
 
     Never raises: a failure of grading itself is a ``crashed`` outcome with the reason.
     """
+    started = time.monotonic()
+    wanted, mine = job.get("grader_version"), grader_version()
+    if wanted is not None and wanted != mine:
+        outcome = crashed_outcome(job, f"worker {_worker_address()} runs grader {mine}, not {wanted}")
+    elif job.get("submission_timeout"):
+        outcome = _grade_on_the_clock(job, float(job["submission_timeout"]))
+    else:
+        outcome = grade_here(job)
+    outcome["seconds"] = time.monotonic() - started
+    return outcome
+
+
+def _grade_on_the_clock(job: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """`grade_here(job)` in a child process that is killed, with every jail it started,
+    after `seconds`: then a ``timeout`` outcome whose reports say so."""
+    from .wall_clock import run_with_wall_clock
+
+    scratch = Path(tempfile.mkdtemp(prefix="grader-batch-"))
+    try:
+        ran = run_with_wall_clock("grader.batch_worker:grade_here", job, seconds, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if ran.expired:
+        reason = f"grading ran past the submission's time limit of {seconds:g} s (--submission-timeout)"
+        return finished_outcome(job, overtime_result(job["stage"], job["label"], reason), "timeout", reason)
+    if ran.value is None:
+        return crashed_outcome(job, ran.failure)
+    return {**ran.value, "worker": _worker_address()}  # graded in a child of this worker
+
+
+def overtime_result(stage: str, label: str, reason: str) -> GradeResult:
+    """The result of a submission stopped by its wall clock: every task ``timeout``, 0 points."""
+    from .manifest import load_manifest
+
+    manifest = load_manifest(stage)
+    tasks = [TaskResult(t.id, t.title, t.points, 0.0, "timeout", f"not graded: {reason}") for t in manifest.tasks]
+    return GradeResult(stage=stage, title=manifest.title, submission=label, tasks=tasks, seconds=0.0)
+
+
+def grade_here(job: dict[str, Any]) -> dict[str, Any]:
+    """Grade `job` in this process (see `grade_job`); never raises."""
     from .grading import grade
     from .intake import SubmissionError, find_package, open_submission
 
