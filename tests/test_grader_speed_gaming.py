@@ -14,21 +14,30 @@ Two kinds of test:
   the task's equivalence check. The reference scores full marks on both speed checks.
 
 The gaming kernels are slow because they are serial and repeat their work (8× the
-reference and more on an idle two-core machine); like the slow kernel of
-`tests/test_grader_bad_submissions.py`, they need a machine that other processes do not
-swamp: there a parallel kernel (the reference's) slows down far more than a serial one.
+reference and more on an idle two-core machine). On a busy machine a parallel kernel (the
+reference's) slows down far more than a serial one, so the wall-time ratio alone once let
+the 4×-work matmul pass beside two busy loops (2.17×, limit 3×); the check also compares
+the CPU time of both children (`grader.checks.timing`), and withholds a wall-time failure
+measured on a machine too busy to judge. Modelled: a kernel doing 4× the work fails
+however the wall times look; a wall-time failure on a busy machine is withheld (an error
+with a grader error, no points), on a quiet one it fails. Graded beside two busy loops
+(as many as the project's machines have cores, as `grader batch` makes): every gaming
+kernel still fails, and the reference passes (or is withheld, never failed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import minitorch
-from grader.checks import get_check
+from grader.checks import a3_speed, get_check
 from grader.checks.a3_speed import (
     ROUNDS,
     SETUP_SLACK,
@@ -37,7 +46,9 @@ from grader.checks.a3_speed import (
     Timed,
     _speed,
 )
-from grader.checks.base import CheckContext, CheckFailed, Services
+from grader.checks.base import REGISTRY, Check, CheckContext, CheckFailed, Services
+from grader.checks.runner import VerdictWithheld, run_check, task_score
+from grader.cpu_clock import Usage
 from grader.checks.probe import Answer, ArrayVal, Probe, parse_answer
 from grader.examples import write_submission
 from grader.executor import Executor
@@ -71,15 +82,25 @@ class Modelled(CheckContext):
 
     `corrupt(program, answer)` may change what the student's side answers; `stall` seconds
     are added to the student's batches that call no kernel (the set-up being measured).
+    With `cpu` (CPU seconds per kernel call of each side) the children also report CPU
+    time (20 ms per batch of set-up, plus `cpu` per call; `_usage` must be `self.usage`),
+    having waited for a CPU `busy` of their runnable time.
     """
 
     def __init__(self, check: str, task: str, per_call: dict[str, float], corrupt: Callable | None = None, stall: float = 0.0,
-                 slower: float = 0.0):
+                 slower: float = 0.0, cpu: dict[str, float] | None = None, busy: float = 0.0):
         chk = get_check("a3", check)
-        services = Services(limits=Limits(), task=next(t for t in load_manifest("a3").tasks if t.id == task))
+        services = Services(limits=Limits(), task=next(t for t in load_manifest("a3").tasks if t.id == task),
+                            student=SimpleNamespace(side="student"),  # type: ignore[arg-type]
+                            reference_child=SimpleNamespace(get=lambda: SimpleNamespace(side="reference")))  # type: ignore[arg-type]
         super().__init__(chk, lambda programs: [], Executor(minitorch), services)
         self.per_call, self.corrupt, self.stall, self.slower = per_call, corrupt, stall, slower
+        self.cpu, self.busy = cpu, busy
+        self.used = {"student": Usage(), "reference": Usage()}
         self.programs: dict[str, list[dict]] = {"student": [], "reference": []}
+
+    def usage(self, session: SimpleNamespace) -> Usage:
+        return self.used[session.side]
 
     def _run(self, who: str, probes: Sequence[Probe]) -> tuple[list[Answer], float]:
         answers: list[Answer] = []
@@ -93,6 +114,9 @@ class Modelled(CheckContext):
                 answer = self.corrupt(program, answer)
             answers.append(answer)
             seconds += 0.05 + calls * self.per_call[who]
+            if self.cpu is not None:
+                cpu = 0.02 + calls * self.cpu[who]
+                self.used[who] += Usage(cpu, cpu * self.busy / (1 - self.busy))
             if who == "student":
                 seconds += self.slower + (self.stall if calls == 0 else 0.0)
         return answers, seconds
@@ -115,7 +139,7 @@ def _seeds(program: dict) -> list[int]:
 )
 def test_every_timed_call_has_inputs_and_an_out_of_its_own(timed: Timed, check: str, task: str) -> None:
     ctx = Modelled(check, task, {"student": 0.004, "reference": 0.002})
-    assert _speed(ctx, timed) == pytest.approx(2.0)
+    assert _speed(ctx, timed).wall == pytest.approx(2.0)
     batches = [p for p in ctx.programs["student"] if _kernel_calls(p) and not any(op == "repeat" for op, _ in p["steps"])]
     assert len(batches) == 1 + 1 + ROUNDS  # the untimed first call, a call judged alone, the rounds
     seen: set[int] = set()
@@ -168,9 +192,57 @@ def test_a_child_slow_only_while_not_computing_gains_little() -> None:
     kernel calls gains at most 0.25 of a ratio (here 4.0, measured as 3.75), and a child
     whose set-up is a little slower than the reference child's loses nothing."""
     ctx = Modelled("fast_matmul_speed", "3.2", {"student": 0.008, "reference": 0.002}, stall=1.0)
-    assert _speed(ctx, TASK_3_2) == pytest.approx(4.0 - SETUP_SLACK)
+    assert _speed(ctx, TASK_3_2).wall == pytest.approx(4.0 - SETUP_SLACK)
     honest = Modelled("fast_matmul_speed", "3.2", {"student": 0.008, "reference": 0.002}, slower=0.005)
-    assert _speed(honest, TASK_3_2) == pytest.approx(4.0)
+    assert _speed(honest, TASK_3_2).wall == pytest.approx(4.0)
+
+
+def test_a_kernel_doing_4x_the_work_fails_however_fast_it_times_on_a_busy_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beside two busy loops the wall times say 2× (the reference's parallel kernel waited
+    for cores); the CPU times say 4× the work per call: failed, not withheld, not passed.
+    The student's CPU time in its set-up batches is bounded as its wall time is."""
+    ctx = Modelled("fast_matmul_speed", "3.2", {"student": 0.004, "reference": 0.002}, stall=1.0,
+                   cpu={"student": 0.008, "reference": 0.002}, busy=0.5)
+    monkeypatch.setattr(a3_speed, "_usage", ctx.usage)
+    ratios = _speed(ctx, TASK_3_2)
+    assert ratios.wall < 3 and ratios.work == pytest.approx(4.0, abs=SETUP_SLACK) and ratios.waited == pytest.approx(0.5)
+    with pytest.raises(CheckFailed) as failed:
+        ctx.check.fn(ctx)
+    assert "slower than the reference (limit 3×) in CPU time per call" in failed.value.message
+    assert "CPU time ratio" in failed.value.details
+
+
+@pytest.mark.parametrize("busy", [0.0, 0.5], ids=["quiet", "busy"])
+def test_a_wall_time_over_the_limit_fails_on_a_quiet_machine_and_is_withheld_on_a_busy_one(
+        monkeypatch: pytest.MonkeyPatch, busy: float) -> None:
+    """The same work as the reference (its CPU time), four times its wall time: a kernel
+    that runs on fewer cores (failed), or a machine too busy to tell (withheld)."""
+    ctx = Modelled("fast_matmul_speed", "3.2", {"student": 0.008, "reference": 0.002},
+                   cpu={"student": 0.002, "reference": 0.002}, busy=busy)
+    monkeypatch.setattr(a3_speed, "_usage", ctx.usage)
+    with pytest.raises(VerdictWithheld if busy else CheckFailed) as raised:
+        ctx.check.fn(ctx)
+    if busy:
+        assert "too busy to judge" in raised.value.reason and "on a quiet machine" in raised.value.reason
+        assert "ms per run" in raised.value.details
+    else:
+        assert "matmul is 4.0× slower than the reference (limit 3×)" in raised.value.message  # type: ignore[union-attr]
+
+
+def test_a_withheld_verdict_scores_nothing_and_is_a_grader_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither points nor a silent zero: the check is an error with a grader error (so
+    `grader run` exits 2 and `grader batch` records ``grader-error``) that tells the staff
+    to grade it again; the student reads that it was not judged."""
+    def withheld(ctx: CheckContext) -> str:
+        raise VerdictWithheld("the machine was too busy to judge; grade task 3.2 again on a quiet machine", "figures")
+
+    monkeypatch.setitem(REGISTRY, ("a3", "withheld_for_test"), Check("a3", "withheld_for_test", "performance", withheld, ""))
+    task = next(t for t in load_manifest("a3").tasks if t.id == "3.2")
+    session = SimpleNamespace(ensure=lambda: None)
+    result = run_check("withheld_for_test", "a3", Executor(minitorch), Services(limits=Limits(), task=task, student=session))  # type: ignore[arg-type]
+    assert (result.status, result.message, result.details) == ("error", VerdictWithheld.message, "figures")
+    assert result.grader_error == "a3/withheld_for_test: verdict withheld: the machine was too busy to judge; grade task 3.2 again on a quiet machine"
+    assert task_score(task, [result]) == 0
 
 
 # --------------------------------------------------------------------------- graded gaming submissions
@@ -270,23 +342,48 @@ def _checks(result: GradeResult, task: str) -> dict:
     return {c.name: c for c in row.checks}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    "task, fence, body, speed",
-    [
-        ("3.2", ("3.2", "tensor_matmul"), remembering(slow_matmul(40), MATMUL_KEY), "fast_matmul_speed"),
-        ("3.2", ("3.2", "tensor_matmul"), once_per_out(slow_matmul(4)), "fast_matmul_speed"),
-        ("3.1", ("3.1", "tensor_reduce._reduce"), remembering(VERY_SLOW_REDUCE, REDUCE_KEY), "fast_map_zip_reduce_speed"),
-        ("3.1", ("3.1", "tensor_reduce._reduce"), once_per_out(SLOW_REDUCE), "fast_map_zip_reduce_speed"),
-    ],
-    ids=["matmul-remembering", "matmul-once-per-out", "reduce-remembering", "reduce-once-per-out"],
-)
-def test_a_slow_kernel_that_games_repeated_calls_fails_its_speed_check(tmp_path: Path, task: str, fence: tuple, body: str, speed: str) -> None:
+GAMING = [
+    ("3.2", ("3.2", "tensor_matmul"), remembering(slow_matmul(40), MATMUL_KEY), "fast_matmul_speed"),
+    ("3.2", ("3.2", "tensor_matmul"), once_per_out(slow_matmul(4)), "fast_matmul_speed"),
+    ("3.1", ("3.1", "tensor_reduce._reduce"), remembering(VERY_SLOW_REDUCE, REDUCE_KEY), "fast_map_zip_reduce_speed"),
+    ("3.1", ("3.1", "tensor_reduce._reduce"), once_per_out(SLOW_REDUCE), "fast_map_zip_reduce_speed"),
+]
+GAMING_IDS = ["matmul-remembering", "matmul-once-per-out", "reduce-remembering", "reduce-once-per-out"]
+
+
+@pytest.fixture
+def two_busy_loops() -> Iterator[None]:
+    """Two processes spinning beside the grading for as long as the test runs: as many as
+    the project's machines have cores (what `grader batch`, one worker per core, makes)."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+def _fails_its_speed_check(tmp_path: Path, task: str, fence: tuple, body: str, speed: str) -> None:
     checks = _checks(_grade(tmp_path, task, {fence: body}), task)
     assert all(c.status == "passed" for name, c in checks.items() if name != speed), checks  # the kernel is correct
     assert checks[speed].status == "failed", (checks[speed].message, checks[speed].details)
     assert "slower than the reference (limit 3×)" in checks[speed].message, checks[speed].message
     assert "ms per run" in checks[speed].details
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task, fence, body, speed", GAMING, ids=GAMING_IDS)
+def test_a_slow_kernel_that_games_repeated_calls_fails_its_speed_check(tmp_path: Path, task: str, fence: tuple, body: str, speed: str) -> None:
+    _fails_its_speed_check(tmp_path, task, fence, body, speed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task, fence, body, speed", GAMING, ids=GAMING_IDS)
+def test_beside_two_busy_loops_a_gaming_kernel_still_fails_its_speed_check(
+        tmp_path: Path, two_busy_loops: None, task: str, fence: tuple, body: str, speed: str) -> None:
+    """The issue's case: the once-per-out matmul (4× the work) passed at 2.17× here."""
+    _fails_its_speed_check(tmp_path, task, fence, body, speed)
 
 
 @pytest.mark.slow
@@ -298,3 +395,18 @@ def test_the_reference_passes_its_speed_checks(tmp_path: Path, task: str) -> Non
     speed = next(c for c in row.checks if c.kind == "performance")
     assert speed.message.startswith("time / reference:"), speed.message
 
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["3.1", "3.2"])
+def test_beside_two_busy_loops_the_reference_passes_or_is_withheld(tmp_path: Path, two_busy_loops: None, task: str) -> None:
+    """Never failed for the load: passed, or (a machine too busy to judge) withheld."""
+    result = grade(write_submission(tmp_path / "submission", "a3", {}), "a3", task=task, limits=Limits(check_timeout=60),
+                   notebooks=False)
+    checks = _checks(result, task)
+    speed = next(c for c in checks.values() if c.kind == "performance")
+    assert all(c.status == "passed" for c in checks.values() if c is not speed), checks
+    if speed.status == "passed":
+        assert speed.message.startswith("time / reference:") and not result.grader_errors, (speed.message, result.grader_errors)
+    else:
+        assert (speed.status, speed.message) == ("error", VerdictWithheld.message), (speed.message, speed.details)
+        assert result.grader_errors == [speed.grader_error] and "verdict withheld" in speed.grader_error

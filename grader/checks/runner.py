@@ -34,7 +34,29 @@ from . import get_check
 from .base import CheckContext, CheckFailed, GraderBug, Services, StudentError
 from .feedback import belongs_to, depends_on_broken, raised_in, raised_in_other, reaches_stub
 
-__all__ = ["explain_failures", "grade_task", "run_check", "task_files", "task_messages", "task_score"]
+__all__ = ["VerdictWithheld", "explain_failures", "grade_task", "run_check", "task_files", "task_messages", "task_score"]
+
+
+class VerdictWithheld(Exception):
+    """A check that cannot judge here and now: neither a pass nor a failure (a performance
+    check on a machine too busy to time fairly, `grader.checks.a3_speed`).
+
+    Its result is an ``error`` that scores nothing and carries a `grader_error`, never a
+    silent score: `grader run` exits 2, `grader batch` records the row as ``grader-error``,
+    Gradescope says that grading failed (not the student's fault). The staff grades the task
+    again on a quiet machine (`reason` says how).
+
+    Args:
+        reason: for the staff: what was measured, and how to regrade.
+        details: the measurements, for the feedback.
+    """
+
+    message = ("not judged: the grading machine was too busy to time your code fairly; "
+               "the course staff will grade this check again (not your fault)")
+
+    def __init__(self, reason: str, details: str = ""):
+        super().__init__(reason)
+        self.reason, self.details = reason, details
 
 
 def run_check(name: str, stage: str, reference: Executor, services: Services) -> CheckResult:
@@ -80,6 +102,9 @@ def run_check(name: str, stage: str, reference: Executor, services: Services) ->
         if origin is not None:
             result.raised_in, result.raised_in_task = origin.function, origin.task or ""
         result.unfinished = exc.not_implemented
+    except VerdictWithheld as exc:  # no points either way, and the staff is told (see the class)
+        result.status, result.message, result.details = "error", exc.message, exc.details
+        result.grader_error = f"{stage}/{name}: verdict withheld: {exc.reason}"
     except protocol.ChannelTimeout:
         session.discard()
         scaled = limits.check_timeout * chk.timeout_scale
