@@ -352,6 +352,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per check (default 60)")
     p.add_argument("--memory", type=int, metavar="MIB", help="address-space limit of each child in MiB (default 4096)")
     p.add_argument("--nproc", type=int, metavar="N", help="processes + threads each jail may hold (default 2048)")
+    p.add_argument("--disk", type=int, metavar="MIB", help="what each jail may write in all, in MiB (default 1024)")
     p.add_argument("--no-notebooks", action="store_true", help="skip the stage's notebooks")
     p.add_argument("--regrade", metavar="TASK",
                    help="after fixing a check of TASK: regrade only TASK for every student not up to date "
@@ -369,7 +370,8 @@ def _batch(args: argparse.Namespace) -> int:
         print('grader batch: Dask is not installed; install it with: pip install "dask[distributed]"', file=sys.stderr)
         return 2
     limits = Limits(sandbox=args.sandbox)
-    for field_name, value in (("check_timeout", args.timeout), ("mem_mb", args.memory), ("nproc", args.nproc)):
+    for field_name, value in (("check_timeout", args.timeout), ("mem_mb", args.memory), ("nproc", args.nproc),
+                              ("disk_mb", args.disk)):
         if value is not None:
             limits = replace(limits, **{field_name: value})
     options = BatchOptions(stage=args.assignment, out=Path(args.out), scheduler=args.scheduler, workers=args.workers,

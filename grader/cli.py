@@ -100,6 +100,8 @@ def _run(args: argparse.Namespace) -> int:
         limits = replace(limits, mem_mb=args.memory)
     if args.nproc is not None:
         limits = replace(limits, nproc=args.nproc)
+    if args.disk is not None:
+        limits = replace(limits, disk_mb=args.disk)
     progress = make_console(stderr=True)
 
     def show(row: TaskResult) -> None:
@@ -202,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--isolate", action="store_true", help="grade each task with the reference for the stage's other tasks (exposes that reference code to the child; see above)")
     run.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per check (default 60)")
     run.add_argument("--memory", type=int, metavar="MIB", help="address-space limit of the child in MiB (default 4096; 0 = none)")
+    run.add_argument("--disk", type=int, metavar="MIB", help="what the jail may write in all, in MiB (default 1024; 0 = no cap)")
     run.add_argument("--nproc", type=int, metavar="N",
                      help="processes + threads the jail may hold (default 2048; bwrap and uid tiers)")
     run.add_argument("--no-notebooks", action="store_true", help="skip the stage's notebooks")

@@ -15,21 +15,28 @@ process. Three tiers, strongest first; every report says which one graded it:
   read-only, a few files of ``/etc``, the Python runtime and the third-party import
   directories read-only (with any installed copy of the kit's own packages hidden under an
   empty tmpfs), its tree read-only, its runtime copy read-only, its own writable scratch
-  directories, a private ``/tmp``, a fresh ``/proc`` that shows only the jail's processes,
-  and a minimal ``/dev``. The kit, the reference, the hidden checks, the results path, the
+  directories, a private ``/tmp``, ``/dev/shm`` and home (tmpfs of a capped size), a fresh
+  ``/proc`` that shows only the jail's processes, and a minimal ``/dev``. The kit, the reference, the hidden checks, the results path, the
   user's home and the grader's processes do not exist in that world. The network
   namespace holds only a loopback device. ``--die-with-parent`` ends the jail with the
   grader; killing the jail's PID 1 ends every process in it (the kernel does that for a
   PID namespace), so no grandchild outlives grading.
 * ``uid`` — the grader runs as root but bubblewrap cannot run (a container that forbids
-  user namespaces): the child runs as an unprivileged uid of its own (``60000 + the
-  grader's pid``, so that concurrent graders never share one), which cannot signal or
-  inspect the grader, nor read the kit when the kit is not readable by other users (the
-  tier refuses to start when it is). Freezing and killing act on every process of that uid,
-  found in ``/proc``, until none is left; what it leaves in ``/tmp`` and the like is then
-  deleted. Where util-linux may (root, namespaces allowed), its network and IPC are its own
-  too (``unshare`` + ``setpriv``). What it does not give: a private view of the host's
+  user namespaces): every jail runs as an unprivileged uid of its own, leased for it alone
+  (`grader.jail_uid.UidLease`: no two live jails of a machine share one, and a uid is not
+  taken again while anything of it survives), which cannot signal or inspect the grader.
+  The jail's folders are readable by that uid alone (`grader.jail_uid.Grant`), so neither
+  a concurrent grading nor the next one reaches them; the tier refuses to start while any
+  copy of the kit the child's Python could find is readable by an unprivileged uid
+  (`grader.jail_uid.kit_exposure`, a probe run as one). Freezing and killing act on every
+  process of that uid, found in ``/proc``, until none is left; then its System V IPC
+  objects and what it left in every world-writable folder of the host are deleted. Where
+  util-linux may (root, namespaces allowed), its network and IPC are its own too
+  (``unshare`` + ``setpriv``). What it does not give: a private view of the host's
   world-readable files, and a private network where namespaces are forbidden.
+
+In both jail tiers a watcher (`grader.jail_disk`) sums what the jail has written and kills
+it past ``disk_mb``: the child is charged with it, with a message that says so.
 * ``process`` — a plain child process in its own session; freezing and killing act on its
   process group, which a ``setsid`` escapes. Nothing stops it from reading the kit or
   signalling the grader: a loud warning, and never chosen by ``--sandbox=require``.
@@ -52,125 +59,52 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from .jail_bwrap import JAIL_UID, KIT_PACKAGES, bwrap_args, import_dirs, installed_kit, probe_bwrap
+from .jail_disk import DiskUse, DiskWatcher, Overrun
 from .jail_host import (
     new_pids_cgroup,
     pids_cgroup_root,
     real_uid,
     remove_files_of,
+    remove_ipc_of,
     scan,
+    start_finding_world_writable,
     state_or_gone,
+    world_writable_dirs,
 )
+from .jail_uid import Grant, UidLease, kit_exposure
 
 __all__ = ["JAIL_UID", "REQUESTS", "TIERS", "Jail", "SandboxUnavailable", "available_tiers", "choose_tier", "tier_reasons"]
 
 TIERS = ("bwrap", "uid", "process")
 REQUESTS = ("auto", "require", *TIERS)
-#: uid and gid of the student's code inside the bubblewrap jail ("nobody").
-JAIL_UID = 65534
-#: The kit's own top-level packages: hidden from the jail wherever an import directory holds
-#: an installed copy of them.
-KIT_PACKAGES = ("minitorch", "grader", "assignments", "solutions")
-#: Files of /etc that the dynamic loader and Python may read.
-ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives")
-
-
 class SandboxUnavailable(RuntimeError):
     """The requested isolation tier cannot run on this machine (the message says why)."""
-
-
-def _import_dirs() -> list[Path]:
-    from .sandbox import child_import_paths  # lazily: sandbox imports this module
-
-    return [Path(p) for p in child_import_paths()]
-
-
-def _runtime_dirs() -> list[Path]:
-    """Directories holding the Python runtime and the import path (read-only in the jail)."""
-    dirs: list[Path] = []
-    for p in [sys.base_prefix, sys.prefix, str(Path(sys.executable).resolve().parent.parent), *_import_dirs()]:
-        rp = Path(p).resolve()
-        if rp.is_dir() and not any(rp == d or d in rp.parents for d in dirs):
-            dirs = [d for d in dirs if rp not in d.parents] + [rp]
-    return dirs
-
-
-def _installed_kit() -> list[Path]:
-    """Installed copies of the kit's packages in an import directory (hidden in the jail)."""
-    return [d / name for d in _import_dirs() for name in KIT_PACKAGES if (d / name).is_dir()]
 
 
 def _kit_dirs() -> list[Path]:
     """Where the kit's own packages live on this machine (the checkout or an install)."""
     from .manifest import repo_root
 
-    return [repo_root().resolve(), *(p.resolve() for p in _installed_kit())]
-
-
-def _bwrap_args(tree: Path, ro: Sequence[Path], rw: Sequence[Path], info_fd: int) -> list[str]:
-    args = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(JAIL_UID), "--gid", str(JAIL_UID),
-            "--hostname", "jail", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--info-fd", str(info_fd)]
-    for sysdir in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
-        args += ["--ro-bind-try", sysdir, sysdir]
-    for name in ETC_FILES:
-        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp"]
-    for d in _runtime_dirs():
-        args += ["--ro-bind", str(d), str(d)]
-    for d in _installed_kit():  # an installed copy of the reference or the checks
-        args += ["--tmpfs", str(d)]
-    for d in rw:
-        args += ["--bind", str(d), str(d)]
-    for d in [*ro, tree]:
-        args += ["--ro-bind", str(d), str(d)]
-    args += ["--chdir", str(tree)]
-    return args
-
-
-def _probe_bwrap() -> str:
-    """'' when bubblewrap can start Python in a jail here, else the reason it cannot."""
-    if shutil.which("bwrap") is None:
-        return "bubblewrap is not installed (scripts/install-sandbox.sh installs it)"
-    tmp = Path(os.environ.get("TMPDIR", "/tmp"))
-    r, w = os.pipe()
-    try:
-        cmd = [*_bwrap_args(tmp, [], [], w), sys.executable, "-I", "-S", "-c", f"import os; os.getuid() == {JAIL_UID} or exit(3)"]
-        out = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30, pass_fds=(w,), check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bubblewrap failed to start: {exc}"
-    finally:
-        os.close(r)
-        os.close(w)
-    if out.returncode != 0:
-        return f"bubblewrap cannot create a jail here (exit {out.returncode}: {out.stderr.decode(errors='replace').strip()[:200]})"
-    return ""
-
-
-def _readable_by_others(path: Path) -> bool:
-    """Can a user other than the owner (and not in its group) reach `path`?"""
-    for p in [path, *path.parents]:
-        try:
-            mode = p.stat().st_mode
-        except OSError:
-            return False
-        if not mode & stat.S_IXOTH:
-            return False
-    return bool(path.stat().st_mode & stat.S_IROTH)
+    return [repo_root().resolve(), *(p.resolve() for p in installed_kit())]
 
 
 def _probe_uid() -> str:
     if os.geteuid() != 0:
         return "the grader is not running as root (an unprivileged uid needs root to switch to)"
-    open_kit = [str(d) for d in _kit_dirs() if _readable_by_others(d)]
-    if open_kit:
-        return f"the kit is readable by other users ({', '.join(open_kit)}): `chmod o-rwx` it for this tier"
     try:
-        out = subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], user=jail_uid_here(), group=jail_uid_here(),
-                             extra_groups=[], capture_output=True, timeout=30, cwd="/", check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"Python cannot start as an unprivileged uid: {exc}"
-    if out.returncode != 0:
-        return f"Python cannot start as an unprivileged uid (is {sys.base_prefix} readable by other users?)"
+        lease = UidLease.acquire()
+    except OSError as exc:
+        return f"no uid for the jail: {exc}"
+    try:
+        readable = kit_exposure(lease.uid, [str(d) for d in import_dirs()], _kit_dirs(), KIT_PACKAGES)
+    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
+        return f"Python cannot start as an unprivileged uid (is {sys.base_prefix} readable by other users?): {exc}"
+    finally:
+        lease.release()
+    if readable:
+        return (f"the kit is readable by other users: {'; '.join(readable)}: `chmod o-rwx` it "
+                "(scripts/install-sandbox.sh --uid-tier) for this tier")
     return ""
 
 
@@ -187,15 +121,10 @@ def private_network() -> bool:
         return False
 
 
-def jail_uid_here() -> int:
-    """The uid of this grader's children in the ``uid`` tier: one per grader process."""
-    return 60000 + os.getpid()
-
-
 @functools.cache
 def tier_reasons() -> dict[str, str]:
     """For each tier, '' when this machine provides it, else why not (probed once)."""
-    return {"bwrap": _probe_bwrap(), "uid": _probe_uid(), "process": ""}
+    return {"bwrap": probe_bwrap(), "uid": _probe_uid(), "process": ""}
 
 
 def available_tiers() -> list[str]:
@@ -230,16 +159,23 @@ def describe(tier: str) -> str:
 class Jail:
     """Start, freeze, thaw and kill the processes of one child, in one tier."""
 
-    def __init__(self, tier: str, tree: Path, rw: Sequence[Path] = (), ro: Sequence[Path] = (), nproc: int = 2048):
+    def __init__(self, tier: str, tree: Path, rw: Sequence[Path] = (), ro: Sequence[Path] = (), nproc: int = 2048,
+                 disk_mb: int = 0, tmpfs: Sequence[Path] = ()):
+        """`rw`: its writable folders, of which `tmpfs` are private tmpfs under bubblewrap;
+        `disk_mb`: the most it may write in all (0: no cap)."""
         if tier not in TIERS:
             raise ValueError(f"unknown tier {tier!r}")
         self.tier, self.tree, self.rw, self.ro = tier, Path(tree), [Path(p) for p in rw], [Path(p) for p in ro]
-        self.nproc = nproc
+        self.nproc, self.disk = nproc, disk_mb << 20
+        self.tmpfs = [Path(p) for p in tmpfs]
         self.cgroup: Path | None = None  # bwrap: the pids cgroup that caps its processes
         self.proc: subprocess.Popen | None = None
         self.init_pid: int | None = None  # bwrap: the jail's PID 1, as the host sees it
         self.pid_ns: str | None = None
-        self.uid = jail_uid_here() if tier == "uid" else None
+        self.uid: int | None = None  # uid: leased when it starts, given back when it is killed
+        self.lease: UidLease | None = None
+        self.grant: Grant | None = None
+        self.watcher: DiskWatcher | None = None
 
     def popen(self, argv: list[str], env: dict[str, str], pass_fds: Sequence[int], **kw) -> subprocess.Popen:
         """Start `argv` in the jail (stdin is /dev/null; stdout/stderr as `kw` says)."""
@@ -251,7 +187,7 @@ class Jail:
             # process count is capped by a pids cgroup that bwrap enters before it starts.
             enter = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(self.cgroup)] if self.cgroup else []
             try:
-                self.proc = subprocess.Popen([*enter, *_bwrap_args(self.tree, self.ro, self.rw, w), *argv],
+                self.proc = subprocess.Popen([*enter, *bwrap_args(self.tree, self.ro, self.rw, w, self.tmpfs, self.disk), *argv],
                                              pass_fds=(*pass_fds, w), **common)
             except BaseException:
                 os.close(r)
@@ -261,6 +197,7 @@ class Jail:
             finally:
                 os.close(w)
             self._read_info(r)
+            self._watch()
         elif self.tier == "uid":
             self._open_to_uid()
             if private_network():  # util-linux: new network + IPC namespaces as root, then the uid
@@ -270,6 +207,7 @@ class Jail:
             else:
                 self.proc = subprocess.Popen(argv, cwd=str(self.tree), pass_fds=tuple(pass_fds), user=self.uid,
                                              group=self.uid, extra_groups=[], umask=0o077, **common)
+            self._watch()
         else:
             self.proc = subprocess.Popen(argv, cwd=str(self.tree), pass_fds=tuple(pass_fds), **common)
         return self.proc
@@ -285,17 +223,27 @@ class Jail:
             self.init_pid = self.pid_ns = None  # bwrap failed: its exit status says why
 
     def _open_to_uid(self) -> None:
-        """uid tier: the tree and runtime readable, the scratch dirs owned by the jail uid."""
-        for d in [*self.ro, self.tree]:
-            for p in [d, *(q for q in d.rglob("*"))]:
-                os.chmod(p, 0o755 if p.is_dir() else 0o644)
-        for d in self.rw:
-            for p in [d, *d.rglob("*")]:
-                os.chown(p, self.uid, self.uid, follow_symlinks=False)
-        for d in {*(p.parent for p in [*self.rw, *self.ro, self.tree])}:
-            for p in [d, *d.parents]:  # let the uid traverse (not list) the way down
-                if p != Path("/") and not p.stat().st_mode & stat.S_IXOTH:
-                    os.chmod(p, p.stat().st_mode | stat.S_IXOTH)
+        """uid tier: a uid of this jail's own, its folders readable by that uid alone."""
+        start_finding_world_writable()  # needed when it is killed: search meanwhile
+        self.lease = UidLease.acquire()
+        self.uid = self.lease.uid
+        self.lease.hold([*self.rw, *self.ro, self.tree])
+        self.grant = Grant.give(self.uid, self.tree, self.ro, self.rw)
+
+    def _watch(self) -> None:
+        """Start the disk watcher (`grader.jail_disk`) when the jail has a cap."""
+        if self.disk <= 0:
+            return
+        if self.tier == "bwrap":
+            root = f"/proc/{self.init_pid}/root"
+            mounts = ["/tmp", "/dev/shm", *map(str, self.tmpfs)]
+            use = DiskUse(rw=[str(d) for d in self.rw if d not in self.tmpfs], members=self.members,
+                          tmpfs=lambda: [root + m for m in mounts] if self.init_pid else [])
+        else:
+            use = DiskUse(rw=[str(d) for d in self.rw], shared=world_writable_dirs(wait=False), uid=self.uid,
+                          members=self.members)
+        self.watcher = DiskWatcher(self.disk, use, lambda: self._signal_all(signal.SIGKILL))
+        self.watcher.start()
 
     # -- every process of the jail -------------------------------------------------------
 
@@ -354,9 +302,19 @@ class Jail:
         self._signal_all(signal.SIGCONT)
 
     def kill(self) -> int | None:
-        """Kill every process of the jail and wait for the child; its exit status."""
+        """Kill every process of the jail and wait for the child; its exit status (an
+        `Overrun` saying why, when the disk watcher killed it)."""
         if self.proc is None:
             return None
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher.check()  # what it wrote since the last look counts too
+        code = self._kill()
+        if self.watcher is not None and self.watcher.overrun:
+            return Overrun(-signal.SIGKILL if code is None else code, self.watcher.overrun)
+        return code
+
+    def _kill(self) -> int | None:
         if self.tier == "bwrap" and self.proc.poll() is None:
             try:  # a child that just died: let bwrap report how, before we kill it
                 self.proc.wait(timeout=0.1)
@@ -391,10 +349,24 @@ class Jail:
         while self.tier != "process" and self.members() and time.monotonic() < deadline:
             self._signal_all(signal.SIGKILL)
             time.sleep(0.02)
-        if self.tier == "uid":
-            remove_files_of(self.uid)
+        if self.tier == "uid" and self.lease is not None:
+            self._clean_uid()
         if self.cgroup is not None:
             try:
                 self.cgroup.rmdir()
             except OSError:
                 pass  # still holding a dying process: the kernel frees it with the last one
+
+    def _clean_uid(self) -> None:
+        """uid tier, its processes killed: remove its IPC objects and its files in every
+        world-writable folder, close its folders to it, and give the uid back — unless a
+        process of it survived, in which case the uid stays leased (`UidLease`)."""
+        assert self.lease is not None and self.uid is not None
+        if self.members():
+            return
+        remove_ipc_of(self.uid)
+        remove_files_of(self.uid, world_writable_dirs())
+        if self.grant is not None:
+            self.grant.revoke(self.rw)
+        self.lease.release()
+        self.lease = None

@@ -1,19 +1,24 @@
 """The host's side of a jail: its processes found in ``/proc``, a pids cgroup that caps
-their number, and the files a jail uid left in world-writable places.
+their number, and what a jail uid left behind on the host: files in world-writable places
+and System V IPC objects.
 
 Plain helpers of `grader.jail`, which decides when to use them.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import stat
+import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["SHARED_DIRS", "new_pids_cgroup", "pids_cgroup_root", "real_uid", "remove_files_of", "scan", "state", "state_or_gone"]
+__all__ = ["SHARED_DIRS", "ipc_objects_of", "new_pids_cgroup", "pids_cgroup_root", "real_uid", "remove_files_of", "remove_ipc_of",
+           "scan", "start_finding_world_writable", "state", "state_or_gone", "world_writable_dirs"]
 
 
 def pids_cgroup_root() -> Path | None:
@@ -41,8 +46,53 @@ def new_pids_cgroup(nproc: int) -> Path | None:
     return group
 
 
-#: World-writable places where a process of the ``uid`` tier can leave files behind.
-SHARED_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+#: World-writable places where a process of the ``uid`` tier can leave files behind (and
+#: pass them to the next student graded under another uid, while they are readable): swept
+#: even before `world_writable_dirs` has found the others of this host.
+SHARED_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")
+
+_FOUND: list[str] = []
+_FINDING = threading.Lock()
+
+
+def _find_world_writable() -> list[str]:
+    """Every world-writable directory a jail uid can reach: `find` from ``/``, skipping
+    ``/proc`` and ``/sys`` and every directory others cannot traverse (o-x: nothing below it
+    is reachable), not descending into the world-writable ones (`remove_files_of` does)."""
+    cmd = ["find", "/", "-path", "/proc", "-prune", "-o", "-path", "/sys", "-prune", "-o", "-type", "d", "!", "-perm", "-0001",
+           "-prune", "-o", "-type", "d", "-perm", "-0002", "-print", "-prune"]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line for line in out.splitlines() if line.startswith("/")]
+
+
+def world_writable_dirs(wait: bool = True) -> list[str]:
+    """`SHARED_DIRS` and every other world-writable directory of this host (found once per
+    process, ~1 s: call with ``wait=False`` early to start the search in the background;
+    until it ends that call returns `SHARED_DIRS` alone).
+
+    A uid tier child can create files in any of them, not only in ``/tmp``: a file in
+    ``/run/lock`` survived grading and the next student read it (issue 26, finding 7).
+    """
+    if not _FOUND and _FINDING.acquire(blocking=wait):
+        try:
+            if not _FOUND:
+                _FOUND.extend(_find_world_writable() or ["/"])  # "/": searched, found nothing
+        finally:
+            _FINDING.release()
+    seen: dict[str, str] = {}
+    for d in [*SHARED_DIRS, *_FOUND]:
+        if d != "/" and os.path.isdir(d):
+            seen.setdefault(os.path.realpath(d), d)
+    return list(seen.values())
+
+
+def start_finding_world_writable() -> None:
+    """Search for the world-writable directories in a background thread (once per process)."""
+    if not _FOUND:
+        threading.Thread(target=world_writable_dirs, daemon=True, name="world-writable").start()
 
 
 def remove_files_of(uid: int, roots: Sequence[str] = SHARED_DIRS) -> None:
@@ -70,6 +120,44 @@ def remove_files_of(uid: int, roots: Sequence[str] = SHARED_DIRS) -> None:
                     todo.append(Path(e.path))
             except OSError:
                 continue
+
+
+#: /proc/sysvipc file → the number of arguments of its ``*ctl`` call before the command.
+_SYSV = {"shm": ("shmctl", 1), "sem": ("semctl", 2), "msg": ("msgctl", 1)}
+IPC_RMID = 0
+
+
+def ipc_objects_of(uid: int) -> list[tuple[str, int]]:
+    """(kind, id) of every System V shared-memory segment, semaphore set and message queue
+    that `uid` owns or created, from ``/proc/sysvipc`` (what ``ipcs`` lists)."""
+    found = []
+    for kind in _SYSV:
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        if not lines:
+            continue
+        head = lines[0].split()
+        id_col, cols = head.index(f"{kind}id" if kind != "msg" else "msqid"), [head.index("uid"), head.index("cuid")]
+        for line in lines[1:]:
+            fields = line.split()
+            if len(fields) == len(head) and any(int(fields[c]) == uid for c in cols):
+                found.append((kind, int(fields[id_col])))
+    return found
+
+
+def remove_ipc_of(uid: int) -> list[tuple[str, int]]:
+    """Remove `uid`'s System V IPC objects (``IPC_RMID``, as ``ipcrm`` does); those left.
+
+    Without an IPC namespace of its own a jail's segments outlive it, and whoever is
+    graded next under a uid the segment's mode lets in reads it (issue 26, finding 7).
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, ident in ipc_objects_of(uid):
+        fn, before = _SYSV[kind]
+        getattr(libc, fn)(ident, *([0] * (before - 1)), IPC_RMID, None)
+    return ipc_objects_of(uid)
 
 
 def scan(member: Callable[[int], bool]) -> list[int]:
