@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -118,16 +121,30 @@ def test_the_uid_tier_removes_what_the_jail_left_in_tmp(tmp_path: Path) -> None:
     assert not litter.exists()
 
 
-def test_the_bwrap_tier_sees_nothing_of_the_kit(tmp_path: Path) -> None:
+@pytest.mark.parametrize("venv_inside", [False, True], ids=["kit", "kit-with-a-venv-inside"])
+def test_the_bwrap_tier_sees_nothing_of_the_kit(venv_inside: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing under the kit's path is visible in the jail but the way to a runtime folder
+    mounted below it (a venv inside the clone, as the starter README prescribes: its mount
+    point makes the clone's path exist, empty — issue 26, finding 12's false alarm)."""
     if "bwrap" not in jail.available_tiers():
         pytest.skip(f"no bubblewrap here: {jail.tier_reasons()['bwrap']}")
+    from grader import jail_bwrap
     from grader.manifest import repo_root
 
+    kit = repo_root()
+    if venv_inside:  # a clone holding its venv: the venv is mounted, the kit beside it is not
+        kit = tmp_path / "clone"
+        shutil.copytree(repo_root() / "minitorch", kit / "minitorch", ignore=shutil.ignore_patterns("__pycache__", "*.nb*"))
+        (kit / ".venv" / "lib").mkdir(parents=True)
+        (kit / ".venv" / "lib" / "venv-file").write_text("part of the runtime")
+        runtime = [*jail_bwrap.runtime_dirs(), kit / ".venv"]
+        monkeypatch.setattr(jail_bwrap, "runtime_dirs", lambda: runtime)
     report = tmp_path / "work" / "seen.json"
     program = (
         "import json, os, sys\n"
-        f"kit = {str(repo_root())!r}\n"
-        "seen = {'kit': os.path.exists(kit), 'home': os.path.exists(os.path.expanduser('~root')) and os.listdir(os.path.expanduser('~root')),"
+        f"kit = {str(kit)!r}\n"
+        "visible = [os.path.join(d, n) for d, dirs, files in os.walk(kit) for n in dirs + files] if os.path.exists(kit) else []\n"
+        "seen = {'kit': os.path.exists(kit), 'visible': visible, 'home': os.path.exists(os.path.expanduser('~root')) and os.listdir(os.path.expanduser('~root')),"
         " 'uid': os.getuid(), 'procs': sorted(int(p) for p in os.listdir('/proc') if p.isdigit()), 'ppid': os.getppid()}\n"
         f"open({str(report)!r}, 'w').write(json.dumps(seen))\n"
         "print('ready', flush=True)\n"
@@ -136,7 +153,12 @@ def test_the_bwrap_tier_sees_nothing_of_the_kit(tmp_path: Path) -> None:
     j = _start("bwrap", tmp_path, program, "kit-probe")
     j.kill()
     seen = json.loads(report.read_text())
-    assert seen["kit"] is False
+    mounted = [str(d) for d in jail_bwrap.runtime_dirs()]
+    # at most the mount points of runtime folders below the kit, and what they hold
+    outside = [p for p in seen["visible"] if not any(p == m or p.startswith(m + "/") or m.startswith(p + "/") for m in mounted)]
+    assert outside == [], f"the jail sees the kit: {outside[:10]}"
+    assert not os.path.exists(kit / "minitorch") or not any("minitorch" in p for p in seen["visible"])
+    assert seen["kit"] is venv_inside
     assert seen["uid"] == jail.JAIL_UID
     assert seen["procs"] == [1, 2] and seen["ppid"] == 1  # only the jail's own init and itself
     assert not seen["home"] or set(seen["home"]) <= {".pyenv"}  # at most the mount point of the runtime
@@ -184,3 +206,79 @@ def test_a_results_path_that_is_a_directory_keeps_the_grade(tmp_path: Path) -> N
     finally:
         kept.unlink()
     assert b'name="isolation" value="bwrap"' in (tmp_path / "junit.xml").read_bytes()
+
+
+@pytest.fixture
+def readable_clone() -> Path:
+    """A world-readable clone of the kit (its minitorch only) in a folder others may enter,
+    as a newcomer's clone is before `scripts/install-sandbox.sh` runs; removed after."""
+    top = Path(tempfile.mkdtemp(prefix="readable-clone-"))
+    os.chmod(top, 0o755)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "minitorch", top / "clone" / "minitorch",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nb*"))
+    for p in [top, *top.rglob("*")]:
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    yield top
+    shutil.rmtree(top, ignore_errors=True)
+
+
+POINTERS = {
+    # setuptools' editable install: a .pth importing a finder whose MAPPING names the clone
+    "editable-finder": lambda clone: {
+        "__editable__.minitorch_kit-0.1.0.pth": "import __editable___minitorch_kit_0_1_0_finder; __editable___minitorch_kit_0_1_0_finder.install()\n",
+        "__editable___minitorch_kit_0_1_0_finder.py": f"MAPPING = {{'minitorch': {str(clone / 'minitorch')!r}}}\n"},
+    # an old-style editable install (or a hand-made .pth): the clone's path on a line
+    "pth-path": lambda clone: {"minitorch-kit.pth": f"{clone}\n"},
+}
+
+
+@pytest.mark.parametrize("pointer", sorted(POINTERS))
+def test_the_uid_tier_refuses_a_readable_editable_install(pointer: str, readable_clone: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding 12: an import folder of the child holds an editable install pointing at a
+    clone that other users can read; the child could load the reference from it, so the
+    uid tier refuses to grade, naming the copy and the pointer."""
+    if os.geteuid() != 0 or jail.tier_reasons()["uid"]:
+        pytest.skip(f"no uid tier here: {jail.tier_reasons()['uid'] or 'not root'}")
+    site = readable_clone / "venv" / "site-packages"  # an import folder of the child (a venv's)
+    site.mkdir(parents=True)
+    clone = readable_clone / "clone"
+    for name, text in POINTERS[pointer](clone).items():
+        (site / name).write_text(text)
+    for p in [site.parent, site, *site.iterdir()]:
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    monkeypatch.syspath_prepend(str(site))
+    assert str(site) in child_import_paths()
+    jail.tier_reasons.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable) as refused:
+            choose_tier("uid")
+    finally:
+        jail.tier_reasons.cache_clear()
+    message = str(refused.value)
+    assert str(clone / "minitorch" / "autodiff.py") in message and str(site) in message, message
+
+
+def test_install_sandbox_prepares_a_clone_with_its_venv_inside(readable_clone: Path) -> None:
+    """`scripts/install-sandbox.sh --uid-tier` in a clone whose venv lies inside it (as the
+    starter README prescribes): the venv stays usable by other users (the jail's Python
+    runs from it), the kit's sources become unreadable to them."""
+    if os.geteuid() != 0 or shutil.which("bwrap") is None:
+        pytest.skip("needs root and bubblewrap installed (the script would install it)")
+    clone = readable_clone / "clone"
+    (clone / "scripts").mkdir()
+    shutil.copy2(Path(__file__).resolve().parents[1] / "scripts" / "install-sandbox.sh", clone / "scripts")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(clone / ".venv")], check=True)
+    env = os.environ | {"PATH": f"{clone / '.venv' / 'bin'}:{os.environ['PATH']}"}
+    out = subprocess.run(["bash", str(clone / "scripts" / "install-sandbox.sh"), "--uid-tier"], env=env, capture_output=True,
+                         text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    nobody = dict(user=65534, group=65534, extra_groups=[], capture_output=True, text=True, cwd="/", check=False)
+    python = str(clone / ".venv" / "bin" / "python")
+    ran = subprocess.run([python, "-I", "-c", "import sys; print(sys.prefix)"], **nobody)
+    assert ran.returncode == 0 and ran.stdout.strip() == str(clone / ".venv"), ran
+    for secret in (clone / "minitorch" / "autodiff.py", clone / "scripts" / "install-sandbox.sh"):
+        read = subprocess.run([python, "-I", "-S", "-c", f"open({str(secret)!r}).read()"], **nobody)
+        assert read.returncode != 0 and "Permission denied" in read.stderr, (secret, read)
+    listed = subprocess.run([python, "-I", "-S", "-c", f"import os; os.listdir({str(clone)!r})"], **nobody)
+    assert listed.returncode != 0, "the clone can be listed by other users"
+

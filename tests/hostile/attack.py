@@ -86,6 +86,7 @@ class Attack:
         gets_through: tier → why that tier cannot stop this attack (a documented limit of
             the tier, tested as an expected failure so that a change is noticed).
         slow: it compiles kernels and times them (tens of seconds; pytest's `slow` marker).
+        says: words the attacked task's feedback must hold (with `status`: why it got it).
     """
 
     name: str
@@ -102,6 +103,7 @@ class Attack:
     extra: Mapping[str, str] = field(default_factory=dict)
     gets_through: Mapping[str, str] = field(default_factory=dict)
     slow: bool = False
+    says: str = ""
 
     def edits(self, target: Target) -> dict[tuple[str, str], str]:
         """The fence bodies, with the target spelled out (a `T = {...}` line in front)."""

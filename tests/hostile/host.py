@@ -11,12 +11,18 @@ status, whether the grader was ever stopped, the results file right after the gr
 exited and a little later, the processes left behind, the kit's files, files left in
 the host's shared directories, connections to the listener, and the grader's output.
 `Outcome.violations` turns that into sentences, one per thing the jail let through.
+
+``run_attack(..., graded_before=(a, b))`` grades `a` and `b` first, in the same grader process
+(`sequence.py`, as a worker of ``grader batch`` grades one student after another), with
+the same target; the outcome is the last one's. ``env`` adds to the grader's environment
+(a ``PATH`` that simulates a container: `hostile.container`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 import os
 import secrets
 import shutil
@@ -192,13 +198,48 @@ def _statuses(tests: list[dict], attack: Attack) -> list[str]:
     out = []
     for t in tests:
         status = t.get("extra_data", {}).get("status")
-        want = attack.status if t.get("number") in attack.attacked_tasks() else "passed"
+        attacked = t.get("number") in attack.attacked_tasks()
+        want = attack.status if attacked else "passed"
         if status != want:
             out.append(f"task {t.get('number')}: status {status!r}, expected {want!r} ({t.get('output', '')[:300]!r})")
+        elif attacked and attack.says and attack.says not in t.get("output", ""):
+            out.append(f"task {t.get('number')}: the feedback does not say {attack.says!r} ({t.get('output', '')[:300]!r})")
     return out
 
 
-def run_attack(attack: Attack, tier: str, kit: Path, work: Path, *, timeout: float = 240.0) -> Outcome:
+def shm_key(marker: str) -> int:
+    """The System V key the attacks of a run use (`hostile.neighbours.SHM_KEY`)."""
+    return zlib.crc32(marker.encode()) & 0x7FFFFFFF
+
+
+def ipc_left(marker: str) -> list[str]:
+    """System V objects of the run's key still alive (any kind), as ``kind id``."""
+    left = []
+    for kind in ("shm", "sem", "msg"):
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines[1:]:
+            fields = line.split()
+            if fields and int(fields[0]) == shm_key(marker):
+                left.append(f"{kind} {fields[1]}")
+    return left
+
+
+def _remove_ipc(left: list[str]) -> None:
+    """Remove what an attack left, whatever the jail did (``ipcrm``'s call, by id)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    for item in left:
+        kind, ident = item.split()
+        {"shm": lambda i: libc.shmctl(i, 0, None), "sem": lambda i: libc.semctl(i, 0, 0, None),
+         "msg": lambda i: libc.msgctl(i, 0, None)}[kind](int(ident))
+
+
+def run_attack(attack: Attack, tier: str, kit: Path, work: Path, *, timeout: float = 240.0, env: dict[str, str] | None = None,
+               graded_before: tuple[Attack, ...] = ()) -> Outcome:
     """Grade `attack` with the kit at `kit` under `tier`; see the module docstring."""
     work.mkdir(parents=True)
     (work / "out").mkdir()
@@ -209,14 +250,21 @@ def run_attack(attack: Attack, tier: str, kit: Path, work: Path, *, timeout: flo
         target = Target(marker, str(kit), str(work / "out" / "results.json"), listener.getsockname()[1])
         sub = write_submission(work / "submission", attack.stage, attack.edits(target), attack.extra)
         before = kit_files(kit)
-        argv = [sys.executable, "-m", "grader.cli", "run", str(sub), "-a", attack.stage, "--json", target.results,
-                "--no-notebooks", "--timeout", "8", *attack.cli_args, *sandbox_args(tier, kit)]
-        if attack.task:
-            argv += ["--task", attack.task]
+        runs = []
+        for i, a in enumerate([*graded_before, attack]):
+            path = sub if a is attack else write_submission(work / f"before-{i}", a.stage, a.edits(target), a.extra)
+            results = target.results if a is attack else str(work / "out" / f"before-{i}.json")
+            run = ["run", str(path), "-a", a.stage, "--json", results, "--no-notebooks", "--timeout", "8", *a.cli_args,
+                   *sandbox_args(tier, kit)]
+            runs.append(run + (["--task", a.task] if a.task else []))
+        if graded_before:  # one grader process grades them all, one after another
+            argv = [sys.executable, str(HERE / "sequence.py"), json.dumps(runs)]
+        else:
+            argv = [sys.executable, "-m", "grader.cli", *runs[0]]
         spec = {
             "argv": argv,
             "cwd": str(kit),  # `-m grader.cli` imports the grader of the kit in cwd, not the checkout's
-            "env": {"PYTHONPATH": str(kit), MARKER_VAR: marker, SECRET_VAR: secret, "COLUMNS": "200"},
+            "env": {"PYTHONPATH": str(kit), MARKER_VAR: marker, SECRET_VAR: secret, "COLUMNS": "200", **(env or {})},
             "unset": ["MINITORCH_KIT_ROOT"],
             "stdout": str(work / "stdout"),
             "stderr": str(work / "stderr"),
@@ -240,7 +288,10 @@ def run_attack(attack: Attack, tier: str, kit: Path, work: Path, *, timeout: flo
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
     host = [str(Path(d) / marker) for d in HOST_DIRS if (Path(d) / marker).exists()]
     for path in host:  # leave nothing behind, even when the attack got through
-        Path(path).unlink()
+        shutil.rmtree(path) if Path(path).is_dir() else Path(path).unlink()
+    ipc = ipc_left(marker)
+    _remove_ipc(ipc)
+    host += [f"System V {item} (key {shm_key(marker)})" for item in ipc]
     marked = marked_processes(marker)
     for pid in marked:  # started by this test's attack: end them, by pid
         try:

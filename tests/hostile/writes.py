@@ -26,7 +26,7 @@ return 0.0
 '''
 
 #: Directories outside the child's own scratch where a file would outlive grading.
-HOST_DIRS = ("/root", "/tmp", "/var/tmp", "/dev/shm")
+HOST_DIRS = ("/root", "/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
 WRITE_HOST = f"""
 import os
@@ -44,5 +44,5 @@ ATTACKS = [
            "append to the kit's minitorch/fast_ops.py and grader/checks/a1.py, add a module to minitorch/",
            "a1", {("1.1", "central_difference"): WRITE_KIT}),
     Attack("write_home_and_tmp", "3 writes",
-           "leave files in root's home, /tmp, /var/tmp and /dev/shm", "a1", {("1.1", "central_difference"): WRITE_HOST}),
+           "leave files in root's home, /tmp, /var/tmp, /dev/shm and /run/lock", "a1", {("1.1", "central_difference"): WRITE_HOST}),
 ]
