@@ -200,13 +200,17 @@ class Jail:
             self._watch()
         elif self.tier == "uid":
             self._open_to_uid()
-            if private_network():  # util-linux: new network + IPC namespaces as root, then the uid
-                drop = [f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
-                self.proc = subprocess.Popen(["unshare", "--net", "--ipc", "--", "setpriv", *drop, "--", *argv],
-                                             cwd=str(self.tree), pass_fds=tuple(pass_fds), umask=0o077, **common)
-            else:
-                self.proc = subprocess.Popen(argv, cwd=str(self.tree), pass_fds=tuple(pass_fds), user=self.uid,
-                                             group=self.uid, extra_groups=[], umask=0o077, **common)
+            try:
+                if private_network():  # util-linux: new network + IPC namespaces as root, then the uid
+                    drop = [f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
+                    self.proc = subprocess.Popen(["unshare", "--net", "--ipc", "--", "setpriv", *drop, "--", *argv],
+                                                 cwd=str(self.tree), pass_fds=tuple(pass_fds), umask=0o077, **common)
+                else:
+                    self.proc = subprocess.Popen(argv, cwd=str(self.tree), pass_fds=tuple(pass_fds), user=self.uid,
+                                                 group=self.uid, extra_groups=[], umask=0o077, **common)
+            except BaseException:
+                self._clean_uid()  # nothing started: the uid goes back at once
+                raise
             self._watch()
         else:
             self.proc = subprocess.Popen(argv, cwd=str(self.tree), pass_fds=tuple(pass_fds), **common)
@@ -362,11 +366,11 @@ class Jail:
         world-writable folder, close its folders to it, and give the uid back — unless a
         process of it survived, in which case the uid stays leased (`UidLease`)."""
         assert self.lease is not None and self.uid is not None
+        if self.grant is not None:
+            self.grant.revoke(self.rw)
         if self.members():
             return
         remove_ipc_of(self.uid)
         remove_files_of(self.uid, world_writable_dirs())
-        if self.grant is not None:
-            self.grant.revoke(self.rw)
         self.lease.release()
         self.lease = None

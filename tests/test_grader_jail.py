@@ -282,3 +282,58 @@ def test_install_sandbox_prepares_a_clone_with_its_venv_inside(readable_clone: P
     listed = subprocess.run([python, "-I", "-S", "-c", f"import os; os.listdir({str(clone)!r})"], **nobody)
     assert listed.returncode != 0, "the clone can be listed by other users"
 
+
+
+def _uid_tier() -> None:
+    if "uid" not in jail.available_tiers():
+        pytest.skip(f"no uid tier here: {jail.tier_reasons()['uid']}")
+
+
+def test_a_uid_is_leased_to_one_jail_at_a_time() -> None:
+    """Finding 2: no two live jails share a uid, in one grader or in two; a grader that dies
+    gives its uids back (the kernel drops its locks)."""
+    _uid_tier()
+    from grader.jail_uid import UidLease
+
+    a, b = UidLease.acquire(), UidLease.acquire()
+    try:
+        assert a.uid != b.uid
+        assert UidLease._try(a.uid, a.path) is None  # held, even within this process
+    finally:
+        a.release()
+        b.release()
+    code = "from grader.jail_uid import UidLease; import sys, time; l = UidLease.acquire(); print(l.uid, l.path, flush=True); time.sleep(600)"
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        uid, path = holder.stdout.readline().split()
+        assert UidLease._try(int(uid), Path(path)) is None  # another grader's
+    finally:
+        holder.kill()
+        holder.wait()
+    again = UidLease._try(int(uid), Path(path))
+    assert again is not None
+    again.release()
+
+
+def test_uid_jails_read_nothing_of_each_other(tmp_path: Path) -> None:
+    """Finding 2: two uid jails at once get two uids; nothing of either's tree or scratch
+    is readable, writable or searchable by other users, and one cannot open the other's."""
+    _uid_tier()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    program = "print('ready', flush=True); import time; time.sleep(600)"
+    ja = _start("uid", tmp_path / "a", program, f"jail-a-{uuid.uuid4().hex}")
+    jb = _start("uid", tmp_path / "b", program, f"jail-b-{uuid.uuid4().hex}")
+    try:
+        assert ja.uid != jb.uid
+        for p in [tmp_path / "a", *(tmp_path / "a").rglob("*"), tmp_path / "b", *(tmp_path / "b").rglob("*")]:
+            assert not p.lstat().st_mode & 0o007, f"{p} is open to other users: {oct(p.lstat().st_mode)}"
+        peek = f"open({str(tmp_path / 'b' / 'tree' / 'prog.py')!r}).read()"
+        out = subprocess.run([sys.executable, "-I", "-S", "-c", peek], user=ja.uid, group=ja.uid, extra_groups=[],
+                             capture_output=True, text=True, cwd="/", check=False)
+        assert out.returncode != 0 and "Permission denied" in out.stderr, out
+    finally:
+        ja.kill()
+        jb.kill()
+    for p in (tmp_path / "a", tmp_path / "b"):  # closed again: root's alone
+        assert p.stat().st_uid == 0 and p.stat().st_gid == 0 and not p.stat().st_mode & 0o077

@@ -2,7 +2,7 @@
 and to the host's disk.
 
 * `steal_concurrent_tree` (finding 2): a submission that implements nothing looks for a
-  grading running beside it (``/tmp/grader-*/tree*``, the grader's scratch) and runs that
+  grading running beside it (``/tmp/grader-*/tree``, the grader's scratch) and runs that
   student's ``central_difference`` as its own. `tests/test_grader_hostile.py` grades it
   while a `VICTIM` (the reference, held in its task 1.2 until the test lets it go) runs.
 * `leave_for_the_next` / `read_what_was_left` (finding 7): the first leaves a file in
@@ -38,7 +38,10 @@ def _neighbour():
     if "_hostile_neighbour" in sys.modules:
         return sys.modules["_hostile_neighbour"]
     own = os.path.realpath(os.getcwd())
-    for root in sorted(glob.glob("/tmp/grader-*/tree*")) + sorted(glob.glob("/tmp/grader-*/submission")):
+    # the grader's scratch folders list (/tmp is readable), what is in them is only guessed:
+    # a pattern there would need to list a folder that others may only pass through
+    names = ["tree", "submission", "tree-1.1", "tree-1.2", "tree-1.3", "tree-1.4"]
+    for root in [r for name in names for r in sorted(glob.glob("/tmp/grader-*/" + name))]:
         if os.path.realpath(root) == own:
             continue
         try:
@@ -129,7 +132,7 @@ return float(written)
 
 ATTACKS = [
     Attack("steal_concurrent_tree", "26.2 neighbours",
-           "run the central_difference of a student graded at the same time (/tmp/grader-*/tree*)", "a1", {CD: STEAL}),
+           "run the central_difference of a student graded at the same time (/tmp/grader-*/tree)", "a1", {CD: STEAL}),
     Attack("leave_for_the_next", "26.7 neighbours",
            "leave a file in /run/lock and a System V shared-memory segment for the next student", "a1", {CD: LEAVE}),
     Attack("read_what_was_left", "26.7 neighbours",
