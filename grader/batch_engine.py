@@ -138,19 +138,22 @@ class Engine:
 
     def _check_workers(self, sandbox: str, allow_shared_network: bool) -> None:
         mine = grader_version()
-        try:
-            theirs = self.client.run(grader_version)
-            networks = self.client.run(shared_network_reason, sandbox) if self.scheduler else {}
-        except Exception as exc:  # noqa: BLE001 - e.g. a worker without the kit installed, or without the jail
-            raise RuntimeError(f"the workers cannot run the grader ({type(exc).__name__}: {exc}); install the kit on them") from None
+        theirs = self._run_on_workers(grader_version)
         wrong = {addr: v for addr, v in theirs.items() if v != mine}
         if wrong:
             listed = ", ".join(f"{a} has {v}" for a, v in sorted(wrong.items()))
             raise RuntimeError(f"the workers must run this grader ({mine}): {listed}; install the same kit on them")
+        networks = self._run_on_workers(shared_network_reason, sandbox) if self.scheduler else {}  # local: checked before
         shared = {addr: why for addr, why in networks.items() if why}
         if shared and not allow_shared_network:
             addr, why = sorted(shared.items())[0]
             raise RuntimeError(f"worker {addr}: {why}; refusing to grade there without {SHARED_NETWORK_FLAG}")
+
+    def _run_on_workers(self, function: Any, *args: Any) -> dict[str, Any]:
+        try:
+            return self.client.run(function, *args)
+        except Exception as exc:  # noqa: BLE001 - e.g. a worker without the kit installed, or without the jail
+            raise RuntimeError(f"the workers cannot run the grader ({type(exc).__name__}: {exc}); install the kit on them") from None
 
     def threads(self) -> int:
         return sum(self.client.nthreads().values())

@@ -198,6 +198,28 @@ def test_a_scheduler_without_security_is_refused_with_a_clear_message(tmp_path: 
     assert "TLS" in said and "--tls-ca-file" in said and "--insecure-scheduler" in said, said
 
 
+def test_a_scheduler_needs_tls_files_a_dask_config_that_requires_them_or_the_explicit_opt_out(tmp_path: Path) -> None:
+    import dask
+
+    from grader.batch_engine import scheduler_security
+
+    env = _tls_files(tmp_path / "tls")
+    ca, cert, key = (env[f"DASK_DISTRIBUTED__COMM__TLS__{k}"] for k in ("CA_FILE", "CLIENT__CERT", "CLIENT__KEY"))
+    with dask.config.set({"distributed.comm.require-encryption": False, "distributed.comm.tls.ca-file": None,
+                          "distributed.comm.tls.client.cert": None, "distributed.comm.tls.client.key": None}):
+        with pytest.raises(ValueError, match="--insecure-scheduler"):
+            scheduler_security("tcp://10.0.0.1:8786")
+        assert scheduler_security("tcp://10.0.0.1:8786", insecure=True) is None
+        with pytest.raises(ValueError, match="missing --tls-key"):
+            scheduler_security("tls://10.0.0.1:8786", ca, cert)
+        with pytest.raises(ValueError, match="tls://"):
+            scheduler_security("tcp://10.0.0.1:8786", ca, cert, key)
+        assert scheduler_security("tls://10.0.0.1:8786", ca, cert, key).require_encryption
+    with dask.config.set({"distributed.comm.require-encryption": True, "distributed.comm.tls.ca-file": ca,
+                          "distributed.comm.tls.client.cert": cert, "distributed.comm.tls.client.key": key}):
+        assert scheduler_security("tls://10.0.0.1:8786").get_tls_config_for_role("client")["cert"] == cert
+
+
 # --------------------------------------------------------------------------- finding 10: robustness
 
 
