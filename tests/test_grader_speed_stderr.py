@@ -25,6 +25,8 @@ a thread in the student's process (this one included) makes a *parallel* kernel 
 student's faster there. So the grader starts its children with ``OMP_WAIT_POLICY=PASSIVE``
 (`grader.sandbox`): threads sleep at barriers, and both effects are gone from the
 measurements. Without that policy these tests and the gaming tests fail on a loaded machine.
+The check also compares the CPU time both children ran (`grader.checks.timing`), which the
+load does not change: a thread that only prints costs the student next to nothing there.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@
 answer: `CheckFailed`), error (the student's code raised, the child died, exited or sent
 garbage), timeout (no answer within the check's budget; the child is killed), or an
 internal grader error (a bug in a check or the reference: reported, never the student's
-fault). `grade_task` runs a task's checks in order, shares the task's points among them by
+fault), or no verdict (`VerdictWithheld`: a machine too busy to judge, a grader error).
+`grade_task` runs a task's checks in order, shares the task's points among them by
 their weights in the manifest (1 unless stated: partial credit), skips the rest after a
 timeout, and writes the task's feedback with the submission's problems that concern it:
 every failing check with its own message, and where a failure comes from another function
