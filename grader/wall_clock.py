@@ -15,10 +15,11 @@ How nothing outlives it: the child first makes itself a *child subreaper*
 their children, a double-forked ``setsid`` escapee) stays its descendant even when
 orphaned. On expiry the parent freezes the child (SIGSTOP: it starts nothing new), kills its
 descendants round after round until a scan of ``/proc`` finds none, kills the child, then
-sweeps the ``uid`` tier's uid (`grader.jail.jail_uid_here` of the child) and the files it
-left in ``/tmp``. The child's temporary files go into `scratch` (its ``TMPDIR``), which the
-caller deletes. If the parent itself dies, the child is told (``PR_SET_PDEATHSIG``) and
-kills its descendants the same way before it exits.
+cleans up after the ``uid`` tier's jails it held (`grader.jail_uid.sweep_abandoned`: their
+leases died with the child; their files in ``/tmp`` and the like, their IPC objects). The
+child's temporary files go into `scratch` (its ``TMPDIR``), which the caller deletes. If the
+parent itself dies, the child is told (``PR_SET_PDEATHSIG``) and kills its descendants the
+same way before it exits.
 
 Parent and child are the same trusted grader: the call and its value travel as pickles in a
 folder only root can read.
@@ -39,14 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from .jail_host import real_uid, remove_files_of
-
 __all__ = ["Ran", "kill_descendants", "run_with_wall_clock"]
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-#: The first uid of the ``uid`` tier: a grader of pid P runs its children as BASE + P.
-UID_TIER_BASE = 60000
 #: Run by ``python -c`` in the child: read the call (the parent's sys.path first), run it.
 BOOT = ("import pickle, sys\n"
         "with open(sys.argv[1] + '/call.pickle', 'rb') as f:\n"
@@ -92,7 +89,7 @@ def run_with_wall_clock(target: str, payload: Any, seconds: float, scratch: Path
 
 
 def _end(proc: subprocess.Popen) -> None:
-    """Freeze the child, kill every process under it, then the child; sweep its jail uid."""
+    """Freeze the child, kill every process under it, then the child; sweep its jail uids."""
     try:
         os.kill(proc.pid, signal.SIGSTOP)
     except ProcessLookupError:
@@ -100,7 +97,7 @@ def _end(proc: subprocess.Popen) -> None:
     kill_descendants(proc.pid)
     proc.kill()
     proc.wait()
-    _kill_uid(UID_TIER_BASE + proc.pid)
+    _sweep_uid_jails()
 
 
 def kill_descendants(root: int, rounds: int = 500) -> None:
@@ -139,25 +136,15 @@ def _descendants(root: int) -> list[int]:
     return out
 
 
-def _kill_uid(uid: int) -> None:
-    """Kill any process of the ``uid`` tier's `uid` and delete what it left in /tmp & co."""
-    for _ in range(100):
-        members = []
-        for entry in os.scandir("/proc"):
-            try:
-                if entry.name.isdigit() and real_uid(int(entry.name)) == uid:
-                    members.append(int(entry.name))
-            except (OSError, ValueError):
-                continue
-        if not members:
-            break
-        for pid in members:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.01)
-    remove_files_of(uid)
+def _sweep_uid_jails() -> None:
+    """The ``uid`` tier's jails of a killed grading: their leases are free (the lock died
+    with their holder) but record folders; kill what runs as them, remove their litter."""
+    from .jail_uid import sweep_abandoned
+
+    try:
+        sweep_abandoned()
+    except OSError:  # no lease folder: no uid jail ever ran here
+        pass
 
 
 # --------------------------------------------------------------------------- in the child
@@ -190,5 +177,4 @@ def child_main(call: dict[str, Any], io: str) -> None:
 def _parent_gone(signum: int, frame: Optional[Any]) -> None:
     """The worker that started this child is gone (or ended it): end everything under it."""
     kill_descendants(os.getpid())
-    _kill_uid(UID_TIER_BASE + os.getpid())
-    os._exit(128 + signum)
+    os._exit(128 + signum)  # the leases of its uid jails die with it (a later lease of a uid sweeps it)
