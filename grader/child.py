@@ -105,18 +105,18 @@ def main(argv: list[str]) -> int:
                 except ProbeError as exc:
                     answers.append({"probe_error": str(exc)})
             try:
-                frame = P.encode({"answers": answers})
+                P.encode({"answers": answers})
             except Exception as exc:  # noqa: BLE001 - each answer fits, all of them do not (`protocol.MAX_HEADER`)
                 error = _unsendable(f"the answers of this check together cannot be sent to the grader: {safe_str(str, exc, 300)}")
-                frame = P.encode({"answers": [error] * len(answers)})
-            P.send_frame(sock, frame)
+                answers = [error] * len(answers)
+            P.send(sock, {"answers": answers})
         elif kind == "notebook":
             reply = _notebook(msg, safe_str)
             try:
-                frame = P.encode({"notebook": reply})
+                P.encode({"notebook": reply})
             except Exception as exc:  # noqa: BLE001 - e.g. more values than `protocol.MAX_VALUES`
-                frame = P.encode({"notebook": {"error": f"the notebook's values cannot be sent to the grader: {safe_str(str, exc, 300)}"}})
-            P.send_frame(sock, frame)
+                reply = {"error": f"the notebook's values cannot be sent to the grader: {safe_str(str, exc, 300)}"}
+            P.send(sock, {"notebook": reply})
         else:
             P.send(sock, {"probe_error": f"unknown command {kind!r}"})
 

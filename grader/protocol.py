@@ -313,21 +313,16 @@ def _valid_str(s: str) -> str:
 
 
 def send(sock: socket.socket, value: Any, deadline: float | None = None) -> None:
-    """Encode `value` and write the whole frame (`send_frame`).
-
-    Raises:
-        ProtocolError: `value` cannot travel (`encode`); ChannelTimeout, ChannelClosed.
-    """
-    send_frame(sock, encode(value), deadline)
-
-
-def send_frame(sock: socket.socket, frame: bytes, deadline: float | None = None) -> None:
-    """Write one frame made by `encode` (a caller that encoded it first, to know it can).
+    """Encode `value` and write the whole frame.
 
     Args:
         deadline: a `time.monotonic()` instant; ChannelTimeout when the peer has not taken
             the whole frame by then (a child that stopped reading).
+
+    Raises:
+        ProtocolError: `value` cannot travel (`encode`); ChannelTimeout, ChannelClosed.
     """
+    frame = encode(value)
     try:
         if deadline is not None:
             sock.settimeout(max(deadline - time.monotonic(), 0.001))

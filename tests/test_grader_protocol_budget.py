@@ -21,14 +21,13 @@ from __future__ import annotations
 import gc
 import json
 import math
-import os
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
+import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,7 @@ from hypothesis import strategies as st
 
 from grader import protocol
 from grader.answers import Answer, parse_answer
-from grader.examples import solved_notebook, write_submission
+from grader.examples import write_submission
 from grader.manifest import load_manifest, repo_root
 
 pytestmark = pytest.mark.grader
@@ -131,9 +130,9 @@ def test_the_worst_frame_within_the_limits_costs_little(body: str) -> None:
 def test_a_frame_larger_than_the_limit_is_refused_unread() -> None:
     a, b = socket.socketpair()
     try:
-        a.sendall(protocol._TOTAL.pack(256 * MIB))
+        a.sendall(protocol._TOTAL.pack(256 * MIB))  # the issue's second frame (the old limit, allowed)
         with pytest.raises(protocol.ProtocolError, match="larger than the limit"):
-            protocol.recv(b, None)
+            protocol.recv(b, time.monotonic() + 5)
     finally:
         a.close()
         b.close()
@@ -395,3 +394,115 @@ def _same(got: Any, sent: Any) -> bool:
     if isinstance(sent, (list, tuple)):
         return type(got) is list and len(got) == len(sent) and all(_same(g, s) for g, s in zip(got, sent))
     return type(got) is type(sent) and got == sent
+
+
+# ---------------------------------------------------------------------------- end to end
+
+#: Fence-body code: `_send_raw(header)` writes one frame, as the student chooses it, on the
+#: child's channel to the grader (its descriptor is in the child's argv), before the
+#: child's own reply. One-line strings only (a fence body is indented as a whole).
+SEND_RAW = r'''
+import json, os, struct, sys
+def _send_raw(header, blobs=b""):
+    frame = struct.pack("<I", len(header)) + header + blobs
+    data = memoryview(struct.pack("<Q", len(frame)) + frame)
+    fd = json.loads(sys.argv[1])["fd"]
+    while len(data):
+        data = data[os.write(fd, data):]
+'''
+
+#: The issue's flood: 16 MiB of ``[[],[],…]``, once per child (so once per check).
+FLOOD_BODY = SEND_RAW + r'''
+if not os.environ.get("FLOODED"):
+    os.environ["FLOODED"] = "1"
+    _send_raw(b'{"body":[' + b"[]," * (16 * 1024 * 1024 // 3 - 10) + b'[]],"blobs":[]}')
+return 0.0
+'''
+
+#: An array whose shape NumPy refuses (the grader raised ValueError: an internal error).
+BAD_SHAPE = b'{"body":{"__kind__":"ndarray","blob":0,"dtype":"<f8","shape":[9223372036854775808,0]},"blobs":[0]}'
+BAD_SHAPE_BODY = SEND_RAW + f"_send_raw({BAD_SHAPE!r})\nreturn []\n"
+
+SURROGATE_BODY = 'raise ValueError("lone \\ud800 surrogate")\n'
+
+#: `grader run` with the grading process's peak RSS (KiB) on stderr's last line.
+GRADER_RUN = ("import resource, sys\nfrom grader.cli import main\nrc = main(sys.argv[1:])\n"
+              "print('PEAK_RSS_KIB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(rc)\n")
+
+
+def grader_run(sub: Path, *args: str) -> tuple[int, dict, int, str]:
+    """(exit status, results.json, the grader's peak RSS in KiB, stderr) of ``grader run SUB -a a1``."""
+    out = sub.parent / "results.json"
+    proc = subprocess.run([sys.executable, "-c", GRADER_RUN, "run", str(sub), "-a", "a1", "--json", str(out), "-q", *args],
+                          capture_output=True, text=True, cwd=repo_root(), timeout=900)
+    peak = int(proc.stderr.rsplit("PEAK_RSS_KIB", 1)[1].split()[0]) if "PEAK_RSS_KIB" in proc.stderr else 0
+    results = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {}
+    return proc.returncode, results, peak, proc.stderr
+
+
+def _tests(results: dict) -> dict[str, dict]:
+    return {t["number"]: t for t in results.get("tests", [])}
+
+
+PART1_RIGHT = "x, y, z = -2.0, 5.0, -4.0\ndf_dq, df_dx, df_dy, df_dz = -4.0, -4.0, -4.0, 3.0\n"
+
+
+def _notebook_with(answers: dict[str, str]) -> str:
+    """The a1 notebook as released, with these answer cells (grade id → code)."""
+    from grader.notebooks import release_notebook
+
+    part = load_manifest("a1").notebooks[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        release_notebook(repo_root() / "solutions" / part.path, Path(tmp) / part.name)
+        nb = nbformat.read(str(Path(tmp) / part.name), as_version=4)
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in answers:
+            cell.source = answers[gid]
+    return nbformat.writes(nb, version=4)
+
+
+@pytest.fixture(scope="module")
+def honest_tasks_hostile_notebook(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict, int, str]:
+    """The reference's task code, and a notebook whose part 2 cell sends a malformed frame
+    (its part 1 is right: 6 of 15 points)."""
+    part = load_manifest("a1").notebooks[0]
+    cell = SEND_RAW + f"_send_raw({BAD_SHAPE!r})\n"
+    notebook = _notebook_with({"part1_answers": PART1_RIGHT, "part2_answers": cell})
+    sub = write_submission(tmp_path_factory.mktemp("nb") / "sub", "a1", extra={f"notebooks/{part.name}": notebook})
+    return grader_run(sub)
+
+
+def test_a_malformed_frame_from_a_notebook_cell_costs_that_notebook_part_only(
+        honest_tasks_hostile_notebook: tuple[int, dict, int, str]) -> None:
+    rc, results, _, stderr = honest_tasks_hostile_notebook
+    assert rc == 0, stderr[-2000:]
+    tests = _tests(results)
+    for task in ("1.1", "1.2", "1.3", "1.4"):
+        assert tests[task]["score"] == tests[task]["max_score"], tests[task]["output"]
+    nb = tests[load_manifest("a1").notebooks[0].name]
+    assert nb["score"] == 6, nb["output"]
+    assert "not run: the notebook's process sent a malformed reply (malformed array shape" in nb["output"]
+    assert "not your fault" not in results["output"]
+
+
+def test_hostile_frames_from_the_tasks_cost_those_tasks_and_little_memory(
+        tmp_path: Path, honest_tasks_hostile_notebook: tuple[int, dict, int, str]) -> None:
+    """1.1 floods (16 MiB per check), 1.4 sends a shape NumPy refuses, 1.2 raises with a
+    lone surrogate: each task scores 0 with a message about the submission, the run
+    completes (exit 0, no grader error), and the grading process's peak memory stays
+    within 128 MiB of an honest run's (the flood alone cost 930 MiB before)."""
+    sub = write_submission(tmp_path / "sub", "a1", {
+        ("1.1", "central_difference"): FLOOD_BODY,
+        ("1.4", "topological_sort"): BAD_SHAPE_BODY,
+        ("1.2", "Scalar.relu"): SURROGATE_BODY,
+    })
+    rc, results, peak, stderr = grader_run(sub, "--no-notebooks")
+    assert rc == 0, stderr[-2000:]
+    tests = _tests(results)
+    assert tests["1.1"]["score"] == 0 and "the grading process sent a malformed answer (a header of" in tests["1.1"]["output"]
+    assert tests["1.4"]["score"] == 0 and "malformed array shape" in tests["1.4"]["output"]
+    assert tests["1.2"]["score"] < tests["1.2"]["max_score"] and "lone \ufffd surrogate" in tests["1.2"]["output"]
+    assert "not your fault" not in json.dumps(results)
+    honest_peak = honest_tasks_hostile_notebook[2]
+    assert 0 < peak < honest_peak + 128 * 1024, (peak, honest_peak)
