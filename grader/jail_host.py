@@ -8,6 +8,7 @@ Plain helpers of `grader.jail`, which decides when to use them.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import shutil
 import stat
@@ -68,10 +69,49 @@ def _find_world_writable() -> list[str]:
     return [line for line in out.splitlines() if line.startswith("/")]
 
 
+#: The last search's result, shared by the graders of this machine for `FOUND_FOR_S`
+#: seconds (a one-shot ``grader run`` would otherwise pay ~1 s of CPU for it each time), in
+#: a folder only root may write (so that no jail uid can hide a folder from the sweep).
+FOUND_CACHE = Path("/run/minitorch-grader/world-writable.json")
+FOUND_FOR_S = 600.0
+
+
+def _root_only(path: Path) -> bool:
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return st.st_uid == 0 and not st.st_mode & 0o022 and not stat.S_ISLNK(st.st_mode)
+
+
+def _cached_world_writable() -> list[str]:
+    """The search's result of another grader of this machine, if recent and root's."""
+    if not (_root_only(FOUND_CACHE.parent) and _root_only(FOUND_CACHE)):
+        return []
+    try:
+        if time.time() - FOUND_CACHE.stat().st_mtime > FOUND_FOR_S:
+            return []
+        found = json.loads(FOUND_CACHE.read_text())
+    except (OSError, ValueError):
+        return []
+    return [d for d in found if isinstance(d, str) and d.startswith("/")] if isinstance(found, list) else []
+
+
+def _cache_world_writable(found: list[str]) -> None:
+    try:
+        FOUND_CACHE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if _root_only(FOUND_CACHE.parent):
+            tmp = FOUND_CACHE.with_name(f".{FOUND_CACHE.name}.{os.getpid()}")
+            tmp.write_text(json.dumps(found))
+            os.replace(tmp, FOUND_CACHE)
+    except OSError:
+        pass
+
+
 def world_writable_dirs(wait: bool = True) -> list[str]:
     """`SHARED_DIRS` and every other world-writable directory of this host (found once per
-    process, ~1 s: call with ``wait=False`` early to start the search in the background;
-    until it ends that call returns `SHARED_DIRS` alone).
+    process, ~1 s, or taken from `FOUND_CACHE`: call with ``wait=False`` early to start the
+    search in the background; until it ends that call returns `SHARED_DIRS` alone).
 
     A uid tier child can create files in any of them, not only in ``/tmp``: a file in
     ``/run/lock`` survived grading and the next student read it (issue 26, finding 7).
@@ -79,7 +119,10 @@ def world_writable_dirs(wait: bool = True) -> list[str]:
     if not _FOUND and _FINDING.acquire(blocking=wait):
         try:
             if not _FOUND:
-                _FOUND.extend(_find_world_writable() or ["/"])  # "/": searched, found nothing
+                found = _cached_world_writable() or _find_world_writable()
+                _FOUND.extend(found or ["/"])  # "/": searched, found nothing
+                if found:
+                    _cache_world_writable(found)
         finally:
             _FINDING.release()
     seen: dict[str, str] = {}
