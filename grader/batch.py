@@ -143,7 +143,7 @@ def run_batch(submissions: Path | str, options: BatchOptions, console: Any = Non
             continue
         if packed.refusal:
             job = _job(sub, packed.sha256, b"", options)
-            outcome = finished_outcome(job, unreadable_result(options.stage, sub.label, packed.refusal), "malformed", packed.refusal)
+            outcome = finished_outcome(job, unreadable_result(options.stage, sub.label, packed.refusal, notebooks=options.notebooks), "malformed", packed.refusal)
             record_or_crash(outcome, job, book, options.out, screen)
             refused += 1
         else:

@@ -115,7 +115,7 @@ def grade_here(job: dict[str, Any]) -> dict[str, Any]:
             sub_dir = open_submission(archive, scratch / "unpacked")
         except SubmissionError as exc:
             reason = str(exc).replace(str(archive), job["archive"])  # no temporary path: the same every run
-            outcome = finished_outcome(job, unreadable_result(job["stage"], job["label"], reason), "malformed", reason)
+            outcome = finished_outcome(job, unreadable_result(job["stage"], job["label"], reason, notebooks=job["notebooks"]), "malformed", reason)
         else:
             reason = "" if find_package(sub_dir) else "no minitorch/ package (nor .py files) in the submission"
             task = job.get("task")

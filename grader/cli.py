@@ -116,11 +116,12 @@ def _run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - grading itself failed: say so, exit 2
         console.print(terminal_text(f"grader run: grading failed: {type(exc).__name__}: {exc}", style="bold red"))
         return 2
+    # The files first: a terminal that fails (a closed pipe, an encoding) must not lose the grade.
+    unwritten = write_reports(result, args.json, args.junit)  # every child is gone by now
     if reason := refusal(result):  # nothing was graded: one line, not a table of the same message
         console.print(terminal_text(f"grader run: {sub}: 0 / {result.max_score:g} points: {reason}", style="bold red"))
     else:
         print_report(result, console, feedback=not args.quiet)
-    unwritten = write_reports(result, args.json, args.junit)  # every child is gone by now
     for message in unwritten:
         console.print(terminal_text(f"GRADER ERROR: {message}", style="bold red"))
     if result.grader_errors or unwritten:

@@ -29,7 +29,9 @@ newline) is removed when the gradebook is opened again, and its submission regra
 
 **Resuming.** The latest row of a student is their current grade. Running the same batch
 again skips a student whose latest row has the same submission hash and grader version
-(`is_current`), unless it ``crashed``; anything else is graded again. A row is appended only
+(`is_current`), unless it ``crashed`` or is a ``grader-error`` (a check that failed on the
+staff's side, or a speed verdict withheld because the machine was too busy to judge: worth
+another try); anything else is graded again. A row is appended only
 when it differs from the student's latest row in more than ``seconds`` and ``graded_at``:
 the file is the history of each student's grade (a changed submission, a new grader), and
 a batch interrupted and run again ends with the rows that one uninterrupted run writes.
@@ -165,10 +167,11 @@ class Gradebook:
 
     def is_current(self, student: str, sha256: str, version: str) -> bool:
         """Whether the student's latest row grades this submission with this grader (and
-        did not crash): such a student is skipped."""
+        neither crashed nor ended in a grader error, such as a withheld speed verdict): such
+        a student is skipped."""
         row = self.latest.get(_cell_text(student))
         return (row is not None and row["sha256"] == sha256 and row["grader_version"] == version
-                and row["status"] != "crashed")
+                and row["status"] not in ("crashed", "grader-error"))
 
     def append(self, row: dict[str, str]) -> bool:
         """Append `row` (a value for every column but ``change``, which may hold the reason

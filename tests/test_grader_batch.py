@@ -184,13 +184,15 @@ def test_the_gradebook_keeps_history_and_tells_who_is_graded(tmp_path: Path) -> 
     assert not book.append(_row("alice", seconds="9.9"))  # the same grade again: no new row
     assert book.append(_row("alice", sha="s2", points="20"))  # a changed submission: a new row
     assert book.append(_row("bob", status="crashed"))
+    assert book.append(_row("dave", status="grader-error"))
     book = Gradebook(path, TASKS)  # read back
-    assert [r["total"] for r in book.rows] == ["100", "80", "100"]
+    assert [r["total"] for r in book.rows] == ["100", "80", "100", "100"]
     assert book.latest["alice"]["sha256"] == "s2"
     assert book.is_current("alice", "s2", "v1")
     assert not book.is_current("alice", "s1", "v1")  # an older submission
     assert not book.is_current("alice", "s2", "v2")  # another grader
     assert not book.is_current("bob", "s1", "v1")  # crashed: graded again
+    assert not book.is_current("dave", "s1", "v1")  # a grader error (a withheld speed verdict): graded again
     assert not book.is_current("carol", "s1", "v1")
 
 
