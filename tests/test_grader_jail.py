@@ -337,3 +337,34 @@ def test_uid_jails_read_nothing_of_each_other(tmp_path: Path) -> None:
         jb.kill()
     for p in (tmp_path / "a", tmp_path / "b"):  # closed again: root's alone
         assert p.stat().st_uid == 0 and p.stat().st_gid == 0 and not p.stat().st_mode & 0o077
+
+
+def test_a_dead_graders_uid_is_swept_and_not_reused_while_its_folders_last(tmp_path: Path) -> None:
+    """A grader killed mid-jail (a wall clock) leaves its lease's record: `sweep_abandoned`
+    removes the uid's litter in the shared folders, and the uid is not leased again while
+    a folder it was given still exists."""
+    _uid_tier()
+    from grader.jail_uid import UidLease, sweep_abandoned
+
+    given = tmp_path / "scratch"
+    given.mkdir()
+    litter = Path("/tmp") / f"jail-abandoned-{uuid.uuid4().hex}"
+    code = ("import os, sys, time; from pathlib import Path; from grader.jail_uid import UidLease\n"
+            "l = UidLease.acquire(); l.hold([Path(sys.argv[1])])\n"
+            "fd = os.open(sys.argv[2], os.O_CREAT | os.O_WRONLY, 0o600); os.fchown(fd, l.uid, l.uid)\n"
+            "print(l.uid, l.path, flush=True); time.sleep(600)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(given), str(litter)], stdout=subprocess.PIPE, text=True)
+    try:
+        uid, path = holder.stdout.readline().split()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert litter.exists() and litter.stat().st_uid == int(uid)
+    assert int(uid) in sweep_abandoned()
+    assert not litter.exists()
+    assert UidLease._try(int(uid), Path(path)) is None  # its folder still exists: passed over
+    given.rmdir()
+    sweep_abandoned()
+    again = UidLease._try(int(uid), Path(path))
+    assert again is not None
+    again.release()
