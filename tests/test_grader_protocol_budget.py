@@ -425,9 +425,12 @@ BAD_SHAPE_BODY = SEND_RAW + f"_send_raw({BAD_SHAPE!r})\nreturn []\n"
 
 SURROGATE_BODY = 'raise ValueError("lone \\ud800 surrogate")\n'
 
-#: `grader run` with the grading process's peak RSS (KiB) on stderr's last line.
-GRADER_RUN = ("import resource, sys\nfrom grader.cli import main\nrc = main(sys.argv[1:])\n"
-              "print('PEAK_RSS_KIB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(rc)\n")
+#: `grader run` with the grading process's peak RSS (KiB) on stderr's last line. The peak is
+#: VmHWM, the high-water mark of this process's own memory: ``getrusage``'s ru_maxrss keeps
+#: the peak of the process that started it across exec (pytest's, over 1 GiB in a full run).
+GRADER_RUN = ("import re, sys\nfrom grader.cli import main\nrc = main(sys.argv[1:])\n"
+              "peak = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+              "print('PEAK_RSS_KIB', peak, file=sys.stderr)\nsys.exit(rc)\n")
 
 
 def grader_run(sub: Path, *args: str) -> tuple[int, dict, int, str]:
