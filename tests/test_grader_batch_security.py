@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import gc
 import io
 import json
 import os
@@ -35,6 +36,7 @@ from hostile.container import container_path
 from hostile.host import copy_kit, marked_processes
 
 from grader.batch import BatchOptions, Engine, run_batch
+from grader.batch_engine import SHARED_NETWORK_FLAG, shared_network_reason
 from grader.batch_worker import grade_job
 from grader.examples import write_submission
 from grader.gradebook import grader_version
@@ -58,6 +60,14 @@ def _kit_env(kit: Path, **extra: str) -> dict[str, str]:
     """The environment of a grader run from the kit copy `kit` (as tests/hostile/host.py runs one)."""
     env = {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"}
     return {**env, "PYTHONPATH": str(kit), "COLUMNS": "200", **extra}
+
+
+#: The tests of finding 10 grade honest submissions and are about the batch, not its network:
+#: where this machine's best tier shares the grader's network (a container without
+#: namespaces) the batch refuses without the opt-in (tested by the takeover test), so they
+#: opt in there, and only there.
+SHARED_NETWORK = bool(shared_network_reason("auto"))
+OPT_IN = [SHARED_NETWORK_FLAG] if SHARED_NETWORK else []
 
 
 def _skip_if_the_kit_changed(rows: list[dict[str, str]]) -> None:
@@ -182,9 +192,14 @@ def test_a_client_without_the_batch_certificate_cannot_reach_the_scheduler(engin
     address = engine.client.scheduler.address
     host_port = address.split("://", 1)[1]
     for attempt in (address, f"tcp://{host_port}", f"tls://{host_port}"):
-        with pytest.raises(Exception):  # noqa: B017 - whichever way the handshake fails
+        with pytest.raises(Exception) as failed:  # noqa: B017 - whichever way the handshake fails
             client = Client(attempt, timeout=3)
             client.close()
+        # A half-built Client closes itself in __del__: let that run here, not when the
+        # collector happens to fire inside the next Client's start (which deadlocks in
+        # distributed's LoopRunner: seen once, the test hung).
+        del failed
+        gc.collect()
 
 
 def test_a_scheduler_without_security_is_refused_with_a_clear_message(tmp_path: Path) -> None:
@@ -247,7 +262,7 @@ def test_no_grade_of_a_worker_of_another_version_is_recorded(tmp_path: Path, eng
         write_submission(tmp_path / "class" / student, "a0")
     monkeypatch.setattr("grader.batch.grader_version", lambda: "0.0.0+parent")
     out = tmp_path / "out"
-    assert run_batch(tmp_path / "class", BatchOptions(stage="a0", out=out, quiet=True), engine=engine) == 2
+    assert run_batch(tmp_path / "class", BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARED_NETWORK), engine=engine) == 2
     rows = _rows(out / "gradebook.csv")
     assert sorted(r["student"] for r in rows) == ["alice", "bob"]
     for row in rows:
@@ -278,7 +293,8 @@ def test_a_student_whose_reports_cannot_be_written_gets_a_row_and_the_batch_goes
     out = tmp_path / "out"
     out.mkdir()
     (out / "alice").write_text("a file where alice's report folder goes", encoding="utf-8")
-    code = run_batch(tmp_path / "class", BatchOptions(stage="a0", out=out, quiet=True), engine=engine)
+    code = run_batch(tmp_path / "class", BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARED_NETWORK),
+                     engine=engine)
     rows = {r["student"]: r for r in _rows(out / "gradebook.csv")}
     _skip_if_the_kit_changed(list(rows.values()))
     assert sorted(rows) == ["alice", "bob"], rows
@@ -294,7 +310,7 @@ def test_a_submission_past_its_wall_clock_gets_a_timeout_row_and_leaves_no_proce
             f"time.sleep(900)\n")
     write_submission(tmp_path / "class" / "zoe", "a0", {("0.1", "mul"): body})
     out = tmp_path / "out"
-    options = BatchOptions(stage="a0", out=out, quiet=True, submission_timeout=5)
+    options = BatchOptions(stage="a0", out=out, quiet=True, submission_timeout=5, allow_shared_network=SHARED_NETWORK)
     code = run_batch(tmp_path / "class", options, engine=engine)
     (row,) = _rows(out / "gradebook.csv")
     _skip_if_the_kit_changed([row])
@@ -353,7 +369,7 @@ def test_losing_the_only_worker_ends_the_batch_with_its_rows_written(tmp_path: P
                         "--no-nanny", "--nthreads", "1", "--no-dashboard", *tls])
         out = tmp_path / "out"
         batch = start([sys.executable, "-m", "grader.batch", str(tmp_path / "class"), "-a", "a0", "-o", str(out),
-                       "--scheduler", address, "-q"], output=tmp_path / "batch.txt")
+                       "--scheduler", address, "-q", *OPT_IN], output=tmp_path / "batch.txt")
         while not _rows(out / "gradebook.csv") and batch.poll() is None and time.monotonic() < deadline + 300:
             time.sleep(0.1)
         assert batch.poll() is None, "the batch ended before its worker could be killed"
