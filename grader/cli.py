@@ -2,7 +2,7 @@
 `grader batch`, `grader gradescope`.
 
     grader run SUBMISSION -a a1 [--task 1.3] [--json results.json] [--junit junit.xml]
-               [--fail-under 80] [--isolate] [--timeout 60]
+               [--fail-under 80] [--whole-tree | --isolate] [--timeout 60]
     grader check [-a a1]
     grader check [-a a2] --public [--task 2.1]
     grader check -a a1 --mutants [--sample 5] [--jobs 2] [--task 1.4]
@@ -44,14 +44,19 @@ task's points, status (passed / failed / error / timeout) and a short message; t
 feedback below it has the smallest failing input, expected vs got, your traceback lines
 and the task's hint. A task's points are shared among its checks (by the manifest's weights).
 
---isolate grades each task in a tree where the stage's OTHER tasks hold the reference
-solution, so one broken task cannot break the others. Fences that share state go
-together: a Function's forward and backward (1.2/1.3, 2.3/2.4) share `ctx`, so the
-student's whole Function class is graded with either task (a half left a stub takes the
-reference). A task that relies on non-standard behaviour of the student's other tasks
-is graded against the reference's: the isolated score is a diagnosis, not the grade.
-This puts the reference code of the stage's other tasks within the child's reach: use it
-for diagnosis and `grader check`, not for grading submissions you do not trust.
+One mistake, one charge: a task that loses points with the student's code for every
+task is graded again ALONE, in a tree where the stage's other tasks hold the reference
+solution, and each check that passes there counts. So a wrong strides_from_shape costs
+task 2.1, not 2.2-2.4 too. Only the verdicts of that second run are kept (its tree holds
+reference code, which the student's code could print); the feedback comes from the
+student's own tree and names the other tasks that fail their own checks. Fences that
+share state go together: a Function's forward and backward (1.2/1.3, 2.3/2.4) share
+`ctx`, so the student's whole Function class is graded with either task.
+
+--whole-tree grades with the student's code for every task only (a mistake can then cost
+the tasks that use it). --isolate grades EVERY task alone and shows what that run says:
+it puts the reference code of the stage's other tasks within the child's reach and its
+messages, so use it for diagnosis and `grader check`, not for submissions you do not trust.
 
 Only the code between the markers is graded: a file whose code outside them (a helper,
 an import) differs from the release gets a note with the tasks of that file.
@@ -108,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
         progress.print(f"[dim]  graded {row.id}: {row.status} ({row.seconds:.1f} s)[/dim]")
 
     try:
-        result = grade(sub, args.assignment, task=args.task, isolate=args.isolate, limits=limits,
+        result = grade(sub, args.assignment, task=args.task, isolate=args.isolate, one_charge=not args.whole_tree, limits=limits,
                        notebooks=not args.no_notebooks, progress=None if args.quiet else show)
     except (ValueError, KeyError, SandboxUnavailable) as exc:  # unknown stage or task, bad manifest, no jail
         console.print(terminal_text(f"grader run: {exc}", style="red"))
@@ -202,7 +207,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="FILE", help="write Gradescope results.json here")
     run.add_argument("--junit", metavar="FILE", help="write JUnit XML here")
     run.add_argument("--fail-under", type=float, metavar="N", help="exit 1 when the score is below N percent of the maximum")
-    run.add_argument("--isolate", action="store_true", help="grade each task with the reference for the stage's other tasks (exposes that reference code to the child; see above)")
+    alone = run.add_mutually_exclusive_group()
+    alone.add_argument("--whole-tree", action="store_true",
+                       help="grade with the student's code for every task only: no second look alone (see above)")
+    alone.add_argument("--isolate", action="store_true",
+                       help="grade every task with the reference for the stage's other tasks, messages shown (a diagnosis; see above)")
     run.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per check (default 60)")
     run.add_argument("--memory", type=int, metavar="MIB", help="address-space limit of the child in MiB (default 4096; 0 = none)")
     run.add_argument("--disk", type=int, metavar="MIB", help="what the jail may write in all, in MiB (default 1024; 0 = no cap)")

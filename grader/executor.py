@@ -28,7 +28,7 @@ import sys
 import traceback
 from typing import Any
 
-__all__ = ["Executor", "ProbeError", "safe_str", "MAX_MESSAGE"]
+__all__ = ["Executor", "ProbeError", "prange_trace", "safe_str", "MAX_MESSAGE"]
 
 #: Operators a probe may apply with the ``op`` step (Python's ``operator`` module names).
 OPERATORS = {
@@ -38,6 +38,83 @@ OPERATORS = {
 MAX_REPR = 200
 MAX_MESSAGE = 2000
 MAX_FRAMES = 12
+
+
+def prange_trace(kernel: Any, out: int, args: list) -> list:
+    """Run a Numba kernel's Python source (``kernel.py_func``) with every ``prange`` a
+    plain loop that remembers its iteration, and answer the cells of the output storage
+    (argument `out`) that two iterations of the outermost ``prange`` both touch, at least
+    one of them writing: ``[[cell, [iteration, …]], …]`` (at most 5 cells, 4 iterations each).
+
+    Numba runs the iterations of a ``prange`` on several threads in any order, so such a
+    cell is a data race: an update lost or a value read half-written, on some runs and
+    not others. Running the source once finds it every time, on any machine, with any
+    number of cores. Iterations of an inner ``prange`` run one after the other within an
+    outer one (Numba parallelises the outermost only), and accesses outside every
+    ``prange`` happen before or after the parallel loop: neither can race.
+    """
+    import numpy as np
+
+    numba = sys.modules.get("numba")
+    current: list = [None]
+    touched: dict[int, dict[int, bool]] = {}
+
+    def traced_prange(*bounds: Any) -> Any:
+        outermost = current[0] is None
+        for i in range(*bounds):
+            if outermost:
+                current[0] = i
+            yield i
+        if outermost:
+            current[0] = None
+
+    class Traced(np.ndarray):
+        def _cells(self, key: Any) -> Any:
+            if isinstance(key, (int, np.integer)):
+                return (int(key) % self.size,)
+            return np.arange(self.size)[key].reshape(-1).tolist()
+
+        def _note(self, key: Any, write: bool) -> None:
+            if current[0] is not None:
+                for cell in self._cells(key):
+                    seen = touched.setdefault(cell, {})
+                    seen[current[0]] = seen.get(current[0], False) or write
+
+        def __getitem__(self, key: Any) -> Any:
+            self._note(key, False)
+            return self.view(np.ndarray)[key]
+
+        def __setitem__(self, key: Any, value: Any) -> None:
+            self._note(key, True)
+            self.view(np.ndarray)[key] = value
+
+    py_func = getattr(kernel, "py_func", None)
+    if py_func is None:
+        raise TypeError(f"{_short_type(kernel)} is not a Numba kernel (it has no py_func)")
+    args = list(args)
+    args[out] = np.asarray(args[out]).view(Traced)
+    # prange as the kernel finds it: a global of its module, a variable it closes over, numba.prange
+    names = py_func.__globals__
+    cells = [c for name, c in zip(py_func.__code__.co_freevars, py_func.__closure__ or ()) if name == "prange"]
+    saved = names.get("prange"), [c.cell_contents for c in cells], getattr(numba, "prange", None)
+    names["prange"] = traced_prange
+    for c in cells:
+        c.cell_contents = traced_prange
+    if numba is not None:
+        numba.prange = traced_prange
+    try:
+        py_func(*args)
+    finally:
+        if saved[0] is None:
+            names.pop("prange", None)
+        else:
+            names["prange"] = saved[0]
+        for c, value in zip(cells, saved[1]):
+            c.cell_contents = value
+        if numba is not None:
+            numba.prange = saved[2]
+    races = [[cell, sorted(seen)[:4]] for cell, seen in sorted(touched.items()) if len(seen) > 1 and any(seen.values())]
+    return races[:5]
 
 
 class ProbeError(Exception):
@@ -142,6 +219,8 @@ class Executor:
             return self._array(op, a)
         if op == "digest":
             return self._digest(val(a["obj"]))
+        if op == "prange_trace":
+            return prange_trace(val(a["kernel"]), int(a["out"]), val(a["args"]))
         raise ProbeError(f"unknown probe step {op!r}")
 
     @staticmethod

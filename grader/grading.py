@@ -33,10 +33,17 @@ Scoring: a task's points are shared among its checks by their weights (the manif
 is "passed" when every check passes, else that of its first failing check ("failed": a
 wrong answer, "error": the student's code raised, "timeout").
 
-``isolate=True`` grades each task X in a tree of its own (`build_child_tree(...,
-isolate_task=X)`) where the stage's *other* tasks hold the reference, so that one broken
-task cannot cost another its points, within the limits below (`grader check` proves it
-for each task left undone: invariant 3).
+One mistake, one charge (`grader.one_charge`, on unless ``one_charge=False``): a task that
+loses points in the student's whole tree is graded again *alone* — in a tree where the
+stage's other tasks are the reference — and keeps the better score, so that a wrong
+`strides_from_shape` costs 2.1 and not 2.2–2.4 too. Only the verdicts of that second run
+are kept (its tree holds reference code the student's code could print); the feedback comes
+from the whole tree and says which checks passed only alone, and which other tasks fail.
+
+``isolate=True`` grades *every* task alone, and shows what that run says — a diagnosis for
+trusted code (`grader check` uses it: invariant 3). How a task is graded alone, for both:
+`build_child_tree(..., isolate_task=X)` writes a tree where the stage's *other* tasks hold
+the reference, within the limits below.
 
 * What X's score depends on: the student's fences of X, and the fences that share state
   with them. A Function's forward (1.2, 2.3) fills the ``ctx`` its backward (1.3, 2.4)
@@ -47,12 +54,13 @@ for each task left undone: invariant 3).
   (Scalar's operators, backpropagate, reduce_to_shape, …) is the reference's.
 * What it assumes: that X uses the other tasks only through their documented contracts.
   Code of X that relies on a non-standard behaviour of the student's own Y is graded
-  against the reference Y and may lose points that a plain run would give. The isolated
-  score tells what X would score were the rest right: a diagnosis, not the grade.
+  against the reference Y and may lose points that the whole tree gives (the default grade
+  keeps the better of the two, so it never loses them; ``isolate=True`` does).
 * What it exposes: the reference code of the stage's other tasks is written into the
   child's tree, where student code can read or call it (each tree is deleted after its
-  task; notebooks are graded in the last one). Use it for diagnosis and for
-  `grader check`, never to grade submissions that could copy from it.
+  task; with ``isolate=True`` notebooks are graded in the last one). So ``isolate=True``
+  is for diagnosis and `grader check`, never to grade submissions that could copy from
+  it; the default grade keeps nothing of an alone run but its verdicts.
 
 Performance checks (stage A3) time the student's kernel in its child and the reference
 kernel in a `ReferenceChild` under the same limits and through the same channel; the
@@ -67,16 +75,18 @@ import tempfile
 import time
 from functools import partial
 from pathlib import Path
-from typing import Callable, Optional
+from typing import AbstractSet, Callable, Optional
 
 from .checks import get_check
 from .checks.base import GraderBug
 from .checks.runner import grade_task
+from .executor import Executor
 from .import_guard import broken_task_row, start_tree
 from .intake import NO_PACKAGE, SubmissionError, find_package, open_submission
 from .jail import choose_tier
-from .manifest import Manifest, load_manifest
+from .manifest import Manifest, Task, load_manifest
 from .notebook_grading import grade_notebook
+from .one_charge import charge_once, needs_second_look
 from .reference import reference_executor
 from .results import GradeResult, Problem, TaskResult
 from .sandbox import Limits, ReferenceChild, Session
@@ -91,6 +101,7 @@ def grade(
     *,
     task: Optional[str] = None,
     isolate: bool = False,
+    one_charge: bool = True,
     limits: Limits = Limits(),
     notebooks: bool = True,
     progress: Optional[Callable[[TaskResult], None]] = None,
@@ -101,8 +112,12 @@ def grade(
         task: grade only this task id.
         isolate: grade each task with the reference spliced in for the stage's other
             tasks, except the fences sharing state with it (see the module docstring).
+        one_charge: grade a task that loses points again alone, with the reference for the
+            stage's other tasks, and keep the better score (`grader.one_charge`); false:
+            the whole tree's rows are the grade.
         notebooks: autograde the stage's notebooks too (when the submission has them).
-        progress: called with each finished row.
+        progress: called with each row once it is final (a task graded again alone comes
+            after the tasks that were not).
 
     Raises:
         ValueError: an unknown stage or task (a `ManifestError` for a bad manifest).
@@ -142,38 +157,56 @@ def grade(
 
         ref_child = ReferenceChild(scratch, limits)
         tree = scratch / "tree"
+        alone = partial(_grade_alone, stage, sub_dir, scratch, limits, isolation, reference, ref_child)
         if not isolate:
             session, problems = start_tree(partial(build_tree, stage, sub_dir, tree), partial(Session, tree, scratch, limits, tier=isolation))
             result.problems.extend(problems)
             sessions.append(session)
+            rows: list[TaskResult] = []
+            again: set[str] = set()  # the tasks to grade again alone (grader.one_charge)
             for t in tasks:
                 # `earlier`: the rows so far, so that a failure reached through an earlier
                 # task's function says that it depends on that task (messages only)
-                row = broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child,
-                                                                 earlier=result.tasks)
-                _add_row(result, row, progress)
+                rows.append(broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child,
+                                                                       earlier=rows))
+                if one_charge and needs_second_look(t, rows[-1], problems, sub_dir):
+                    again.add(t.id)
+                elif progress:
+                    progress(rows[-1])  # final already
+            session.close()
+            notebook_rows = [grade_notebook(nb, sub_dir, tree, scratch, limits)
+                             for nb in (manifest.notebooks if notebooks and task is None else ())]
+            if progress:
+                for row in notebook_rows:
+                    progress(row)
+            result.output = "\n".join(o for o in session.outputs if o)
+            # One mistake, one charge (grader.one_charge): only now, with every child of the
+            # whole tree gone, are trees holding the reference of other tasks written.
+            shutil.rmtree(tree, ignore_errors=True)
+            alone_rows = {t.id: alone(t, result, last=False, only={c.name for c in row.checks if c.status != "passed"})[0]
+                          for t, row in zip(tasks, rows) if t.id in again}
+            # a task that still loses points is charged for its own mistake: those are the
+            # causes the feedback of a task that passes alone names
+            final = [charge_once(t, row, alone_rows[t.id]) if t.id in alone_rows else row for t, row in zip(tasks, rows)]
+            for t, row in zip(tasks, rows):
+                if t.id in alone_rows:
+                    row = charge_once(t, row, alone_rows[t.id], [r for r in final if r.id != t.id])
+                    if progress:
+                        progress(row)
+                _add_row(result, row, None)
+            for row in notebook_rows:
+                _add_row(result, row, None)
         else:
+            outputs: list[str] = []
             for t in tasks:
-                tree = scratch / f"tree-{t.id}"
-                (scratch / f"s-{t.id}").mkdir()
-                session, problems = start_tree(partial(build_tree, stage, sub_dir, tree, isolate_task=t.id),
-                                               partial(Session, tree, scratch / f"s-{t.id}", limits, tier=isolation))
-                result.problems.extend(p for p in problems if p not in result.problems)
-                sessions.append(session)
-                row = broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child)
-                session.close()
-                if t is not tasks[-1]:
-                    # this tree holds the reference of the stage's other tasks: a later
-                    # task's child must not find it
-                    shutil.rmtree(tree, ignore_errors=True)
+                row, said = alone(t, result, last=t is tasks[-1])
+                outputs += said
                 _add_row(result, row, progress)
-        for s in sessions:
-            s.close()
-        if notebooks and task is None:
-            for nb in manifest.notebooks:
-                row = grade_notebook(nb, sub_dir, tree, scratch, limits)
-                _add_row(result, row, progress)
-        result.output = "\n".join(o for s in sessions for o in s.outputs if o)
+            result.output = "\n".join(o for o in outputs if o)
+            if notebooks and task is None:
+                for nb in manifest.notebooks:
+                    # graded in the last task's tree, which holds the reference of the others
+                    _add_row(result, grade_notebook(nb, sub_dir, scratch / f"tree-{tasks[-1].id}", scratch, limits), progress)
     except GraderBug as exc:
         result.grader_errors.append(str(exc))
     finally:
@@ -184,6 +217,29 @@ def grade(
         shutil.rmtree(scratch, ignore_errors=True)
         result.seconds = time.monotonic() - started
     return result
+
+
+def _grade_alone(stage: str, sub_dir: Path, scratch: Path, limits: Limits, isolation: str, reference: Executor,
+                 ref_child: ReferenceChild, t: Task, result: GradeResult, *, last: bool,
+                 only: Optional[AbstractSet[str]] = None) -> tuple[TaskResult, list[str]]:
+    """Task `t` graded alone, in a tree of its own where the stage's other tasks are the
+    reference (`build_tree(..., isolate_task=t.id)`), its checks named in `only` (all when
+    None); the tree's problems join `result`'s.
+    The tree is deleted afterwards unless it is the `last` (notebooks of ``--isolate``).
+    Returns the row and the child's output."""
+    tree, work = scratch / f"tree-{t.id}", scratch / f"s-{t.id}"
+    work.mkdir()
+    session, problems = start_tree(partial(build_tree, stage, sub_dir, tree, isolate_task=t.id),
+                                   partial(Session, tree, work, limits, tier=isolation))
+    try:
+        result.problems.extend(p for p in problems if p not in result.problems)
+        row = broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child, only=only)
+        return row, session.outputs
+    finally:
+        session.close()
+        if not last:  # it holds the reference of the stage's other tasks: no later child may find it
+            shutil.rmtree(tree, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _add_row(result: GradeResult, row: TaskResult, progress: Optional[Callable[[TaskResult], None]]) -> None:

@@ -12,11 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.checks import stage_checks
 from grader.examples import write_submission
 from grader.grading import grade
-from grader.manifest import load_manifest, repo_root
-from grader.release import release
 from grader.results import GradeResult
 from grader.sandbox import Limits
 
@@ -126,26 +123,6 @@ BAD = {
 
 def _failing(result: GradeResult) -> dict[str, set[str]]:
     return {row.id: {c.name for c in row.checks if c.status != "passed"} for row in result.tasks if row.score < row.max_points}
-
-
-def test_every_check_of_the_manifest_exists_and_points_add_up() -> None:
-    manifest = load_manifest("a6")
-    registered = stage_checks("a6")
-    named = [c for t in manifest.tasks for c in t.checks]
-    assert sorted(named) == sorted(registered)  # no check unused, none missing
-    assert manifest.total_points == 100
-
-
-def test_the_reference_scores_full_marks_and_a_release_zero(tmp_path: Path) -> None:
-    ref = grade(repo_root(), "a6", limits=LIMITS, notebooks=False)
-    assert not ref.grader_errors, ref.grader_errors
-    assert all(row.score == row.max_points for row in ref.tasks), [(r.id, r.message, r.feedback) for r in ref.tasks]
-    release("a6", tmp_path / "release")
-    rel = grade(tmp_path / "release", "a6", limits=LIMITS, notebooks=False)
-    assert not rel.grader_errors, rel.grader_errors
-    for row in rel.tasks:
-        assert row.score == 0, (row.id, row.feedback)
-        assert row.message.startswith(("not implemented yet", "depends on task")), (row.id, row.message)
 
 
 @pytest.mark.parametrize("name", list(BAD))

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from grader.answers import NpScalar
-from grader.checks.compare import diff
+from grader.checks.compare import diff, int_zero_note
 from grader.checks.runner import task_score
 from grader.examples import write_submission
 from grader.grading import grade
@@ -118,8 +118,15 @@ def test_valid_weights_load(tmp_path: Path) -> None:
 
 
 def test_numbers_compare_by_kind() -> None:
-    assert diff(1.0, True) == "expected the float 1.0, got the bool True"
-    assert diff(0.0, 0) == "expected the float 0.0, got the int 0"
+    assert diff(1.0, True) == ("expected the float 1.0, got the bool True (a comparison's 1.0 / 0.0 is used in arithmetic, "
+                               "and NumPy refuses to subtract bools)")
+    assert diff(0.0, 0) is None  # max(0, x): harmless, accepted with a note (int_zero_note)
+    assert diff(0.0, 1) == "expected the float 0.0, got the int 1"
+    assert diff(2.0, 2) == "expected the float 2.0, got the int 2"  # an int() somewhere: not the handout's 0
+    assert diff(0.0, False) is not None  # a bool 0 is a comparison's, and stays wrong
+    assert diff([1.0, 0.0], [1.0, 0]) is None
+    assert int_zero_note([1.0, 0.0], [1.0, 0]).startswith("returned the int 0 where the reference returns the float 0.0")
+    assert int_zero_note(0.0, 0.0) is None and int_zero_note(1.0, 1) is None
     assert diff(True, 1.0) == "expected the bool True, got the float 1.0"
     assert diff(3, 3.0) == "expected the int 3, got the float 3.0"
     assert diff(1.0, NpScalar(1.0, "float64")) is None  # np.float64 is a float
@@ -141,6 +148,18 @@ def test_a_comparison_returning_a_bool_loses_the_comparisons_check(tmp_path: Pat
     assert f"operators.{fn}(" in row.message and "expected the float" in row.message and "got the bool" in row.message
     assert "✗ comparisons (equivalence, 5 of 40 points)" in row.feedback
     assert "✓ arithmetic (equivalence, 5 of 40 points): passed" in row.feedback
+
+
+def test_the_handouts_int_zero_costs_nothing_and_gets_a_note(tmp_path: Path) -> None:
+    """max(0, x), d if x > 0 else 0 and the sum of [] as 0: the handout's own formulas
+    (13 of 16 real A0 submissions lost 7.5–25 points each to this before)."""
+    edits = {("0.1", "relu"): "return max(0, x)", ("0.1", "relu_back"): "return d if x > 0 else 0",
+             ("0.2", "sum"): "return reduce(add, 0)(ls)"}
+    result = _grade(tmp_path, "a0", edits)
+    assert [(r.id, r.score) for r in result.tasks] == [("0.1", 40), ("0.2", 30), ("0.3", 30)], [r.feedback for r in result.tasks]
+    feedback = "\n".join(r.feedback for r in result.tasks)
+    assert "relu_and_sigmoid (equivalence, 5 of 40 points): passed — note: operators.relu(-1.0) returned the int 0" in feedback
+    assert "returned the int 0 where the reference returns the float 0.0: accepted" in feedback
 
 
 def test_log10_is_reported_on_ordinary_inputs(tmp_path: Path) -> None:

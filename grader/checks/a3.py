@@ -9,6 +9,16 @@ of `fast_ops` directly (`tensor_map(fn)`, …, `tensor_matmul`) reach the studen
 whatever the tree holds; the parent computes their expected values with the simple kernels
 (`REFERENCE_ALIASES` in `grader/reference.py`).
 
+Data races are found, not stumbled on: `fast_kernels_race_free` and `fast_matmul_race_free`
+run each kernel's Python source once with every ``prange`` a loop that remembers its
+iteration (`grader.executor.prange_trace`) and fail when two iterations touch the same
+output cell, one of them writing. That finds a race on every run, on a machine of any
+number of cores — comparing outputs finds one only when the threads happen to collide
+(a reduce with its ``prange`` over the reduced dimension passed the equivalence check and
+was caught once, by one value of one timed call). Like every answer, the trace is computed
+in the child, where the student's code could tamper with it; writing the kernel without
+the race is less work.
+
 The performance checks of 3.1 and 3.2 live in `a3_speed` (imported below, which registers
 them with the stage): the task's kernels timed against the reference's, on fresh inputs for
 every timed call, every timed output checked.
@@ -19,7 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import a3_speed  # noqa: F401 - registers the performance checks of 3.1 and 3.2
-from .base import CheckContext, check
+from .base import CheckContext, CheckFailed, StudentError, check
+from .feedback import inputs_text
 from .inputs import I64, layout_text, reversed_order, strides_for, values
 from .probe import F32, Probe, Ref, Tol
 
@@ -195,6 +206,63 @@ def fast_matmul(ctx: CheckContext) -> None:
         p.returns(p.op("matmul", p.tensor(a, backend="fast"), p.tensor(b, backend="fast")))
         probes.append(p)
     ctx.equivalent(probes, Tol(rtol=1e-9, atol=1e-12))
+
+
+def _race_free(ctx: CheckContext, probes: list[Probe]) -> None:
+    """Each probe answers its kernel's `prange_trace`: no cell may be shared."""
+    for p, a in zip(probes, ctx.child(probes)):
+        if a.error is not None:
+            raise StudentError(p.label, a.error, inputs_text(p.inputs), expected="the kernel to run")
+        (races,) = a.values
+        if races:
+            cell, iterations = races[0]
+            more = f" (and {len(races) - 1} more cells)" if len(races) > 1 else ""
+            raise CheckFailed(
+                f"{p.label}: a data race: iterations {', '.join(map(str, iterations))} of the outermost prange all "
+                f"touch out[{cell}], at least one writing{more}",
+                "Numba runs the iterations of a prange on several threads at once, in any order: two of them "
+                "updating the same output cell lose updates or read half-written values, on some runs and not "
+                "others. Give each iteration its own output cells (prange over output elements or rows, and "
+                "accumulate in a local variable).")
+
+
+@check("a3", "fast_kernels_race_free", kind="property", timeout_scale=3.0)
+def fast_kernels_race_free(ctx: CheckContext) -> None:
+    """No two iterations of a prange of the map, zip and reduce kernels touch the same output
+    cell: sizes of several chunks of 1,024 (and a remainder), broadcast, every reduced dimension."""
+    probes = []
+    a = values(ctx.rng, (3, 1100))
+    p = Probe("fast_ops.tensor_map(neg) on a row-major a (3, 1100), traced", {"a": a})
+    out, *out_layout = _raw_out(p, (3, 1100))
+    p.returns(p.prange_trace(_kernel(p, "tensor_map", "neg"), 0, out, *out_layout, *_raw(a, None)))
+    probes.append(p)
+    a, b = values(ctx.rng, (3, 1100)), values(ctx.rng, (1100,))
+    p = Probe("fast_ops.tensor_zip(mul) on a row-major a (3, 1100) and b (1100,), traced", {"a": a, "b": b})
+    out, *out_layout = _raw_out(p, (3, 1100))
+    p.returns(p.prange_trace(_kernel(p, "tensor_zip", "mul"), 0, out, *out_layout, *_raw(a, None), *_raw(b, None)))
+    probes.append(p)
+    a = values(ctx.rng, (5, 6, 70))
+    for dim in range(3):
+        shape = tuple(1 if d == dim else s for d, s in enumerate(a.shape))
+        p = Probe(f"fast_ops.tensor_reduce(add) over dim {dim} of a (5, 6, 70) stored {layout_text((2, 0, 1))}, traced", {"a": a})
+        out, *out_layout = _raw_out(p, shape)
+        p.returns(p.prange_trace(_kernel(p, "tensor_reduce", "add"), 0, out, *out_layout, *_raw(a, (2, 0, 1)), dim))
+        probes.append(p)
+    _race_free(ctx, probes)
+
+
+@check("a3", "fast_matmul_race_free", kind="property", timeout_scale=3.0)
+def fast_matmul_race_free(ctx: CheckContext) -> None:
+    """No two iterations of a prange of tensor_matmul touch the same output cell: a batch,
+    a broadcast batch, a long inner dimension."""
+    probes = []
+    for sa, sb in [((2, 3, 40), (2, 40, 5)), ((1, 4, 33), (3, 33, 2))]:
+        a, b = ctx.rng.standard_normal(sa), ctx.rng.standard_normal(sb)
+        p = Probe(f"fast_ops.tensor_matmul: a {sa} @ b {sb}, traced", {"a": a, "b": b})
+        out, *out_layout = _raw_out(p, (max(sa[0], sb[0]), sa[1], sb[2]))
+        p.returns(p.prange_trace(p.get("minitorch.fast_ops.tensor_matmul"), 0, out, *out_layout, *_raw(a, None), *_raw(b, None)))
+        probes.append(p)
+    _race_free(ctx, probes)
 
 
 # ---------------------------------------------------------------------------- 3.3 / 3.4

@@ -41,6 +41,7 @@ from ..manifest import Task
 from ..sandbox import Limits, ReferenceChild, Session
 from .feedback import error_message, inputs_text, join_lines as _join, not_implemented_message, short
 from .probe import Answer, ErrorInfo, Probe, TensorVal, Tol, describe, diff, fmt_array, parse_answer
+from .compare import int_zero_note
 
 KINDS = ("equivalence", "gradient", "property", "performance")
 
@@ -176,6 +177,8 @@ class CheckContext:
         self._reference = reference
         self.rng = np.random.default_rng(seed_of(check.stage, check.name))
         self.services = services
+        #: notes for a check that passes ("operators.relu(-1.0) returned the int 0 …")
+        self.notes: list[str] = []
 
     # ---- running ------------------------------------------------------------------------
 
@@ -241,6 +244,10 @@ class CheckContext:
         got = self.child(probes)
         for p, e, g in zip(probes, expected, got):
             compare_answer(p, e, g, tol, strict_bool)
+            if strict_bool and not self.notes and e.error is None:
+                note = next((n for x, y in zip(e.values, g.values) if (n := int_zero_note(x, y))), None)
+                if note:
+                    self.notes.append(f"{p.label} {note}")
 
     def gradcheck(
         self,

@@ -9,8 +9,12 @@ Python numbers compare by kind first (`number_kind`: bool, int or float; a NumPy
 counts as the Python number its ``.item()`` gives, so ``np.float64`` is a float): where
 the reference returns the float 1.0, the bool True or the int 1 is a wrong type ("expected
 the float 1.0, got the bool True"), as ``isinstance(lt(1.0, 2.0), float)`` is False in the
-public tests. Lists and tuples are both sequences here; a check that needs a list says so
-itself.
+public tests. A bool matters: a comparison's 1.0 / 0.0 is arithmetic downstream, and NumPy
+refuses to subtract arrays of bools. One exception, because it is harmless and what the
+handout's own formulas write: the int 0 where the reference returns the float 0.0
+(``max(0, x)``, ``d if x > 0 else 0``, the sum of [] as Python's ``sum([])``) is accepted,
+and `int_zero_note` says so in the feedback instead of costing points. Lists and tuples are
+both sequences here; a check that needs a list says so itself.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import numpy as np
 
 from ..answers import ArrayVal, BadTensor, NpScalar, ObjectVal, TensorVal
 
-__all__ = ["F32", "Shown", "Tol", "describe", "diff", "diff_arrays", "fmt_array", "is_number", "kind_name", "num_text", "number_kind"]
+__all__ = ["F32", "Shown", "Tol", "describe", "diff", "diff_arrays", "fmt_array", "int_zero_note", "is_number", "kind_name", "num_text",
+           "number_kind"]
 
 
 def describe(v: Any) -> str:
@@ -137,8 +142,10 @@ def diff(expected: Any, got: Any, tol: Tol = Tol(), strict_bool: bool = True) ->
         have = number_kind(got)
         if have is None:
             return f"expected the {want} {_shown(expected)}, got {kind_name(got)}" + ("" if isinstance(got, ObjectVal) else f" ({describe(got)[:60]})")
-        if strict_bool and have != want:
-            return f"expected the {want} {_shown(expected)}, got the {have} {_shown(got)}"
+        if strict_bool and have != want and not _int_zero(expected, got):
+            why = (" (a comparison's 1.0 / 0.0 is used in arithmetic, and NumPy refuses to subtract bools)"
+                   if (want, have) == ("float", "bool") else "")
+            return f"expected the {want} {_shown(expected)}, got the {have} {_shown(got)}{why}"
         if strict_bool and want == "bool":
             return None if _num(got) == _num(expected) else f"expected {_shown(expected)}, got {_shown(got)}"
         return _diff_numbers(expected, got, tol)
@@ -171,6 +178,23 @@ def diff(expected: Any, got: Any, tol: Tol = Tol(), strict_bool: bool = True) ->
     if isinstance(expected, str):
         return None if got == expected else f"expected {expected!r}, got {describe(got)}"
     raise TypeError(f"cannot compare a value of type {type(expected).__name__}")
+
+
+def _int_zero(expected: Any, got: Any) -> bool:
+    """The int 0 where the reference returns the float 0.0 (see the module docstring)."""
+    return number_kind(expected) == "float" and _plain(expected) == 0.0 and number_kind(got) == "int" and _plain(got) == 0
+
+
+def int_zero_note(expected: Any, got: Any) -> Optional[str]:
+    """ "returned the int 0 where …" when `got` (or an item of it) is an accepted int 0, else None."""
+    if _int_zero(expected, got):
+        return ("returned the int 0 where the reference returns the float 0.0: accepted (0 == 0.0), "
+                "but write 0.0 so that every result is a float")
+    if isinstance(expected, (list, tuple)) and isinstance(got, (list, tuple)):
+        return next((n for e, g in zip(expected, got) if (n := int_zero_note(e, g))), None)
+    if isinstance(expected, dict) and isinstance(got, dict):
+        return next((n for k in expected if k in got and (n := int_zero_note(expected[k], got[k]))), None)
+    return None
 
 
 def _diff_numbers(expected: Any, got: Any, tol: Tol) -> Optional[str]:

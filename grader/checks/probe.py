@@ -180,6 +180,11 @@ class Probe:
         """The SHA-256 (hex) of an array's float64 values, computed where the probe runs."""
         return self._add("digest", obj=obj)
 
+    def prange_trace(self, kernel: Ref, out: int, *args: Any) -> Ref:
+        """The cells of argument `out` that two iterations of the kernel's outermost
+        ``prange`` touch (one writing): its data races (`grader.executor.prange_trace`)."""
+        return self._add("prange_trace", kernel=kernel, out=out, args=list(args))
+
     def returns(self, *refs: Ref, names: Optional[Sequence[str]] = None) -> "Probe":
         """The registers the probe answers with. Feedback names them by `names`, or else by
         the expressions that computed them ("module.a.training"), never "output 1"."""

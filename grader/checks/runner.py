@@ -23,7 +23,7 @@ sandbox returns; nothing here writes files or reports.
 from __future__ import annotations
 
 import time
-from typing import Optional, Sequence
+from typing import AbstractSet, Optional, Sequence
 
 from .. import protocol
 from ..executor import Executor
@@ -94,6 +94,8 @@ def run_check(name: str, stage: str, reference: Executor, services: Services) ->
         note = chk.fn(ctx)
         if isinstance(note, str) and note:
             result.message = note
+        elif ctx.notes:
+            result.message = f"note: {ctx.notes[0]}"
     except CheckFailed as exc:
         result.status, result.message, result.details = "failed", exc.message, exc.details
     except StudentError as exc:
@@ -139,9 +141,10 @@ def grade_task(
     problems: Sequence[Problem] = (),
     reference_child: Optional[ReferenceChild] = None,
     earlier: Sequence[TaskResult] = (),
+    only: Optional[AbstractSet[str]] = None,
 ) -> TaskResult:
-    """Run a task's checks in `session`; partial credit per check (`task_score`); stop
-    after a timeout.
+    """Run a task's checks in `session` (those named in `only`, when given); partial
+    credit per check (`task_score`); stop after a timeout.
 
     `problems` are the submission's problems; those that concern the task are shown in
     its feedback. `earlier` are the rows of the stage's tasks graded before this one in
@@ -152,6 +155,8 @@ def grade_task(
     results: list[CheckResult] = []
     timed_out = False
     for name in task.checks:
+        if only is not None and name not in only:
+            continue
         if timed_out:
             results.append(CheckResult(name, "", "timeout", "skipped: an earlier check of this task timed out"))
             continue
@@ -160,7 +165,7 @@ def grade_task(
         results.append(res)
         timed_out = res.status == "timeout"
     score = task_score(task, results)
-    note = explain_failures(task, results, earlier)
+    explain_failures(task, results, earlier)
     status, message = _task_status(results)
     files = task_files(task) if problems else frozenset()
     mine = [p for p in problems if p.concerns(task.id, files)]
@@ -171,10 +176,10 @@ def grade_task(
         score=score,
         status=status,
         message=message,
-        feedback=_feedback(task, results, mine, note),
+        feedback=_feedback(task, results, mine),
         checks=results,
         seconds=time.monotonic() - started,
-        messages=task_messages(results) + ([note] if note else []),
+        messages=task_messages(results),
     )
 
 
@@ -191,7 +196,7 @@ def task_files(task: Task) -> frozenset[str]:
     return frozenset(rel for rel, fs in fences.items() if any(f.task in task.fences for f in fs))
 
 
-def explain_failures(task: Task, results: Sequence[CheckResult], earlier: Sequence[TaskResult] = ()) -> str:
+def explain_failures(task: Task, results: Sequence[CheckResult], earlier: Sequence[TaskResult] = ()) -> None:
     """Say, in the checks' messages, which failures come from another function.
 
     * A check stopped at a stub of its own task that another check reports (the check named
@@ -201,9 +206,8 @@ def explain_failures(task: Task, results: Sequence[CheckResult], earlier: Sequen
       task 2.1, which fails: fix `…` first" when that task is among the `earlier` rows that
       failed, else where it was raised. (A stub of another task already says "depends on".)
 
-    Returns a note for the task when some failure is left unexplained while an earlier task
-    of the stage fails (wrong values carry no traceback, so the note can only suggest it),
-    else "".
+    A wrong value carries no traceback, so nothing here guesses where it came from: grading
+    the task alone shows it (`grader.one_charge`).
     """
     stopped = [r for r in results if r.status != "passed" and r.unfinished and r.raised_in_task and belongs_to(r.raised_in_task, task)]
     stopped_ids = {id(r) for r in stopped}
@@ -213,9 +217,7 @@ def explain_failures(task: Task, results: Sequence[CheckResult], earlier: Sequen
         reporter.setdefault(r.raised_in, r.name)
         if reporter[r.raised_in] != r.name:
             r.message = reaches_stub(r.raised_in_task, r.raised_in)
-    failing = [t for t in earlier if t.kind == "task" and t.status != "passed" and t.id != task.id]
-    failing_ids = {t.id for t in failing}
-    unexplained = False
+    failing_ids = {t.id for t in earlier if t.kind == "task" and t.status != "passed" and t.id != task.id}
     for r in results:
         if r.status == "passed" or id(r) in stopped_ids:
             continue
@@ -225,15 +227,6 @@ def explain_failures(task: Task, results: Sequence[CheckResult], earlier: Sequen
                 r.message = depends_on_broken(r.raised_in_task, r.raised_in, r.message)
             else:
                 r.message = raised_in_other(r.raised_in_task, r.raised_in, r.message)
-                unexplained = True
-        elif not (elsewhere and r.unfinished):
-            unexplained = True
-    if not (unexplained and failing):
-        return ""
-    many = len(failing) > 1
-    them = "them" if many else "it"
-    return (f"the earlier task{'s' if many else ''} {', '.join(t.id for t in failing)} fail{'' if many else 's'} too: "
-            f"if this task uses {them}, fix {them} first (a wrong result there gives wrong results here)")
 
 
 def task_messages(results: Sequence[CheckResult]) -> list[str]:
@@ -268,7 +261,7 @@ def _worth(task: Task, results: list[CheckResult]) -> dict[str, str]:
     return {name: f", {round(task.points * w / total, 2):g} of {task.points:g} points" for name, w in weights.items()}
 
 
-def _feedback(task: Task, results: list[CheckResult], problems: list[Problem], note: str = "") -> str:
+def _feedback(task: Task, results: list[CheckResult], problems: list[Problem]) -> str:
     """One line per check (✓/✗, kind, points, status, message), the details of each
     failure below it; a check that stopped at the same stub as one above shows only its
     call ("while running: …"), not the same traceback again."""
@@ -279,7 +272,7 @@ def _feedback(task: Task, results: list[CheckResult], problems: list[Problem], n
     for r in results:
         mark = "✓" if r.status == "passed" else "✗"
         head = f"{mark} {r.name} ({r.kind or 'check'}{worth[r.name]}): {r.status}"
-        lines.append(head + ("" if r.status == "passed" else f" — {r.message}"))
+        lines.append(head + ("" if r.message == "passed" else f" — {r.message}"))
         if r.status == "passed" or not r.details:
             continue
         if r.details in shown:
@@ -295,8 +288,6 @@ def _feedback(task: Task, results: list[CheckResult], problems: list[Problem], n
     if problems:
         lines.append("Problems with the submitted files:")
         lines.extend(f"  {p.message}" for p in problems)
-    if note:
-        lines.append(f"Note: {note}")
     if any(r.status != "passed" for r in results) and task.hint:
         lines.append(f"Hint: {task.hint}")
     return "\n".join(lines)

@@ -1,0 +1,157 @@
+"""One mistake, one charge (`grader.one_charge`): a task that loses points in the student's
+whole tree is graded again alone, and only the verdicts of that run count."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from grader.examples import write_submission
+from grader.fence_guard import BrokenFence
+from grader.grading import grade
+from grader.manifest import load_manifest
+from grader.one_charge import ALONE, charge_once, needs_second_look
+from grader.report import gradescope, junit
+from grader.results import CheckResult, TaskResult
+from grader.sandbox import Limits
+
+pytestmark = pytest.mark.grader
+
+FAST = Limits(check_timeout=20, start_timeout=60)
+
+
+def _task(stage: str, task_id: str):
+    return next(t for t in load_manifest(stage).tasks if t.id == task_id)
+
+
+def _row(task_id: str, checks: list[CheckResult], points: float = 20) -> TaskResult:
+    passed = sum(c.status == "passed" for c in checks)
+    failing = [c for c in checks if c.status != "passed"]
+    return TaskResult(task_id, "", points, round(points * passed / len(checks), 4),
+                      failing[0].status if failing else "passed", failing[0].message if failing else "all checks passed",
+                      feedback="whole-tree feedback", checks=checks)
+
+
+# --------------------------------------------------------------------------- the rules
+
+
+def test_a_task_with_full_marks_a_broken_body_or_only_its_own_stubs_is_not_graded_again() -> None:
+    task = _task("a2", "2.2")
+    full = _row("2.2", [CheckResult(n, "", "passed") for n in task.checks])
+    assert not needs_second_look(task, full, [])
+    own_stub = [CheckResult(n, "", "error", "not implemented yet", raised_in="tensor.reduce_to_shape", raised_in_task="2.2",
+                            unfinished=True) for n in task.checks]
+    assert not needs_second_look(task, _row("2.2", own_stub), [])
+    wrong = [CheckResult(task.checks[0], "", "failed", "value: expected 1.0, got 2.0")] + own_stub[1:]
+    assert needs_second_look(task, _row("2.2", wrong), [])
+    # a stub of another task is reached: with the reference there, the check may pass
+    other_stub = [CheckResult(n, "", "error", "depends on task 2.1", raised_in="tensor_data.strides_from_shape",
+                              raised_in_task="2.1", unfinished=True) for n in task.checks]
+    assert needs_second_look(task, _row("2.2", other_stub), [])
+    broken = BrokenFence("does not import", file="minitorch/tensor.py", tasks=("2.2",))
+    assert not needs_second_look(task, _row("2.2", wrong), [broken])
+
+
+def test_only_the_verdicts_of_the_alone_run_reach_the_row() -> None:
+    task = _task("a2", "2.4")
+    whole = _row("2.4", [CheckResult("backward_neg", "equivalence", "error", "ShapeError in Neg.apply(a).backward(g)", details="Traceback (your code): …"),
+                         CheckResult("backward_mul", "equivalence", "failed", "Mul.apply(a, b).backward(g): expected 1.0, got 2.0")], points=30)
+    secret = "REFERENCE-ONLY TEXT"
+    alone = TaskResult("2.4", "", 30, 15, "failed", secret, feedback=secret, checks=[
+        CheckResult("backward_neg", "equivalence", "passed", secret, details=secret),
+        CheckResult("backward_mul", "equivalence", "failed", secret, details=secret)])
+    culprit = _row("2.1", [CheckResult("strides_from_shape", "", "failed", "item 0"), CheckResult("permute", "", "passed")])
+    row = charge_once(task, whole, alone, [culprit])
+    assert secret not in json.dumps(row.__dict__, default=lambda o: o.__dict__)
+    assert row.score == 10 and row.status == "failed"  # backward_neg's weight 1 of 1 + 2
+    assert [c.status for c in row.checks] == ["passed", "failed"]
+    assert row.checks[0].message.startswith(f"passes {ALONE}; with your own code: ShapeError")
+    assert row.checks[1].message == "Mul.apply(a, b).backward(g): expected 1.0, got 2.0"  # the whole tree's words
+    assert "task 2.1 (strides_from_shape) fails its own checks: fix it first" in row.feedback
+    assert row.feedback.endswith("whole-tree feedback")
+
+
+def test_a_task_that_fails_alone_too_is_told_the_mistake_is_its_own() -> None:
+    """Only where another task fails too (else there is nothing to tell apart), and
+    without naming that task: a cause is named only when it was shown to be one."""
+    task = _task("a1", "1.3")
+    whole = _row("1.3", [CheckResult("log_backward", "", "failed", "expected 0.5, got 2.0")], points=30)
+    alone = TaskResult("1.3", "", 30, 0, "failed", "x", checks=[CheckResult("log_backward", "", "failed", "x")])
+    row = charge_once(task, whole, alone, [_row("1.1", [CheckResult("central_difference", "", "failed", "one-sided")])])
+    assert row.score == 0 and row.messages == whole.messages
+    assert row.feedback.endswith("this task fails the same checks: the mistake is in this task's own code")
+    assert "1.1" not in row.feedback
+    assert charge_once(task, whole, alone, []).feedback == whole.feedback
+
+
+# --------------------------------------------------------------------------- graded end to end
+
+WRONG_STRIDES = """strides = []
+step = 1
+for size in reversed(shape):
+    strides.append(step)
+    step *= size
+return tuple(strides)
+"""
+
+
+def test_a_wrong_strides_from_shape_costs_task_2_1_only(tmp_path: Path) -> None:
+    sub = write_submission(tmp_path / "sub", "a2", {("2.1", "strides_from_shape"): WRONG_STRIDES})
+    whole = {r.id: r for r in grade(sub, "a2", one_charge=False, limits=FAST, notebooks=False).tasks}
+    fair = {r.id: r for r in grade(sub, "a2", limits=FAST, notebooks=False).tasks}
+    assert whole["2.3"].score == 0 and whole["2.4"].score == 0  # the whole tree charges it three times
+    assert fair["2.1"].score == whole["2.1"].score < fair["2.1"].max_points
+    for task in ("2.2", "2.3", "2.4"):
+        assert fair[task].score == fair[task].max_points, fair[task].feedback
+        assert fair[task].message == "passes with the reference for the other tasks: task 2.1 fails its own checks: fix it first"
+        assert "so they count: task 2.1 (strides_from_shape" in fair[task].feedback or "so it counts: task 2.1 (strides_from_shape" in fair[task].feedback
+        assert "With your own code for every task:" in fair[task].feedback
+    assert "the mistake is in this task's own code" not in fair["2.1"].feedback  # no other task fails in the end
+
+
+#: 2.3's map written by the student in their own words: it passes, and the reference's
+#: line below is nowhere in their tree.
+OWN_MAP = """oi = np.zeros(len(out_shape), dtype=INDEX_DTYPE)
+ii = np.zeros(len(in_shape), dtype=INDEX_DTYPE)
+for k in range(int(np.prod(out_shape))):
+    to_index(k, out_shape, oi)
+    broadcast_index(oi, out_shape, in_shape, ii)
+    out[index_to_position(oi, out_strides)] = fn(in_storage[index_to_position(ii, in_strides)])
+"""
+REFERENCE_LINE = "in_storage[index_to_position(in_index, in_strides)]"
+
+#: 2.2's reduce_to_shape that reads the tree's tensor_ops.py and sends what it finds of
+#: the reference's 2.3 every way it can: an exception, its output, stderr.
+LEAK = f"""import sys
+import minitorch.tensor_ops as _ops
+_found = [line.strip() for line in open(_ops.__file__, encoding="utf-8") if {REFERENCE_LINE[:30]!r} in line]
+print("LEAK", _found)
+print("LEAK", _found, file=sys.stderr)
+raise ValueError("LEAK " + " | ".join(_found))
+"""
+
+
+def test_nothing_of_the_reference_in_an_alone_tree_reaches_any_report(tmp_path: Path) -> None:
+    sub = write_submission(tmp_path / "sub", "a2", {("2.3", "tensor_map._map"): OWN_MAP, ("2.2", "reduce_to_shape"): LEAK})
+    result = grade(sub, "a2", limits=FAST, notebooks=False)
+    rows = {r.id: r for r in result.tasks}
+    # the second look happened: 2.4 needs reduce_to_shape, which raises in the whole tree
+    assert rows["2.4"].score == rows["2.4"].max_points and "task 2.2 fails its own checks" in rows["2.4"].message
+    assert rows["2.2"].score < rows["2.2"].max_points and "LEAK" in rows["2.2"].feedback  # the whole tree's own words
+    reports = [json.dumps(gradescope(result)), junit(result).decode(), result.output, json.dumps([p.message for p in result.problems])]
+    for text in reports:
+        assert REFERENCE_LINE not in text
+        assert not re.search(r"in_storage\[index_to_position\(in_index", text)
+
+
+def test_a_task_as_released_is_not_started_and_one_with_a_body_of_the_students_is(tmp_path: Path) -> None:
+    from grader.one_charge import not_started
+    from grader.release import release
+
+    release("a2", tmp_path / "release")
+    assert all(not_started(t, tmp_path / "release") for t in load_manifest("a2").tasks)
+    ref = write_submission(tmp_path / "ref", "a2", {("2.2", "broadcast_index"): "pass"})  # one no-op body among written ones
+    assert not any(not_started(t, ref) for t in load_manifest("a2").tasks)

@@ -1,0 +1,45 @@
+"""Every stage graded the same way: the manifest names exactly the registered checks, the
+reference scores full marks and a fresh release scores zero on every task, A3 and A4
+included (each planted mistake costing only its own task is tests/test_grader_one_charge_stages.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.checks import stage_checks
+from grader.grading import grade
+from grader.manifest import all_manifests, load_manifest, repo_root
+from grader.release import release
+from grader.sandbox import Limits
+
+pytestmark = pytest.mark.grader
+
+LIMITS = Limits(check_timeout=120, start_timeout=120)
+STAGES = sorted(all_manifests(repo_root()))
+
+
+def test_the_stages_are_a0_to_a6() -> None:
+    assert STAGES == ["a0", "a1", "a2", "a3", "a4", "a5", "a6"]
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_the_manifest_names_every_registered_check_once_and_the_points_add_up(stage: str) -> None:
+    manifest = load_manifest(stage)
+    named = [c for t in manifest.tasks for c in t.checks]
+    assert sorted(named) == sorted(stage_checks(stage))  # no check unused, none missing, none twice
+    assert manifest.total_points == 100
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_the_reference_scores_full_marks_and_a_release_zero(stage: str, tmp_path: Path) -> None:
+    ref = grade(repo_root(), stage, limits=LIMITS, notebooks=False)
+    assert not ref.grader_errors, ref.grader_errors
+    assert all(row.score == row.max_points for row in ref.tasks), [(r.id, r.message, r.feedback) for r in ref.tasks]
+    release(stage, tmp_path / "release")
+    rel = grade(tmp_path / "release", stage, limits=LIMITS, notebooks=False)
+    assert not rel.grader_errors, rel.grader_errors
+    for row in rel.tasks:
+        assert (row.score, row.status) == (0, "error"), (row.id, row.feedback)
+        assert row.message.startswith(("not implemented yet", "depends on task")), (row.id, row.message)
