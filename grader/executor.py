@@ -15,8 +15,9 @@ with the traceback lines that lie in the child tree.
 The same class runs in two places: in the sandboxed child over the student's tree (this
 file is copied next to `grader/child.py` as ``_grader_executor.py``), and in the parent
 over the reference (`grader.reference`), so that both compute from the very same
-programs. It therefore imports nothing of the grader (NumPy only, lazily) and never sees
-an expected value, a tolerance or a verdict: it computes and describes, nothing else.
+programs. It therefore imports nothing of the grader but `grader.prange_trace` (copied
+next to it as ``_grader_prange_trace.py``), NumPy only lazily, and never sees an expected
+value, a tolerance or a verdict: it computes and describes, nothing else.
 """
 
 from __future__ import annotations
@@ -28,7 +29,12 @@ import sys
 import traceback
 from typing import Any
 
-__all__ = ["Executor", "ProbeError", "prange_trace", "safe_str", "MAX_MESSAGE"]
+try:  # in the grader package; in the child, the copy the parent put next to this file
+    from .prange_trace import prange_trace
+except ImportError:
+    from _grader_prange_trace import prange_trace  # type: ignore[no-redef]
+
+__all__ = ["Executor", "ProbeError", "safe_str", "MAX_MESSAGE"]
 
 #: Operators a probe may apply with the ``op`` step (Python's ``operator`` module names).
 OPERATORS = {
@@ -38,83 +44,6 @@ OPERATORS = {
 MAX_REPR = 200
 MAX_MESSAGE = 2000
 MAX_FRAMES = 12
-
-
-def prange_trace(kernel: Any, out: int, args: list) -> list:
-    """Run a Numba kernel's Python source (``kernel.py_func``) with every ``prange`` a
-    plain loop that remembers its iteration, and answer the cells of the output storage
-    (argument `out`) that two iterations of the outermost ``prange`` both touch, at least
-    one of them writing: ``[[cell, [iteration, …]], …]`` (at most 5 cells, 4 iterations each).
-
-    Numba runs the iterations of a ``prange`` on several threads in any order, so such a
-    cell is a data race: an update lost or a value read half-written, on some runs and
-    not others. Running the source once finds it every time, on any machine, with any
-    number of cores. Iterations of an inner ``prange`` run one after the other within an
-    outer one (Numba parallelises the outermost only), and accesses outside every
-    ``prange`` happen before or after the parallel loop: neither can race.
-    """
-    import numpy as np
-
-    numba = sys.modules.get("numba")
-    current: list = [None]
-    touched: dict[int, dict[int, bool]] = {}
-
-    def traced_prange(*bounds: Any) -> Any:
-        outermost = current[0] is None
-        for i in range(*bounds):
-            if outermost:
-                current[0] = i
-            yield i
-        if outermost:
-            current[0] = None
-
-    class Traced(np.ndarray):
-        def _cells(self, key: Any) -> Any:
-            if isinstance(key, (int, np.integer)):
-                return (int(key) % self.size,)
-            return np.arange(self.size)[key].reshape(-1).tolist()
-
-        def _note(self, key: Any, write: bool) -> None:
-            if current[0] is not None:
-                for cell in self._cells(key):
-                    seen = touched.setdefault(cell, {})
-                    seen[current[0]] = seen.get(current[0], False) or write
-
-        def __getitem__(self, key: Any) -> Any:
-            self._note(key, False)
-            return self.view(np.ndarray)[key]
-
-        def __setitem__(self, key: Any, value: Any) -> None:
-            self._note(key, True)
-            self.view(np.ndarray)[key] = value
-
-    py_func = getattr(kernel, "py_func", None)
-    if py_func is None:
-        raise TypeError(f"{_short_type(kernel)} is not a Numba kernel (it has no py_func)")
-    args = list(args)
-    args[out] = np.asarray(args[out]).view(Traced)
-    # prange as the kernel finds it: a global of its module, a variable it closes over, numba.prange
-    names = py_func.__globals__
-    cells = [c for name, c in zip(py_func.__code__.co_freevars, py_func.__closure__ or ()) if name == "prange"]
-    saved = names.get("prange"), [c.cell_contents for c in cells], getattr(numba, "prange", None)
-    names["prange"] = traced_prange
-    for c in cells:
-        c.cell_contents = traced_prange
-    if numba is not None:
-        numba.prange = traced_prange
-    try:
-        py_func(*args)
-    finally:
-        if saved[0] is None:
-            names.pop("prange", None)
-        else:
-            names["prange"] = saved[0]
-        for c, value in zip(cells, saved[1]):
-            c.cell_contents = value
-        if numba is not None:
-            numba.prange = saved[2]
-    races = [[cell, sorted(seen)[:4]] for cell, seen in sorted(touched.items()) if len(seen) > 1 and any(seen.values())]
-    return races[:5]
 
 
 class ProbeError(Exception):

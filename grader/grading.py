@@ -33,10 +33,10 @@ Scoring: a task's points are shared among its checks by their weights (the manif
 is "passed" when every check passes, else that of its first failing check ("failed": a
 wrong answer, "error": the student's code raised, "timeout").
 
-One mistake, one charge (`grader.one_charge`, on unless ``one_charge=False``): a task that
-loses points in the student's whole tree is graded again *alone* — in a tree where the
-stage's other tasks are the reference — and keeps the better score, so that a wrong
-`strides_from_shape` costs 2.1 and not 2.2–2.4 too. Only the verdicts of that second run
+One mistake, one charge (`grader.one_charge`, on unless ``one_charge=False``): the failing
+checks of a task that loses points in the student's whole tree are run again with the task
+*alone* — in a tree where the stage's other tasks are the reference — and each that passes
+there counts, so that a wrong `strides_from_shape` costs 2.1 and not 2.2–2.4 too. Only the verdicts of that second run
 are kept (its tree holds reference code the student's code could print); the feedback comes
 from the whole tree and says which checks passed only alone, and which other tasks fail.
 
@@ -55,7 +55,7 @@ the reference, within the limits below.
 * What it assumes: that X uses the other tasks only through their documented contracts.
   Code of X that relies on a non-standard behaviour of the student's own Y is graded
   against the reference Y and may lose points that the whole tree gives (the default grade
-  keeps the better of the two, so it never loses them; ``isolate=True`` does).
+  counts a check that passes in either tree, so it never loses them; ``isolate=True`` does).
 * What it exposes: the reference code of the stage's other tasks is written into the
   child's tree, where student code can read or call it (each tree is deleted after its
   task; with ``isolate=True`` notebooks are graded in the last one). So ``isolate=True``
@@ -112,9 +112,9 @@ def grade(
         task: grade only this task id.
         isolate: grade each task with the reference spliced in for the stage's other
             tasks, except the fences sharing state with it (see the module docstring).
-        one_charge: grade a task that loses points again alone, with the reference for the
-            stage's other tasks, and keep the better score (`grader.one_charge`); false:
-            the whole tree's rows are the grade.
+        one_charge: run the failing checks of a task that loses points again with the task
+            alone (the reference for the stage's other tasks) and count those that pass
+            there (`grader.one_charge`); false: the whole tree's rows are the grade.
         notebooks: autograde the stage's notebooks too (when the submission has them).
         progress: called with each row once it is final (a task graded again alone comes
             after the tasks that were not).

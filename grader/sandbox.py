@@ -181,9 +181,8 @@ class Child:
         rt = self.scratch / "runtime"
         if not rt.is_dir():
             rt.mkdir(parents=True)
-            shutil.copyfile(HERE / "child.py", rt / "_grader_child.py")
-            shutil.copyfile(HERE / "executor.py", rt / "_grader_executor.py")
-            shutil.copyfile(HERE / "protocol.py", rt / "_grader_protocol.py")
+            for name in ("child", "executor", "prange_trace", "protocol"):  # stdlib-only: they run next to student code
+                shutil.copyfile(HERE / f"{name}.py", rt / f"_grader_{name}.py")
         return rt
 
     def writable_dirs(self) -> list[Path]:

@@ -2,7 +2,7 @@
 
 A reduce with its ``prange`` over the reduced dimension (every thread updating one output
 cell) and a matmul with its ``prange`` over the inner dimension are wrong only when threads
-collide, so comparing outputs caught them by chance. `grader.executor.prange_trace` runs
+collide, so comparing outputs caught them by chance. `grader.prange_trace` runs
 the kernel's Python source once, remembering which ``prange`` iteration touches which
 output cell: the race is reported every time, whatever the number of cores.
 """
@@ -17,7 +17,7 @@ import pytest
 from grader.checks.base import Services
 from grader.checks.runner import run_check
 from grader.examples import write_submission
-from grader.executor import prange_trace
+from grader.prange_trace import prange_trace
 from grader.grading import grade
 from grader.manifest import load_manifest
 from grader.reference import reference_executor

@@ -129,8 +129,10 @@ return loss.item(), final
 #: name → (edits, the task that is wrong, its checks that must fail,
 #:         {other task: its checks that also fail when graded without isolation})
 BAD = {
-    "lstm gates in i, f, o, g order": ({("5.2", "lstm_step"): LSTM_IFOG}, "5.2", {"lstm_cell"}, {"5.4": {"lstm_layers"}}),
-    "GRU with the lecture's reset placement": ({("5.3", "gru_step"): GRU_LECTURE_RESET}, "5.3", {"gru_cell"}, {"5.4": {"gru_layers"}}),
+    "lstm gates in i, f, o, g order": ({("5.2", "lstm_step"): LSTM_IFOG}, "5.2", {"lstm_cell", "lstm_step", "lstm_module"},
+                                        {"5.4": {"lstm_layers"}}),
+    "GRU with the lecture's reset placement": ({("5.3", "gru_step"): GRU_LECTURE_RESET}, "5.3", {"gru_cell", "gru_step", "gru_module"},
+                                                {"5.4": {"gru_layers"}}),
     "unroll returns reversed outputs": ({("5.1", "unroll"): UNROLL_REVERSED_OUTPUTS}, "5.1", {"unroll"},
                                         {"5.4": {"rnn_layers", "lstm_layers", "gru_layers", "recurrent_h_n"}}),
     "clip_grad_norm_ without the epsilon": ({("5.4", "clip_grad_norm_"): CLIP_WITHOUT_EPSILON}, "5.4", {"clip_grad_norm"}, {}),

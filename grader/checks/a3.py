@@ -11,7 +11,7 @@ whatever the tree holds; the parent computes their expected values with the simp
 
 Data races are found, not stumbled on: `fast_kernels_race_free` and `fast_matmul_race_free`
 run each kernel's Python source once with every ``prange`` a loop that remembers its
-iteration (`grader.executor.prange_trace`) and fail when two iterations touch the same
+iteration (`grader.prange_trace`) and fail when two iterations touch the same
 output cell, one of them writing. That finds a race on every run, on a machine of any
 number of cores — comparing outputs finds one only when the threads happen to collide
 (a reduce with its ``prange`` over the reduced dimension passed the equivalence check and
@@ -268,31 +268,63 @@ def fast_matmul_race_free(ctx: CheckContext) -> None:
 # ---------------------------------------------------------------------------- 3.3 / 3.4
 
 
-@check("a3", "cuda_map_zip_reduce", kind="equivalence", timeout_scale=4.0)
-def cuda_map_zip_reduce(ctx: CheckContext) -> None:
-    """CudaBackend map / zip / reduce (simulator) on permuted and broadcast layouts,
-    against the reference."""
-    probes = _elementwise_probes(ctx, "cuda", small=True)
-    # a reduction longer than one block of threads
+def _cuda_elementwise(ctx: CheckContext, kind: str) -> list[Probe]:
+    """The CudaBackend probes of one kind of kernel: "map", "zip" or "reduce"."""
+    return [p for p in _elementwise_probes(ctx, "cuda", small=True) if f"_{kind}(" in p.label]
+
+
+@check("a3", "cuda_map", kind="equivalence", timeout_scale=4.0)
+def cuda_map(ctx: CheckContext) -> None:
+    """CudaBackend maps (simulator) on permuted layouts and broadcast into a larger out."""
+    ctx.equivalent(_cuda_elementwise(ctx, "map"), Tol(rtol=1e-9, atol=1e-12))
+
+
+@check("a3", "cuda_zip", kind="equivalence", timeout_scale=4.0)
+def cuda_zip(ctx: CheckContext) -> None:
+    """CudaBackend zips (simulator) on permuted and broadcast layouts."""
+    ctx.equivalent(_cuda_elementwise(ctx, "zip"), Tol(rtol=1e-9, atol=1e-12))
+
+
+@check("a3", "cuda_reduce", kind="equivalence", timeout_scale=4.0)
+def cuda_reduce(ctx: CheckContext) -> None:
+    """CudaBackend reductions (simulator) over every dimension, and one longer than a block."""
+    probes = _cuda_elementwise(ctx, "reduce")
     a = values(ctx.rng, (2, 300))
     p = Probe("CudaBackend.add_reduce(a, dim=1) for a of shape (2, 300) (more than 256 values per output)", {"a": a})
     p.returns(p.call(f"{CUDA}.add_reduce", p.tensor(a, backend="cuda"), 1))
-    probes.append(p)
-    ctx.equivalent(probes, Tol(rtol=1e-9, atol=1e-12))
+    ctx.equivalent(probes + [p], Tol(rtol=1e-9, atol=1e-12))
 
 
-@check("a3", "cuda_matmul", kind="equivalence", timeout_scale=4.0)
-def cuda_matmul(ctx: CheckContext) -> None:
-    """CudaBackend.matrix_multiply (simulator): sizes that are not multiples of the tile,
-    broadcast batches, permuted layouts."""
+def _cuda_matmul_probes(ctx: CheckContext, cases: list) -> list[Probe]:
     probes = []
-    for sa, oa, sb, ob in [((1, 2, 3), None, (1, 3, 4), None), ((2, 5, 17), (0, 2, 1), (2, 17, 3), None), ((1, 18, 4), None, (2, 4, 3), (0, 2, 1))]:
+    for sa, oa, sb, ob in cases:
         a, b = ctx.rng.standard_normal(sa), ctx.rng.standard_normal(sb)
         p = Probe(f"CudaBackend.matrix_multiply(a, b) for a {sa} ({layout_text(oa)}), b {sb} ({layout_text(ob)})", {"a": a, "b": b})
         p.returns(p.call(f"{CUDA}.matrix_multiply", p.tensor(a, oa, backend="cuda"), p.tensor(b, ob, backend="cuda")))
         probes.append(p)
-    ctx.equivalent(probes, Tol(rtol=1e-9, atol=1e-12))
+    return probes
+
+
+@check("a3", "cuda_matmul", kind="equivalence", timeout_scale=4.0)
+def cuda_matmul(ctx: CheckContext) -> None:
+    """CudaBackend.matrix_multiply (simulator), one matrix: sizes smaller than a tile and
+    sizes that are not multiples of it."""
+    cases = [((1, 2, 3), None, (1, 3, 4), None), ((1, 17, 19), None, (1, 19, 18), None)]
+    ctx.equivalent(_cuda_matmul_probes(ctx, cases), Tol(rtol=1e-9, atol=1e-12))
+
+
+@check("a3", "cuda_matmul_batches", kind="equivalence", timeout_scale=4.0)
+def cuda_matmul_batches(ctx: CheckContext) -> None:
+    """CudaBackend.matrix_multiply (simulator): batches, a broadcast batch, permuted layouts."""
+    cases = [((2, 5, 17), (0, 2, 1), (2, 17, 3), None), ((1, 18, 4), None, (2, 4, 3), (0, 2, 1))]
+    ctx.equivalent(_cuda_matmul_probes(ctx, cases), Tol(rtol=1e-9, atol=1e-12))
+
+
+@check("a3", "cuda_matmul_float32", kind="equivalence", timeout_scale=4.0)
+def cuda_matmul_float32(ctx: CheckContext) -> None:
+    """a @ b on CudaBackend for float32 tensors: float32 out (its sums in another order than
+    the reference's, so to float32's tolerance)."""
     a, b = ctx.rng.standard_normal((3, 4)).astype(np.float32), ctx.rng.standard_normal((4, 2)).astype(np.float32)
     p = Probe("a @ b on CudaBackend for float32 a (3, 4), b (4, 2)", {"a": a, "b": b})
     p.returns(p.op("matmul", p.tensor(a, backend="cuda"), p.tensor(b, backend="cuda")))
-    ctx.equivalent([p], F32)  # float32 sums in another order than the reference's
+    ctx.equivalent([p], F32)

@@ -53,7 +53,7 @@ def _conv_label(kind: str, x: tuple, w: tuple, stride: Any, padding: Any, dilati
 @check("a4", "conv1d", kind="equivalence")
 def conv1d(ctx: CheckContext) -> None:
     """conv1d forward and backward against the reference: strides, padding (also 'same'),
-    dilation, with and without bias."""
+    dilation, with and without bias, a permuted input, float32."""
     probes = []
     for xs, (c_out, k), stride, padding, dilation, bias in CONV1D:
         x = ctx.rng.standard_normal(xs)
@@ -69,7 +69,18 @@ def conv1d(ctx: CheckContext) -> None:
     w = ctx.rng.standard_normal((2, 3, 2))
     probes.append(fwd_bwd(ctx, "conv1d(x (2, 3, 5) stored in dimension order (2, 1, 0), weight (2, 3, 2))", {"x": x, "weight": w},
                            lambda p, t: p.call(f"{CONV}.conv1d", *t), (2, 2, 4), order={"x": (2, 1, 0)}))
-    # the kernels alone: a permuted source, an output holding garbage
+    # float32 stays float32
+    x32, w32 = ctx.rng.standard_normal((1, 2, 5)).astype(np.float32), ctx.rng.standard_normal((3, 2, 2)).astype(np.float32)
+    ctx.equivalent(probes, TOL)
+    ctx.equivalent([fwd_bwd(ctx, "conv1d on float32 x (1, 2, 5), weight (3, 2, 2)", {"x": x32, "weight": w32},
+                             lambda p, t: p.call(f"{CONV}.conv1d", *t), (1, 3, 4))], F32)
+
+
+@check("a4", "im2col1d", kind="equivalence")
+def im2col1d(ctx: CheckContext) -> None:
+    """The kernels alone, im2col1d and col2im1d: a permuted source, an output holding garbage,
+    strides, padding and dilation."""
+    probes = []
     for (n, c, length), k, stride, pad, dil in [((2, 3, 7), 3, 2, 1, 1), ((1, 2, 9), 2, 1, 2, 3)]:
         l_out = _out_len(length, k, stride, pad, dil)
         x = ctx.rng.standard_normal((n, c, length))
@@ -79,11 +90,7 @@ def conv1d(ctx: CheckContext) -> None:
         cols = ctx.rng.standard_normal((n, l_out, c * k))
         probes.append(kernel_probe(f"col2im1d(x {x.shape} holding garbage, cols {cols.shape} stored in order (1, 2, 0), {geometry})",
                                     f"{CONV}.col2im1d", (n, c, length), cols, (1, 2, 0), k, stride, pad, dil))
-    # float32 stays float32
-    x32, w32 = ctx.rng.standard_normal((1, 2, 5)).astype(np.float32), ctx.rng.standard_normal((3, 2, 2)).astype(np.float32)
     ctx.equivalent(probes, TOL)
-    ctx.equivalent([fwd_bwd(ctx, "conv1d on float32 x (1, 2, 5), weight (3, 2, 2)", {"x": x32, "weight": w32},
-                             lambda p, t: p.call(f"{CONV}.conv1d", *t), (1, 3, 4))], F32)
 
 
 @check("a4", "conv1d_gradcheck", kind="gradient")
@@ -127,7 +134,14 @@ def conv2d(ctx: CheckContext) -> None:
     w = ctx.rng.standard_normal((2, 2, 2, 2))
     probes.append(fwd_bwd(ctx, "conv2d(x (1, 2, 4, 3) stored in dimension order (3, 2, 1, 0), weight (2, 2, 2, 2))", {"x": x, "weight": w},
                            lambda p, t: p.call(f"{CONV}.conv2d", *t), (1, 2, 3, 2), order={"x": (3, 2, 1, 0)}))
-    # the kernels alone: a permuted source, an output holding garbage
+    ctx.equivalent(probes, TOL)
+
+
+@check("a4", "im2col2d", kind="equivalence")
+def im2col2d(ctx: CheckContext) -> None:
+    """The kernels alone, im2col2d and col2im2d: a permuted source, an output holding garbage,
+    per-axis strides, padding and dilation."""
+    probes = []
     for (n, c, h, w_), (kh, kw), (sh, sw), (ph, pw), (dh, dw) in [((2, 2, 5, 4), (2, 3), (1, 2), (1, 0), (1, 1)),
                                                                   ((1, 3, 6, 6), (3, 2), (2, 1), (0, 1), (2, 2))]:
         oh, ow = _out_len(h, kh, sh, ph, dh), _out_len(w_, kw, sw, pw, dw)
@@ -349,27 +363,48 @@ def _textcnn_state(ctx: CheckContext) -> dict[str, np.ndarray]:
     return state
 
 
+def _textcnn_probe(ctx: CheckContext, state: dict[str, np.ndarray], tokens: np.ndarray, mode: str) -> Probe:
+    """TextCNN with the weights `state` in `mode` on `tokens`, then backward: the logits,
+    the parameters' names and gradients."""
+    kwargs = dict(TEXTCNN)
+    if mode == "train":
+        kwargs["dropout"] = 0.0
+    p = Probe(f"TextCNN({', '.join(f'{k}={v!r}' for k, v in kwargs.items())}) in {mode} mode on tokens {tokens.shape}, then backward",
+              {"tokens": tokens})
+    model = p.call("minitorch.nn.TextCNN", backend=p.get("minitorch.SimpleBackend"), **kwargs)
+    p.method(model, "load_state_dict", {k: state[k] for k in sorted(state)})
+    p.method(model, "eval" if mode == "eval" else "train")
+    logits = p.call(model, p.tensor(tokens))
+    g = ctx.rng.standard_normal((tokens.shape[0], TEXTCNN["num_classes"]))
+    p.method(logits, "backward", p.tensor(g))
+    params = p.method(model, "named_parameters")
+    return p.returns(logits, p.project(params, [0]), p.project(params, [1, "value", "grad"]),
+                     names=["logits", "parameter names", "parameter gradients"])
+
+
+def _tokens(ctx: CheckContext, shape: tuple[int, int]) -> np.ndarray:
+    tokens = ctx.rng.integers(1, TEXTCNN["vocab_size"], size=shape).astype(np.int64)
+    tokens[0, shape[1] - 2:] = 0  # padding
+    return tokens
+
+
 @check("a4", "textcnn", kind="equivalence")
 def textcnn(ctx: CheckContext) -> None:
-    """TextCNN with given weights (eval mode, and training mode with dropout 0): logits and
-    every parameter's gradient, against the reference."""
+    """TextCNN with given weights in eval mode: logits and every parameter's gradient,
+    against the reference."""
+    ctx.equivalent([_textcnn_probe(ctx, _textcnn_state(ctx), _tokens(ctx, (3, 7)), "eval")], Tol(rtol=1e-8, atol=1e-10))
+
+
+@check("a4", "textcnn_train", kind="equivalence")
+def textcnn_train(ctx: CheckContext) -> None:
+    """TextCNN with given weights in training mode (dropout 0): logits and gradients."""
+    ctx.equivalent([_textcnn_probe(ctx, _textcnn_state(ctx), _tokens(ctx, (3, 7)), "train")], Tol(rtol=1e-8, atol=1e-10))
+
+
+@check("a4", "textcnn_shapes", kind="equivalence")
+def textcnn_shapes(ctx: CheckContext) -> None:
+    """TextCNN on a batch of one, and on sentences exactly as long as the widest filter."""
     state = _textcnn_state(ctx)
-    names = sorted(state)
-    tokens = ctx.rng.integers(1, TEXTCNN["vocab_size"], size=(3, 7)).astype(np.int64)
-    tokens[0, 5:] = 0  # padding
-    probes = []
-    for mode in ("eval", "train"):
-        kwargs = dict(TEXTCNN)
-        if mode == "train":
-            kwargs["dropout"] = 0.0
-        p = Probe(f"TextCNN({', '.join(f'{k}={v!r}' for k, v in kwargs.items())}) in {mode} mode on tokens (3, 7), then backward", {"tokens": tokens})
-        model = p.call("minitorch.nn.TextCNN", backend=p.get("minitorch.SimpleBackend"), **kwargs)
-        p.method(model, "load_state_dict", {k: state[k] for k in names})
-        p.method(model, "eval" if mode == "eval" else "train")
-        logits = p.call(model, p.tensor(tokens))
-        g = ctx.rng.standard_normal((3, TEXTCNN["num_classes"]))
-        p.method(logits, "backward", p.tensor(g))
-        params = p.method(model, "named_parameters")
-        p.returns(logits, p.project(params, [0]), p.project(params, [1, "value", "grad"]), names=["logits", "parameter names", "parameter gradients"])
-        probes.append(p)
+    probes = [_textcnn_probe(ctx, state, _tokens(ctx, (1, 6)), "eval"),
+              _textcnn_probe(ctx, state, _tokens(ctx, (2, max(TEXTCNN["kernel_sizes"]))), "eval")]
     ctx.equivalent(probes, Tol(rtol=1e-8, atol=1e-10))

@@ -95,46 +95,53 @@ def module_probe(ctx: CheckContext, label: str, cls: str, lstm: bool, x: np.ndar
     return p
 
 
-def cell_probes(ctx: CheckContext, cell: str, **kwargs: Any) -> tuple[list[Probe], list[Probe]]:
-    """(float64 probes, float32 probes) of one cell: functional, step and module."""
+#: The entry points of a cell, each its own check for the LSTM and GRU (5.2, 5.3).
+PARTS = ("cell", "step", "module")
+
+
+def cell_probes(ctx: CheckContext, cell: str, parts: tuple[str, ...] = PARTS, **kwargs: Any) -> tuple[list[Probe], list[Probe]]:
+    """(float64 probes, float32 probes) of one cell's entry points `parts`: the functional
+    cell (and its float32 probe), the step on a precomputed projection, the module."""
     mod, fn, step, cls, gates, lstm = CELLS[cell]
-    probes = []
+    probes: list[Probe] = []
+    f32: list[Probe] = []
     outs = ["h'", "c'"] if lstm else ["h'"]
     extra = "".join(f", {k}={v!r}" for k, v in kwargs.items())
-    for b, i, h, biases in SHAPES:
+    for b, i, h, biases in SHAPES if "cell" in parts else ():
         xs, hs = ((b, i), (b, h)) if b is not None else ((i,), (h,))
         arrays = {"input": ctx.rng.standard_normal(xs), **_state(ctx, lstm, hs), **_weights(ctx, gates, i, h, biases)}
         shapes = ", ".join(f"{k} {v.shape}" for k, v in arrays.items() if v is not None and not k.startswith("b_"))
         label = f"{fn}({shapes}, {_bias_text(arrays)}{extra})"
         probes.append(fwd_bwd_many(ctx, label, arrays, lambda p, r: _call_cell(p, f"{mod}.{fn}", lstm, r, kwargs), [hs] * len(outs), outs))
-    # strided storages: the input and w_hh transposed in memory
-    arrays = {"input": ctx.rng.standard_normal((3, 2)), **_state(ctx, lstm, (3, 4)), **_weights(ctx, gates, 2, 4)}
-    label = f"{fn}(input (3, 2) stored in dimension order (1, 0), state (3, 4), w_hh ({gates * 4}, 4) stored in order (1, 0), b_ih, b_hh{extra})"
-    probes.append(fwd_bwd_many(ctx, label, arrays, lambda p, r: _call_cell(p, f"{mod}.{fn}", lstm, r, kwargs), [(3, 4)] * len(outs), outs,
-                               order={"input": (1, 0), "w_hh": (1, 0)}))
+    if "cell" in parts:  # strided storages: the input and w_hh transposed in memory
+        arrays = {"input": ctx.rng.standard_normal((3, 2)), **_state(ctx, lstm, (3, 4)), **_weights(ctx, gates, 2, 4)}
+        label = f"{fn}(input (3, 2) stored in dimension order (1, 0), state (3, 4), w_hh ({gates * 4}, 4) stored in order (1, 0), b_ih, b_hh{extra})"
+        probes.append(fwd_bwd_many(ctx, label, arrays, lambda p, r: _call_cell(p, f"{mod}.{fn}", lstm, r, kwargs), [(3, 4)] * len(outs), outs,
+                                   order={"input": (1, 0), "w_hh": (1, 0)}))
+        arrays = {k: (v.astype(np.float32) if v is not None else None)
+                  for k, v in {"input": ctx.rng.standard_normal((2, 3)), **_state(ctx, lstm, (2, 2)), **_weights(ctx, gates, 3, 2)}.items()}
+        f32.append(fwd_bwd_many(ctx, f"{fn} on float32 tensors (input (2, 3), state (2, 2){extra})", arrays,
+                                lambda p, r: _call_cell(p, f"{mod}.{fn}", lstm, r, kwargs), [(2, 2)] * len(outs), outs))
     # the step the layers call, on a precomputed x_proj = x W_ihᵀ + b_ih
-    for b, h, with_bias in [(2, 3, True), (1, 2, False)]:
+    for b, h, with_bias in [(2, 3, True), (1, 2, False)] if "step" in parts else ():
         arrays = {"x_proj": ctx.rng.standard_normal((b, gates * h)), **_state(ctx, lstm, (b, h)),
                   "w_hh": ctx.rng.standard_normal((gates * h, h)) * 0.6, "b_hh": ctx.rng.standard_normal(gates * h) * 0.5 if with_bias else None}
         label = f"{step}(x_proj ({b}, {gates * h}), state ({b}, {h}), w_hh ({gates * h}, {h}){', b_hh' if with_bias else ''}{extra})"
         probes.append(fwd_bwd_many(ctx, label, arrays, lambda p, r: _call_step(p, f"{mod}.{step}", lstm, r, kwargs), [(b, h)] * len(outs), outs))
     # the module, with the zero state (hx=None) and with a given one
-    for b, i, h, with_state in [(2, 3, 4, False), (3, 2, 3, True), (None, 2, 2, False)]:
+    for b, i, h, with_state in [(2, 3, 4, False), (3, 2, 3, True), (None, 2, 2, False)] if "module" in parts else ():
         x = ctx.rng.standard_normal((b, i) if b else (i,))
         state = _state(ctx, lstm, (b, h) if b else (h,)) if with_state else None
         label = f"{cls}({i}, {h}{extra}) on input {x.shape}" + (" with a given state" if with_state else " with hx=None (zeros)")
         probes.append(module_probe(ctx, label, f"{mod}.{cls}", lstm, x, state, _weights(ctx, gates, i, h), **kwargs))
-    arrays = {k: (v.astype(np.float32) if v is not None else None)
-              for k, v in {"input": ctx.rng.standard_normal((2, 3)), **_state(ctx, lstm, (2, 2)), **_weights(ctx, gates, 3, 2)}.items()}
-    f32 = fwd_bwd_many(ctx, f"{fn} on float32 tensors (input (2, 3), state (2, 2){extra})", arrays,
-                       lambda p, r: _call_cell(p, f"{mod}.{fn}", lstm, r, kwargs), [(2, 2)] * len(outs), outs)
-    return probes, [f32]
+    return probes, f32
 
 
-def _cell_equivalence(ctx: CheckContext, cell: str, **kwargs: Any) -> None:
-    probes, f32 = cell_probes(ctx, cell, **kwargs)
+def _cell_equivalence(ctx: CheckContext, cell: str, parts: tuple[str, ...] = PARTS, **kwargs: Any) -> None:
+    probes, f32 = cell_probes(ctx, cell, parts, **kwargs)
     ctx.equivalent(probes, TOL)
-    ctx.equivalent(f32, F32)
+    if f32:
+        ctx.equivalent(f32, F32)
 
 
 def _cell_gradcheck(ctx: CheckContext, cell: str, **kwargs: Any) -> None:
@@ -176,9 +183,21 @@ def rnn_cell_gradcheck(ctx: CheckContext) -> None:
 
 @check("a5", "lstm_cell", kind="equivalence")
 def lstm_cell(ctx: CheckContext) -> None:
-    """lstm_cell, lstm_step and LSTMCell: (h', c') and the gradients of the input, h, c,
-    the weights and the biases, against the reference (gate order i, f, g, o)."""
-    _cell_equivalence(ctx, "lstm")
+    """lstm_cell: (h', c') and the gradients of the input, h, c, the weights and the biases,
+    against the reference (gate order i, f, g, o), float32 included."""
+    _cell_equivalence(ctx, "lstm", ("cell",))
+
+
+@check("a5", "lstm_step", kind="equivalence")
+def lstm_step(ctx: CheckContext) -> None:
+    """lstm_step, the step the layers call on a precomputed x W_ihᵀ + b_ih, with and without b_hh."""
+    _cell_equivalence(ctx, "lstm", ("step",))
+
+
+@check("a5", "lstm_module", kind="equivalence")
+def lstm_module(ctx: CheckContext) -> None:
+    """LSTMCell with given weights, with hx=None (zeros) and a given state, batched or not."""
+    _cell_equivalence(ctx, "lstm", ("module",))
 
 
 @check("a5", "lstm_cell_gradcheck", kind="gradient")
@@ -192,9 +211,21 @@ def lstm_cell_gradcheck(ctx: CheckContext) -> None:
 
 @check("a5", "gru_cell", kind="equivalence")
 def gru_cell(ctx: CheckContext) -> None:
-    """gru_cell, gru_step and GRUCell: h' and the gradients of the input, the state, the
-    weights and the biases, against the reference (gate order r, z, n; r ⊙ (W_hn h + b_hn))."""
-    _cell_equivalence(ctx, "gru")
+    """gru_cell: h' and the gradients of the input, the state, the weights and the biases,
+    against the reference (gate order r, z, n; r ⊙ (W_hn h + b_hn)), float32 included."""
+    _cell_equivalence(ctx, "gru", ("cell",))
+
+
+@check("a5", "gru_step", kind="equivalence")
+def gru_step(ctx: CheckContext) -> None:
+    """gru_step, the step the layers call on a precomputed x W_ihᵀ + b_ih, with and without b_hh."""
+    _cell_equivalence(ctx, "gru", ("step",))
+
+
+@check("a5", "gru_module", kind="equivalence")
+def gru_module(ctx: CheckContext) -> None:
+    """GRUCell with given weights, with hx=None (zeros) and a given state, batched or not."""
+    _cell_equivalence(ctx, "gru", ("module",))
 
 
 @check("a5", "gru_cell_gradcheck", kind="gradient")

@@ -182,7 +182,7 @@ class Probe:
 
     def prange_trace(self, kernel: Ref, out: int, *args: Any) -> Ref:
         """The cells of argument `out` that two iterations of the kernel's outermost
-        ``prange`` touch (one writing): its data races (`grader.executor.prange_trace`)."""
+        ``prange`` touch (one writing): its data races (`grader.prange_trace`)."""
         return self._add("prange_trace", kernel=kernel, out=out, args=list(args))
 
     def returns(self, *refs: Ref, names: Optional[Sequence[str]] = None) -> "Probe":
