@@ -155,3 +155,18 @@ def test_a_task_as_released_is_not_started_and_one_with_a_body_of_the_students_i
     assert all(not_started(t, tmp_path / "release") for t in load_manifest("a2").tasks)
     ref = write_submission(tmp_path / "ref", "a2", {("2.2", "broadcast_index"): "pass"})  # one no-op body among written ones
     assert not any(not_started(t, ref) for t in load_manifest("a2").tasks)
+
+
+def test_a_second_look_that_fails_keeps_the_whole_trees_rows_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grader import grading
+    from grader.checks.base import GraderBug
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise GraderBug("the reference could not be written")
+
+    monkeypatch.setattr(grading, "_grade_alone", broken)
+    sub = write_submission(tmp_path / "sub", "a2", {("2.1", "strides_from_shape"): WRONG_STRIDES})
+    result = grade(sub, "a2", limits=FAST, notebooks=False)
+    assert [r.id for r in result.tasks] == ["2.1", "2.2", "2.3", "2.4"]
+    assert result.tasks[3].score == 0  # the whole tree's row: not rescued, not lost
+    assert result.grader_errors == ["grading the tasks alone failed: the reference could not be written"]
