@@ -211,9 +211,10 @@ def test_module_code_smuggled_in_a_fence_is_told_it_escapes(tmp_path: Path, a1_r
     line = _line_of(sub / "minitorch" / "autodiff.py", "import minitorch.operators as _ops")
     _assert_costs_only(result, a1_reference, "1.1", "escapes its fence", f"minitorch/autodiff.py, line {line}",
                        "not inside central_difference")
-    # without the AST check the smuggled code runs at import and takes 1.2's points
+    # without the AST check the smuggled code runs at import and takes 1.2's points (in the
+    # student's whole tree: graded alone, 1.2 would get them back)
     monkeypatch.setattr(fence_guard, "escapes", lambda *args: {})
-    unguarded = _grade(sub, "a1")
+    unguarded = _grade(sub, "a1", one_charge=False)
     assert _row(unguarded, "1.2").score < 20 and not unguarded.problems
 
 

@@ -190,13 +190,15 @@ def test_task_option_grades_one_task(examples: Path) -> None:
 
 
 def test_isolate_grades_each_task_with_the_reference_for_the_others(tmp_path: Path) -> None:
-    # 1.2 left as a stub: the checks of 1.3 call Log.forward (1.2) and fail without
-    # isolation; isolated, 1.3 is graded against the reference 1.2.
+    # 1.2 left as a stub: the checks of 1.3 call Log.forward (1.2) and fail in the whole
+    # tree; isolated (and in the default grade, alone), 1.3 is graded against the reference 1.2.
     stub = 'raise NotImplementedError("Task 1.2")'
     sub = write_submission(tmp_path / "sub", "a1", {("1.2", f"{cls}.forward"): stub for cls in ("Add", "Mul", "Neg", "Inv", "Log", "Exp", "Sigmoid", "ReLU", "LT", "EQ")})
-    plain = grade(sub, "a1", limits=FAST, notebooks=False)
+    plain = grade(sub, "a1", one_charge=False, limits=FAST, notebooks=False)
     isolated = grade(sub, "a1", isolate=True, limits=FAST, notebooks=False)
+    fair = grade(sub, "a1", limits=FAST, notebooks=False)
     assert {r.id: r.score for r in plain.tasks}["1.3"] == 0
+    assert {r.id: r.score for r in fair.tasks} == {"1.1": 10, "1.2": 0, "1.3": 30, "1.4": 25}
     assert {r.id: r.score for r in isolated.tasks} == {"1.1": 10, "1.2": 0, "1.3": 30, "1.4": 25}
     assert isolated.isolate
 

@@ -68,6 +68,6 @@ for n in range(out_shape[0]):
 ATTACKS = [
     Attack("freeze_the_reference", "4 speed",
            "a slow matmul whose escaped process keeps stopping the reference's child while it is timed",
-           "a3", {("3.2", "tensor_matmul"): slow_freezing_matmul}, task="3.2", earns=("fast_matmul",),
+           "a3", {("3.2", "tensor_matmul"): slow_freezing_matmul}, task="3.2", earns=("fast_matmul", "fast_matmul_race_free"),
            cli_args=("--timeout", "60"), slow=True),
 ]
