@@ -163,17 +163,21 @@ def grade(
             result.problems.extend(problems)
             sessions.append(session)
             rows: list[TaskResult] = []
-            again: set[str] = set()  # the tasks to grade again alone (grader.one_charge)
             for t in tasks:
                 # `earlier`: the rows so far, so that a failure reached through an earlier
                 # task's function says that it depends on that task (messages only)
                 rows.append(broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child,
                                                                        earlier=rows))
-                if one_charge and needs_second_look(t, rows[-1], problems, sub_dir):
-                    again.add(t.id)
-                elif progress:
-                    progress(rows[-1])  # final already
             session.close()
+            # the tasks to grade again alone (grader.one_charge): those that lose points while
+            # another task does too (when only one task was graded, the others are unknown)
+            again = {t.id for t, row in zip(tasks, rows)
+                     if one_charge and (task is not None or any(r.score < r.max_points for r in rows if r is not row))
+                     and needs_second_look(t, row, problems, sub_dir)}
+            if progress:
+                for row in rows:
+                    if row.id not in again:
+                        progress(row)  # final already
             notebook_rows = [grade_notebook(nb, sub_dir, tree, scratch, limits)
                              for nb in (manifest.notebooks if notebooks and task is None else ())]
             if progress:

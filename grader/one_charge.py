@@ -17,7 +17,13 @@ alone counts as passed:
 so the points of Y depend on Y's own code: a check fails only when Y's code fails it both
 with the student's other tasks and with the reference's.
 
-The second look is skipped when it cannot change anything: a task with full marks, a task
+A task is looked at again only when another task of the stage loses points too (or when it
+is graded by itself, `grader run --task`, where the others are not known): a mistake whose
+task is the only one to fail is charged once already, and most submissions cost no more
+to grade than before. (A task whose checks all pass is taken to be right; a mistake its
+checks miss is what the mutation analysis, `grader check --mutants`, looks for.)
+
+The second look is also skipped when it cannot change anything: a task with full marks, a task
 not started (every body of its fences a stub, as released: `grader check` proves that a
 release's stub scores 0 alone, invariant 3), a task whose body was stubbed because it breaks
 the import (`BrokenFence`: it is broken alone too), and a task whose every failing check

@@ -170,3 +170,24 @@ def test_a_second_look_that_fails_keeps_the_whole_trees_rows_and_says_so(tmp_pat
     assert [r.id for r in result.tasks] == ["2.1", "2.2", "2.3", "2.4"]
     assert result.tasks[3].score == 0  # the whole tree's row: not rescued, not lost
     assert result.grader_errors == ["grading the tasks alone failed: the reference could not be written"]
+
+
+def test_a_task_that_alone_loses_points_is_not_graded_again_unless_graded_by_itself(tmp_path: Path,
+                                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only task 0.3 fails: its mistake is charged once already (no second child); graded
+    by itself (--task), the other tasks are unknown, so it is looked at again."""
+    from grader import grading
+
+    calls: list[str] = []
+    real = grading._grade_alone
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(args[7].id)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grading, "_grade_alone", counted)
+    sub = write_submission(tmp_path / "sub", "a0", {("0.3", "Module.train"): "self.training = mode\nreturn self"})
+    result = grade(sub, "a0", limits=FAST, notebooks=False)
+    assert [r.id for r in result.tasks if r.score < r.max_points] == ["0.3"] and calls == []
+    alone = grade(sub, "a0", task="0.3", limits=FAST, notebooks=False)
+    assert calls == ["0.3"] and alone.tasks[0].score == result.tasks[2].score
