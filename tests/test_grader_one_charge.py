@@ -17,6 +17,7 @@ from grader.one_charge import ALONE, charge_once, needs_second_look
 from grader.report import gradescope, junit
 from grader.results import CheckResult, TaskResult
 from grader.sandbox import Limits
+from test_grader_one_charge_stages import STRIDES_REVERSED
 
 pytestmark = pytest.mark.grader
 
@@ -89,17 +90,10 @@ def test_a_task_that_fails_alone_too_is_told_the_mistake_is_its_own() -> None:
 
 # --------------------------------------------------------------------------- graded end to end
 
-WRONG_STRIDES = """strides = []
-step = 1
-for size in reversed(shape):
-    strides.append(step)
-    step *= size
-return tuple(strides)
-"""
 
 
 def test_a_wrong_strides_from_shape_costs_task_2_1_only(tmp_path: Path) -> None:
-    sub = write_submission(tmp_path / "sub", "a2", {("2.1", "strides_from_shape"): WRONG_STRIDES})
+    sub = write_submission(tmp_path / "sub", "a2", {("2.1", "strides_from_shape"): STRIDES_REVERSED})
     whole = {r.id: r for r in grade(sub, "a2", one_charge=False, limits=FAST, notebooks=False).tasks}
     fair = {r.id: r for r in grade(sub, "a2", limits=FAST, notebooks=False).tasks}
     assert whole["2.3"].score == 0 and whole["2.4"].score == 0  # the whole tree charges it three times
@@ -165,7 +159,7 @@ def test_a_second_look_that_fails_keeps_the_whole_trees_rows_and_says_so(tmp_pat
         raise GraderBug("the reference could not be written")
 
     monkeypatch.setattr(grading, "_grade_alone", broken)
-    sub = write_submission(tmp_path / "sub", "a2", {("2.1", "strides_from_shape"): WRONG_STRIDES})
+    sub = write_submission(tmp_path / "sub", "a2", {("2.1", "strides_from_shape"): STRIDES_REVERSED})
     result = grade(sub, "a2", limits=FAST, notebooks=False)
     assert [r.id for r in result.tasks] == ["2.1", "2.2", "2.3", "2.4"]
     assert result.tasks[3].score == 0  # the whole tree's row: not rescued, not lost
