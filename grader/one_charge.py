@@ -39,12 +39,13 @@ What the second look gives the student, and what it does not:
   their release holds). What is left is one bit per check (passed or not) of a task that
   already lost points, per submission — a narrow channel, stated here so that nobody takes
   the second look for a vault. Nothing a child writes in one tree reaches the next: the
-  jail gives each its own scratch, tmp and home (`grader.sandbox`), and the alone trees are
-  built only after the whole tree's child and the notebooks are done.
+  jail gives each its own scratch, tmp and home (`grader.sandbox`; the ``bwrap`` and ``uid``
+  tiers — the ``process`` tier is no boundary), and the alone trees are built only after
+  the whole tree's child and the notebooks are done.
 * **The root cause, where it was shown.** A check that fails in the whole tree and passes
   alone fails because of code outside the task: the feedback says so and names the other
-  tasks of the stage that fail their own checks (and those checks: "task 2.1 fails its own
-  checks (strides_from_shape)"). A check that fails alone too is the task's own mistake,
+  tasks of the stage that fail their own checks (and those checks: "task 2.1
+  (strides_from_shape) fails its own checks"). A check that fails alone too is the task's own mistake,
   and the feedback says that instead of guessing about the other tasks.
 
 Without ``one_charge`` (``grader run --whole-tree``) the whole tree's rows are the grade.
