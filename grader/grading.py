@@ -86,11 +86,11 @@ from .intake import NO_PACKAGE, SubmissionError, find_package, open_submission
 from .jail import choose_tier
 from .manifest import Manifest, Task, load_manifest
 from .notebook_grading import grade_notebook
-from .one_charge import charge_once, needs_second_look
+from .one_charge import charge_once, needs_second_look, passed_in_either
 from .reference import reference_executor
 from .results import GradeResult, Problem, TaskResult
 from .sandbox import Limits, ReferenceChild, Session
-from .trees import build_tree
+from .trees import build_tree, state_partners
 
 __all__ = ["grade", "refusal", "refused_result"]
 
@@ -188,7 +188,8 @@ def grade(
             # whole tree gone, are trees holding the reference of other tasks written.
             shutil.rmtree(tree, ignore_errors=True)
             try:
-                alone_rows = {t.id: alone(t, result, last=False, only={c.name for c in row.checks if c.status != "passed"})[0]
+                failing = {r.id for r in rows if r.score < r.max_points}
+                alone_rows = {t.id: _second_look(stage, t, row, failing, partial(alone, t, result, last=False))
                               for t, row in zip(tasks, rows) if t.id in again}
             except GraderBug as exc:  # the whole tree's rows stand; the staff is told
                 result.grader_errors.append(f"grading the tasks alone failed: {exc}")
@@ -229,15 +230,15 @@ def grade(
 
 def _grade_alone(stage: str, sub_dir: Path, scratch: Path, limits: Limits, isolation: str, reference: Executor,
                  ref_child: ReferenceChild, t: Task, result: GradeResult, *, last: bool,
-                 only: Optional[AbstractSet[str]] = None) -> tuple[TaskResult, list[str]]:
+                 only: Optional[AbstractSet[str]] = None, with_partners: bool = True) -> tuple[TaskResult, list[str]]:
     """Task `t` graded alone, in a tree of its own where the stage's other tasks are the
-    reference (`build_tree(..., isolate_task=t.id)`), its checks named in `only` (all when
-    None); the tree's problems join `result`'s.
+    reference (`build_tree(..., isolate_task=t.id, with_partners=…)`), its checks named in
+    `only` (all when None); the tree's problems join `result`'s.
     The tree is deleted afterwards unless it is the `last` (notebooks of ``--isolate``).
     Returns the row and the child's output."""
     tree, work = scratch / f"tree-{t.id}", scratch / f"s-{t.id}"
     work.mkdir()
-    session, problems = start_tree(partial(build_tree, stage, sub_dir, tree, isolate_task=t.id),
+    session, problems = start_tree(partial(build_tree, stage, sub_dir, tree, isolate_task=t.id, with_partners=with_partners),
                                    partial(Session, tree, work, limits, tier=isolation))
     try:
         result.problems.extend(p for p in problems if p not in result.problems)
@@ -248,6 +249,25 @@ def _grade_alone(stage: str, sub_dir: Path, scratch: Path, limits: Limits, isola
         if not last:  # it holds the reference of the stage's other tasks: no later child may find it
             shutil.rmtree(tree, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _second_look(stage: str, t: Task, row: TaskResult, failing: AbstractSet[str],
+                 alone: Callable[..., tuple[TaskResult, list[str]]]) -> TaskResult:
+    """The failing checks of `row` run again with task `t` alone (`alone(only=…,
+    with_partners=…)` is `_grade_alone` bound to it); `failing`: the tasks of the stage that
+    lose points in the whole tree.
+
+    A backward shares state with its forward, so the alone tree keeps the student's forward
+    beside the student's backward. When that forward's task loses points itself, the checks
+    that still fail are run once more after the reference's forward, and a check passes
+    alone when it passes in either tree. (When the forward's task passes its own checks, a
+    pair that fails together is the backward's to answer for: a forward that saves nothing
+    in ``ctx`` is right by every check of its own.)"""
+    first = alone(only={c.name for c in row.checks if c.status != "passed"})[0]
+    still = {c.name for c in first.checks if c.status != "passed"}
+    if not still or not state_partners(stage, t.id) & failing:
+        return first
+    return passed_in_either(first, alone(only=still, with_partners=False)[0])
 
 
 def _add_row(result: GradeResult, row: TaskResult, progress: Optional[Callable[[TaskResult], None]]) -> None:

@@ -17,6 +17,16 @@ alone counts as passed:
 so the points of Y depend on Y's own code: a check fails only when Y's code fails it both
 with the student's other tasks and with the reference's.
 
+A backward and its forward share state: what the forward saves in ``ctx`` the backward
+reads back, in a layout of the student's choosing. So the alone tree keeps the student's
+forward beside their backward (`grader.trees.shared_state`) — and a wrong forward (2.3's
+``Permute.forward``) would still fail 2.4's backward checks there. The checks that still fail
+are therefore run once more with the reference's forward too
+(``build_tree(..., with_partners=False)``), and pass alone when they pass in either tree
+(`passed_in_either`): a backward that works after the reference's forward is right. This is
+done only when the forward's task loses points of its own: a forward that saves nothing is
+right by every check of its task, and the pair failing together is charged to the backward.
+
 A task is looked at again only when another task of the stage loses points too (or when it
 is graded by itself, `grader run --task`, where the others are not known): a mistake whose
 task is the only one to fail is charged once already, and most submissions cost no more
@@ -66,7 +76,7 @@ from .intake import find_package, read_student_file
 from .manifest import Task
 from .results import Problem, TaskResult
 
-__all__ = ["ALONE", "charge_once", "needs_second_look", "not_started"]
+__all__ = ["ALONE", "charge_once", "needs_second_look", "not_started", "passed_in_either"]
 
 #: How the feedback names the second look.
 ALONE = "with the reference in place of the stage's other tasks"
@@ -152,6 +162,14 @@ def charge_once(task: Task, whole: TaskResult, alone: TaskResult, others: Sequen
     return replace(whole, score=score, status=failing[0].status if failing else "passed",
                    message=failing[0].message if failing else short, checks=checks, seconds=seconds, feedback=feedback,
                    messages=[short] + [f"{c.name}: {c.message}" for c in failing])
+
+
+def passed_in_either(first: TaskResult, second: TaskResult) -> TaskResult:
+    """`first` with each check that fails there and passes in `second` taken from `second`
+    (two alone trees of one task; only the statuses are read, by `charge_once`)."""
+    won = {c.name: c for c in second.checks if c.status == "passed"}
+    return replace(first, checks=[won.get(c.name, c) if c.status != "passed" else c for c in first.checks],
+                   seconds=first.seconds + second.seconds)
 
 
 def _join(*parts: str) -> str:

@@ -147,6 +147,24 @@ def shared_state(text: str, fences: Sequence[Fence]) -> list[tuple[Fence, ...]]:
     return sorted((tuple(g) for g in groups.values() if len(g) > 1), key=lambda g: g[0].begin)
 
 
+def state_partners(stage: str, task: str, repo_root: Path | str | None = None) -> set[str]:
+    """The other tasks of `stage` with a fence that shares state (`shared_state`) with a
+    fence of `task`: the task of a forward whose backward is `task`'s, and the reverse."""
+    root = kit_root(repo_root)
+    manifest = all_manifests(root)[stage]
+    mine = set(manifest.task(task).fences)
+    task_of = {f: t.id for t in manifest.tasks for f in t.fences}
+    found: set[str] = set()
+    for path in sorted((root / "minitorch").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        fences = find_fences(text, f"minitorch/{path.relative_to(root / 'minitorch').as_posix()}")
+        for group in shared_state(text, fences):
+            ids = {f.task for f in group}
+            if ids & mine:
+                found |= {task_of[f] for f in ids - mine if f in task_of}
+    return found
+
+
 #: One statement outside the fences: (its first line, its tokens).
 _Statement = tuple[int, tuple[str, ...]]
 _SILENT = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
@@ -309,6 +327,7 @@ def build_tree(
     isolate_task: Optional[str] = None,
     repo_root: Path | str | None = None,
     stub_fences: AbstractSet[tuple[str, str, str, int]] = frozenset(),
+    with_partners: bool = True,
 ) -> ChildTree:
     """Write out_dir/minitorch, the package the grading child imports for `stage`.
 
@@ -322,6 +341,9 @@ def build_tree(
         repo_root: the kit (default: the grader's own checkout).
         stub_fences: student bodies to leave out, as `PlacedFence.ref` names them (file,
             fence id, function, order); the caller reports why.
+        with_partners: with isolate_task, false takes the fences sharing state with the task's
+            from the reference too: the student's backward run after the reference's
+            forward (`grader.one_charge` tries this when the student's own forward fails).
 
     Returns:
         The problems for the student (missing files, damaged or missing fences, code
@@ -370,7 +392,7 @@ def build_tree(
             if student_fences is not None:
                 keep |= mine - student_fences
                 mine &= student_fences
-                for group in shared_state(text, fences):
+                for group in shared_state(text, fences) if with_partners else ():
                     if any(f.task in mine for f in group):
                         partners |= {(f.task, f.function) for f in group if f.task in staged - mine}
             name = f"minitorch/{rel.as_posix()}"

@@ -110,6 +110,19 @@ PLANTED: dict[str, dict[str, tuple[str, str]]] = {
     },
 }
 
+#: A wrong forward whose backward, in another task, is right: the backward's checks call the
+#: forward, so they fail beside the student's forward, and are run again after the reference's
+#: (`grader.grading._second_look`). stage → (task, function, body).
+WRONG_FORWARDS: dict[str, tuple[str, str, str]] = {
+    # computes e^-a, returns it and saves it: 1.2's checks see the value, Exp.backward (1.3)
+    # multiplies by the wrong saved value
+    "a1": ("1.2", *changed("1.2", "Exp.forward", "out = operators.exp(a)", "out = operators.exp(-a)")),
+    # applies the inverse permutation: Permute.backward (2.4) gets a gradient of the wrong shape
+    "a2": ("2.3", *changed("2.3", "Permute.forward", "return a._view(a._tensor.permute(*order))",
+                           "inverse = [0] * len(order)\nfor i, o in enumerate(order):\n    inverse[o] = i\n"
+                           "return a._view(a._tensor.permute(*inverse))")),
+}
+
 
 def test_every_task_of_every_stage_has_a_planted_mistake() -> None:
     for stage, planted in PLANTED.items():
@@ -118,7 +131,17 @@ def test_every_task_of_every_stage_has_a_planted_mistake() -> None:
 
 @pytest.mark.parametrize("stage, task", [(s, t) for s, tasks in PLANTED.items() for t in tasks])
 def test_a_mistake_in_one_task_moves_no_other_tasks_points(tmp_path: Path, stage: str, task: str) -> None:
-    function, body = PLANTED[stage][task]
+    assert_charged_once(tmp_path, stage, task, *PLANTED[stage][task])
+
+
+@pytest.mark.parametrize("stage", sorted(WRONG_FORWARDS))
+def test_a_wrong_forward_does_not_cost_its_right_backward(tmp_path: Path, stage: str) -> None:
+    assert_charged_once(tmp_path, stage, *WRONG_FORWARDS[stage])
+
+
+def assert_charged_once(tmp_path: Path, stage: str, task: str, function: str, body: str) -> None:
+    """Graded with `body` in `task`'s fence of `function`, `task` loses points and no other
+    task of `stage` does."""
     sub = write_submission(tmp_path / "sub", stage, {(task, function): body})
     result = grade(sub, stage, limits=LIMITS, notebooks=False)
     assert not result.grader_errors, result.grader_errors
