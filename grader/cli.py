@@ -78,9 +78,10 @@ Every fence of the stage is mutated (swapped operators, off-by-one constants, de
 statements, early returns, no-op bodies, wrong return types …) and the real students'
 mistakes of assignments/<stage>/mutants.toml are added; each is graded. It fails when a
 surviving mutant fails the task's public tests (a), when a mutant of one task changes
-another task's score (b), or when a catalogue mistake survives. A full run of a stage
-rewrites its section of assignments/MUTATION.md; --sample N and --task X are for CI and
-for work on one task (they print, and write nothing).
+another task's score (b), or when a catalogue mistake survives. A run of a whole stage
+rewrites its section of assignments/MUTATION.md (a sampled one, --sample N, says so there:
+the stages whose full run takes hours); --task X is for work on one task (it prints, and
+writes nothing).
 """
 
 

@@ -21,9 +21,9 @@ the stage's reference files, one of them mutated, is graded for the whole stage:
 
 With ``jobs > 1`` mutants are graded in worker *processes*: the reference runs in the
 grading process, and probes that seed minitorch's generator (``manual_seed``) would race
-in threads. The report is a table (and, for full runs, a section of
-``assignments/MUTATION.md``); the exit status of `main` is 1 on any violation, surviving
-mistake or problem (the reference not scoring full marks, public tests failing on it, a
+in threads. The report is a table (and, for a run of a whole stage, sampled or not, a
+section of ``assignments/MUTATION.md`` that names its scope); the exit status of `main` is
+1 on any violation, surviving mistake or problem (the reference not scoring full marks, public tests failing on it, a
 grader error).
 """
 
@@ -376,7 +376,7 @@ def main(stages: Sequence[str], *, task: Optional[str] = None, sample: Optional[
         report = analyse(stage, task=task, sample=sample, jobs=jobs, limits=limits,
                          progress=lambda line: progress.print(f"[dim]  {line}[/dim]", highlight=False))
         reports.append(report)
-        if sample is None and task is None:
+        if task is None:  # a sampled run says so in its section
             update_markdown(repo_root() / MARKDOWN, report)
             console.print(f"wrote the {stage} section of {MARKDOWN}")
     print_report(reports, console)

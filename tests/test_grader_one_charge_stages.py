@@ -110,17 +110,22 @@ PLANTED: dict[str, dict[str, tuple[str, str]]] = {
     },
 }
 
-#: A wrong forward whose backward, in another task, is right: the backward's checks call the
-#: forward, so they fail beside the student's forward, and are run again after the reference's
-#: (`grader.grading._second_look`). stage → (task, function, body).
-WRONG_FORWARDS: dict[str, tuple[str, str, str]] = {
-    # computes e^-a, returns it and saves it: 1.2's checks see the value, Exp.backward (1.3)
-    # multiplies by the wrong saved value
-    "a1": ("1.2", *changed("1.2", "Exp.forward", "out = operators.exp(a)", "out = operators.exp(-a)")),
+#: A forward and its backward in two tasks, one of them wrong. The backward's checks call the
+#: forward and the forward's task checks what it saves by calling the backward, so in the whole
+#: tree both tasks fail; each is run again with the other's reference (`grader.grading.
+#: _second_look`) and only the wrong one is charged. name → (stage, task, function, body).
+FORWARD_AND_BACKWARD: dict[str, tuple[str, str, str, str]] = {
+    # computes e^-a, returns it and saves it: Exp.backward (1.3) multiplies by the wrong value
+    "a1 wrong forward": ("a1", "1.2", *changed("1.2", "Exp.forward", "out = operators.exp(a)", "out = operators.exp(-a)")),
+    # forgets to save the input: right by every value it returns, Log.backward finds nothing
+    "a1 forward saves nothing": ("a1", "1.2", *changed("1.2", "Log.forward", "ctx.save_for_backward(a)", "pass")),
+    # a backward with its derivatives swapped: the forward's saving check fails beside it
+    "a1 wrong backward": ("a1", "1.3", *changed("1.3", "Mul.backward", "return operators.mul(b, d_output), operators.mul(a, d_output)",
+                                                "return operators.mul(a, d_output), operators.mul(b, d_output)")),
     # applies the inverse permutation: Permute.backward (2.4) gets a gradient of the wrong shape
-    "a2": ("2.3", *changed("2.3", "Permute.forward", "return a._view(a._tensor.permute(*order))",
-                           "inverse = [0] * len(order)\nfor i, o in enumerate(order):\n    inverse[o] = i\n"
-                           "return a._view(a._tensor.permute(*inverse))")),
+    "a2 wrong forward": ("a2", "2.3", *changed("2.3", "Permute.forward", "return a._view(a._tensor.permute(*order))",
+                                               "inverse = [0] * len(order)\nfor i, o in enumerate(order):\n    inverse[o] = i\n"
+                                               "return a._view(a._tensor.permute(*inverse))")),
 }
 
 
@@ -134,9 +139,9 @@ def test_a_mistake_in_one_task_moves_no_other_tasks_points(tmp_path: Path, stage
     assert_charged_once(tmp_path, stage, task, *PLANTED[stage][task])
 
 
-@pytest.mark.parametrize("stage", sorted(WRONG_FORWARDS))
-def test_a_wrong_forward_does_not_cost_its_right_backward(tmp_path: Path, stage: str) -> None:
-    assert_charged_once(tmp_path, stage, *WRONG_FORWARDS[stage])
+@pytest.mark.parametrize("case", sorted(FORWARD_AND_BACKWARD))
+def test_a_forward_and_its_backward_are_charged_apart(tmp_path: Path, case: str) -> None:
+    assert_charged_once(tmp_path, *FORWARD_AND_BACKWARD[case])
 
 
 def assert_charged_once(tmp_path: Path, stage: str, task: str, function: str, body: str) -> None:

@@ -8,6 +8,13 @@ mixed in, and the edge cases; the operators are compared with the reference by v
 by the graph they record (``x * y`` records Mul with the inputs x, y, as the public tests
 ask). The checks of 1.3 and 1.4 build their graphs with ``F.apply`` and never use the
 operators, so a wrong operator costs 1.2 only.
+
+A forward also saves in ``ctx`` what its backward needs, which only a backward can see:
+`forwards_save_for_backward` runs each forward with the backward beside it. In the whole
+tree that backward is the student's (1.3), so a wrong backward fails it too; the default
+grade then runs it again after the reference's backward (`grader.one_charge`), and only a
+forward that saves too little or the wrong value is charged for it — on 1.2, while 1.3's
+backward checks, run again after the reference's forward, pass.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import a1_backprop, a1_backward  # noqa: F401 - registers the checks of 1.3 and 1.4
+from .a1_backward import backward_after_forward
 from .base import CheckContext, check
 from .probe import Probe, Ref, Tol
 
@@ -93,6 +101,13 @@ def function_forwards(ctx: CheckContext) -> None:
         p = Probe(f"{cls}.forward(ctx, {', '.join(map(repr, args))})")
         probes.append(p.returns(p.call(p.attr(p.get(f"{SF}.{cls}"), "_forward"), p.call(f"{MT}.Context"), *args)))
     ctx.equivalent(probes, TOL)
+
+
+@check("a1", "forwards_save_for_backward", kind="equivalence")
+def forwards_save_for_backward(ctx: CheckContext) -> None:
+    """Each ScalarFunction's forward saves what its backward needs: the backward's
+    derivatives after the student's forward, against the reference."""
+    ctx.equivalent(backward_after_forward(), TOL)
 
 
 @check("a1", "scalar_operators", kind="equivalence")

@@ -30,10 +30,9 @@ BACKWARDS: list[tuple[str, tuple[float, ...]]] = [
 ]
 
 
-@check("a1", "function_backwards", kind="equivalence")
-def function_backwards(ctx: CheckContext) -> None:
-    """Each ScalarFunction's backward(ctx, d) after its forward on the same ctx, for two d,
-    against the reference (through `_backward`: one derivative per input)."""
+def backward_after_forward() -> list[Probe]:
+    """Each ScalarFunction's backward(ctx, d) after its forward on the same ctx, for two d
+    (through `_backward`: one derivative per input)."""
     probes = []
     for cls, args in BACKWARDS:
         for d in (1.0, -2.5):
@@ -42,7 +41,14 @@ def function_backwards(ctx: CheckContext) -> None:
             fn = p.get(f"{SF}.{cls}")
             p.call(p.attr(fn, "forward"), c, *args)
             probes.append(p.returns(p.call(p.attr(fn, "_backward"), c, d)))
-    ctx.equivalent(probes, Tol(rtol=1e-9, atol=1e-12))
+    return probes
+
+
+@check("a1", "function_backwards", kind="equivalence")
+def function_backwards(ctx: CheckContext) -> None:
+    """Each ScalarFunction's backward(ctx, d) after its forward on the same ctx, for two d,
+    against the reference."""
+    ctx.equivalent(backward_after_forward(), Tol(rtol=1e-9, atol=1e-12))
 
 
 #: z = F.apply(…) with leaves and Python numbers (constants, which chain_rule must pair too);
