@@ -126,6 +126,8 @@ FORWARD_AND_BACKWARD: dict[str, tuple[str, str, str, str]] = {
     "a2 wrong forward": ("a2", "2.3", *changed("2.3", "Permute.forward", "return a._view(a._tensor.permute(*order))",
                                                "inverse = [0] * len(order)\nfor i, o in enumerate(order):\n    inverse[o] = i\n"
                                                "return a._view(a._tensor.permute(*inverse))")),
+    # saves nothing: Permute.backward finds no order in ctx
+    "a2 forward saves nothing": ("a2", "2.3", *changed("2.3", "Permute.forward", "ctx.save_for_backward(order)", "pass")),
 }
 
 

@@ -1,5 +1,7 @@
 """Hidden checks of stage A2: strides and indexing (2.1), broadcasting (2.2) and tensor
 operations forward (2.3); the backward (2.4) in `a2_backward`, one check per Function.
+What a forward saves in ``ctx`` only its backward can see: 2.3's `forwards_save_for_backward`
+runs 2.4's probes, and is charged to 2.3 only when they fail after the reference's backward.
 
 Tensors are built in the child straight from storage, shape and strides (so a permuted,
 non-contiguous layout reaches the student's kernels without any student code making it)
@@ -14,6 +16,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import a2_backward  # noqa: F401 - registers the checks of 2.4
+from .a2_backward import TOL as BACKWARD_TOL, backward_after_forward
 from .base import CheckContext, check
 from .inputs import I64, layout_text, strides_for, values
 from .probe import Probe, Ref, Tol
@@ -82,7 +85,8 @@ def to_index(ctx: CheckContext) -> None:
 
 @check("a2", "permute", kind="equivalence")
 def permute(ctx: CheckContext) -> None:
-    """TensorData.permute: shape, strides and the values it reads."""
+    """TensorData.permute: shape, strides and the values it reads; ShapeError for an order
+    that is not a permutation of the dimensions."""
     probes = []
     for shape in [(2, 3), (3, 1), (2, 3, 4), (2, 1, 3), (3, 2, 1, 2)]:
         size = int(np.prod(shape))
@@ -101,6 +105,12 @@ def permute(ctx: CheckContext) -> None:
     out = p.method(p.method(td, "permute", 2, 0, 1), "permute", 1, 2, 0)
     p.returns(p.attr(out, "shape"), p.attr(out, "strides"), names=["shape", "strides"])
     probes.append(p)
+    # not a permutation of the dimensions: a dimension twice, too few, too many, out of range
+    for shape, order in [((2, 3), (0, 0)), ((2, 3), (1,)), ((2, 3), (0, 1, 2)), ((2, 3), (0, 2)), ((2, 3, 4), (2, 0, 0))]:
+        p = Probe(f"TensorData(arange({int(np.prod(shape))}), {shape}).permute(*{order}) (not a permutation: must raise ShapeError)", expect_error=True)
+        td = p.call(f"{TD}.TensorData", np.arange(int(np.prod(shape)), dtype=np.float64), shape)
+        p.returns(p.method(td, "permute", *order))
+        probes.append(p)
     ctx.equivalent(probes)
 
 
@@ -154,11 +164,19 @@ def broadcast_index(ctx: CheckContext) -> None:
 
 @check("a2", "reduce_to_shape", kind="equivalence")
 def reduce_to_shape(ctx: CheckContext) -> None:
-    """reduce_to_shape: a gradient summed back over the dimensions broadcasting stretched."""
+    """reduce_to_shape: a gradient summed back over the dimensions broadcasting stretched;
+    ShapeError for a gradient with fewer dimensions than the operand."""
     probes = []
     for big, small in [((3,), (1,)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3), ()), ((2, 3, 4), (3, 1)), ((4, 2, 3), (1, 2, 1))]:
         g = ctx.rng.standard_normal(big)
         p = Probe(f"reduce_to_shape(grad of shape {big}, {small}): the gradient summed back to the operand's shape", {"grad": g})
+        p.returns(p.call(f"{MT}.tensor.reduce_to_shape", p.tensor(g), small))
+        probes.append(p)
+    # a gradient with fewer dimensions than the operand (a wrong backward): ShapeError
+    for big, small in [((3,), (3, 1)), ((3,), (2, 3))]:
+        g = ctx.rng.standard_normal(big)
+        p = Probe(f"reduce_to_shape(grad of shape {big}, {small}) (fewer dimensions than the operand: must raise ShapeError)",
+                  {"grad": g}, expect_error=True)
         p.returns(p.call(f"{MT}.tensor.reduce_to_shape", p.tensor(g), small))
         probes.append(p)
     ctx.equivalent(probes)
@@ -319,6 +337,16 @@ def _permute_probes(ctx: CheckContext) -> list[Probe]:
         p = Probe(f"a.permute{order} * 1.0 for a of shape (2, 3, 4)", {"a": a})
         probes.append(p.returns(p.op("mul", p.method(p.tensor(a), "permute", *order), 1.0)))
     return probes
+
+
+@check("a2", "forwards_save_for_backward", kind="equivalence")
+def forwards_save_for_backward(ctx: CheckContext) -> None:
+    """Each Function's forward saves in ``ctx`` what its backward needs: the gradients of
+    every Function's apply(...).backward(g), as 2.4's checks take them, against the reference.
+    Beside the student's own backward (2.4) a wrong backward fails this too; the default
+    grade runs it again after the reference's backward (`grader.one_charge`), so that only
+    a forward that saves too little or the wrong value is charged for it."""
+    ctx.equivalent(backward_after_forward(ctx), BACKWARD_TOL)
 
 
 @check("a2", "tensor_forward", kind="equivalence")

@@ -125,6 +125,12 @@ BACKWARDS: dict[str, tuple[str, Callable[[CheckContext, str], list[Probe]]]] = {
 }
 
 
+def backward_after_forward(ctx: CheckContext) -> list[Probe]:
+    """Every Function's probes above: each backward run after its forward (task 2.3's
+    `forwards_save_for_backward` reads them as a check of what the forwards save)."""
+    return [probe for function, make in BACKWARDS.values() for probe in make(ctx, function)]
+
+
 def _register(name: str, function: str, make: Callable[[CheckContext, str], list[Probe]]) -> None:
     def run(ctx: CheckContext) -> None:
         ctx.equivalent(make(ctx, function), TOL)
