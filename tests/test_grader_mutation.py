@@ -213,6 +213,26 @@ def test_markdown_keeps_the_other_stages(tmp_path: Path) -> None:
     assert text.count("## a0") == 1 and "| 0.1 | 1 | 1 | 0 | 0 | 100.0 |" in text and "## a1" in text
 
 
+@pytest.mark.parametrize("sample, task, written", [(None, None, True), (3, None, True), (3, "0.1", False), (None, "0.1", False)])
+def test_a_run_of_a_whole_stage_writes_its_section_sampled_or_not(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                                  sample: "int | None", task: "str | None", written: bool) -> None:
+    # the slow stages are sampled (--sample N): their section says so; one task's run writes nothing
+    def fake_analyse(stage: str, *, task: "str | None" = None, sample: "int | None" = None, **_: object) -> StageReport:
+        scope = "all mutants" if sample is None else f"a sample of {sample} generated mutants per task + the catalogue"
+        report = _report(stage, killed=True)
+        report.scope = scope + ("" if task is None else f", task {task} only")
+        return report
+
+    monkeypatch.setattr(mutation, "analyse", fake_analyse)
+    monkeypatch.setattr(mutation, "repo_root", lambda: tmp_path)
+    (tmp_path / "assignments").mkdir()
+    assert mutation.main(["a0"], task=task, sample=sample) == 0
+    path = tmp_path / mutation.MARKDOWN
+    assert path.is_file() == written
+    if written:
+        assert ("a sample of 3 generated mutants per task" in path.read_text()) == (sample == 3)
+
+
 def test_check_options_of_the_mutation_analysis_need_mutants(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["check", "-a", "a0", "--task", "0.1"]) == 2
     assert "--mutants" in capsys.readouterr().err
