@@ -209,6 +209,11 @@ def max_pool2d(ctx: CheckContext) -> None:
     probes.append(fwd_bwd(ctx, "max_pool2d(x (2, 2, 5, 4) stored in dimension order (3, 1, 0, 2), kernel_size=(3, 2), stride=(2, 1), padding=1)",
                            {"x": x}, lambda p, t: p.call(f"{POOL}.max_pool2d", t[0], (3, 2), stride=(2, 1), padding=1), (2, 2, 3, 5),
                            order={"x": (3, 1, 0, 2)}))
+    # windows that see only −inf (and padding): max −inf, the gradient to the window's first
+    # position inside x, as PyTorch does
+    x = np.array([[[[-np.inf, -np.inf, 1.0], [-np.inf, -np.inf, 2.0]]]])
+    probes.append(fwd_bwd(ctx, "max_pool2d(x (1, 1, 2, 3) with −inf values, kernel_size=2, stride=1, padding=1)", {"x": x},
+                           lambda p, t: p.call(f"{POOL}.max_pool2d", t[0], 2, stride=1, padding=1), (1, 1, 3, 4)))
     ctx.equivalent(probes, TOL)
 
 
@@ -230,6 +235,11 @@ def avg_pool2d(ctx: CheckContext) -> None:
     probes.append(fwd_bwd(ctx, "avg_pool2d(x (1, 3, 4, 5) stored in dimension order (3, 2, 1, 0), kernel_size=(2, 3), stride=1, padding=1, count_include_pad=False)",
                            {"x": x}, lambda p, t: p.call(f"{POOL}.avg_pool2d", t[0], (2, 3), stride=1, padding=1, count_include_pad=False),
                            (1, 3, 5, 5), order={"x": (3, 2, 1, 0)}))
+    # the backward kernel alone: ∂L/∂x arrives holding garbage, which it must overwrite
+    g = ctx.rng.standard_normal((1, 2, 4, 3))
+    probes.append(kernel_probe("avg_pool2d_backward(out (1, 2, 4, 5) holding garbage, grad (1, 2, 4, 3) stored in order (3, 2, 1, 0), "
+                               "kernel (2, 3), stride (1, 2), padding (1, 1), count_include_pad=False)",
+                               f"{POOL}.avg_pool2d_backward", (1, 2, 4, 5), g, (3, 2, 1, 0), 2, 3, 1, 2, 1, 1, False))
     ctx.equivalent(probes, TOL)
 
 
@@ -255,6 +265,10 @@ def _softmax_probes(ctx: CheckContext, fn: str) -> list[Probe]:
         probes.append(fwd_bwd(ctx, f"{fn}(x {shape}, dim={dim})", {"x": x}, lambda p, t, d=dim: p.call(f"{SOFT}.{fn}", t[0], dim=d), shape))
     big = np.array([[1000.0, 0.0, -1000.0], [710.0, 712.0, 709.0]])
     probes.append(fwd_bwd(ctx, f"{fn}(x, dim=1) with logits of ±1000 (must not overflow)", {"x": big}, lambda p, t: p.call(f"{SOFT}.{fn}", t[0], dim=1), big.shape))
+    # rows far apart: each row must subtract its own maximum, not the tensor's
+    apart = np.array([[1000.0, 999.0, 998.0], [-1000.0, -1001.0, -999.0]])
+    probes.append(fwd_bwd(ctx, f"{fn}(x, dim=1) with rows of logits near +1000 and −1000 (each row's own maximum)", {"x": apart},
+                           lambda p, t: p.call(f"{SOFT}.{fn}", t[0], dim=1), apart.shape))
     x = ctx.rng.standard_normal((3, 4))
     probes.append(fwd_bwd(ctx, f"{fn}(x (3, 4) stored in dimension order (1, 0), dim=1)", {"x": x}, lambda p, t: p.call(f"{SOFT}.{fn}", t[0], dim=1), (3, 4), order={"x": (1, 0)}))
     return probes
