@@ -122,6 +122,10 @@ def mha_masks(ctx: CheckContext) -> None:
                   what=", bool key_padding_mask and bool attn_mask together", average_attn_weights=False),
         mha_probe(ctx, 4, h, b, l, None, batch_first=True, attn_mask=causal, what=", the causal attn_mask (triu, diagonal 1)",
                   is_causal=True),
+        # no weights wanted and no padding: the is_causal hint replaces the mask (as in PyTorch),
+        # so multi_head_attention must pass is_causal on
+        mha_probe(ctx, 4, h, b, l, None, batch_first=True, attn_mask=causal, what=", the causal attn_mask (triu, diagonal 1)",
+                  is_causal=True, need_weights=False),
         mha_probe(ctx, 4, h, None, l, s, attn_mask=bool_mask, what=", unbatched, bool attn_mask"),
     ]
     ctx.equivalent(probes, TOL)
