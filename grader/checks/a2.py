@@ -107,7 +107,8 @@ def permute(ctx: CheckContext) -> None:
     probes.append(p)
     # not a permutation of the dimensions: a dimension twice, too few, too many, out of range
     for shape, order in [((2, 3), (0, 0)), ((2, 3), (1,)), ((2, 3), (0, 1, 2)), ((2, 3), (0, 2)), ((2, 3, 4), (2, 0, 0))]:
-        p = Probe(f"TensorData(arange({int(np.prod(shape))}), {shape}).permute(*{order}) (not a permutation: must raise ShapeError)", expect_error=True)
+        p = Probe(f"TensorData(arange({int(np.prod(shape))}), {shape}).permute(*{order}) (not a permutation: must raise ShapeError)",
+                  expect_error=True, error_match="exactly once")
         td = p.call(f"{TD}.TensorData", np.arange(int(np.prod(shape)), dtype=np.float64), shape)
         p.returns(p.method(td, "permute", *order))
         probes.append(p)

@@ -28,6 +28,7 @@ Kinds (all decided in the parent from raw numbers the child sends back):
 
 from __future__ import annotations
 
+import re
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -372,6 +373,9 @@ def compare_answer(p: Probe, expected: Answer, got: Answer, tol: Tol = Tol(), st
                 _join(inputs, f"expected: {wanted}", f"got: {describe(got.values[0]) if got.values else 'nothing'}"),
             )
         if got.error.is_a(expected.error.type):
+            if p.error_match and not re.search(p.error_match, got.error.message):
+                raise CheckFailed(f"{p.label}: the {got.error.type} must say {p.error_match!r}, as the public tests ask",
+                                  _join(inputs, f"expected: {wanted}", got.error.format()))
             return
         if got.error.is_a("NotImplementedError"):
             raise StudentError(p.label, got.error, _join(inputs, f"expected: {wanted}"), expected=f"{expected.error.type} to be raised")

@@ -53,11 +53,15 @@ class Probe:
         inputs: named input values shown with a failure (never sent anywhere).
         expect_error: the reference raises on this probe, and so must the student's code
             (an exception of the same class or a subclass).
+        error_match: with expect_error, words the exception's message must hold (a
+            regular expression, searched): where the public tests ask for them too.
     """
 
-    def __init__(self, label: str, inputs: Optional[dict[str, Any]] = None, expect_error: bool = False):
+    def __init__(self, label: str, inputs: Optional[dict[str, Any]] = None, expect_error: bool = False,
+                 error_match: str = ""):
         self.label = label
         self.expect_error = expect_error
+        self.error_match = error_match
         self.inputs = dict(inputs or {})
         self.steps: list[list[Any]] = []
         self.outputs: list[int] = []
