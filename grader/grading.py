@@ -257,12 +257,11 @@ def _second_look(stage: str, t: Task, row: TaskResult, failing: AbstractSet[str]
     with_partners=…)` is `_grade_alone` bound to it); `failing`: the tasks of the stage that
     lose points in the whole tree.
 
-    A backward shares state with its forward, so the alone tree keeps the student's forward
-    beside the student's backward. When that forward's task loses points itself, the checks
-    that still fail are run once more after the reference's forward, and a check passes
-    alone when it passes in either tree. (When the forward's task passes its own checks, a
-    pair that fails together is the backward's to answer for: a forward that saves nothing
-    in ``ctx`` is right by every check of its own.)"""
+    A backward shares state with its forward, so the alone tree keeps the student's half
+    of the pair that belongs to another task (`state_partners`). When that task loses
+    points itself, the checks that still fail are run once more with the reference's half
+    (a backward after the reference's forward, a forward's saving check with the
+    reference's backward), and a check passes alone when it passes in either tree."""
     first = alone(only={c.name for c in row.checks if c.status != "passed"})[0]
     still = {c.name for c in first.checks if c.status != "passed"}
     if not still or not state_partners(stage, t.id) & failing:

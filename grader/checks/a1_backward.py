@@ -7,7 +7,9 @@ built with ``F.apply`` (`a1_graphs`), and the gradient check backpropagates here
 parent, what the student's chain_rule gives at each node. The graphs leave out LT and EQ
 (their backward is checked on its own), so a comparison whose forward returns a bool costs
 1.2 only. A backward reads what its forward saved, so a forward that saves a wrong value
-(Exp and Sigmoid save their result) can still make a backward wrong.
+(Exp and Sigmoid save their result) still makes a backward wrong in the student's tree; 1.2's
+`forwards_save_for_backward` charges that to 1.2, and the default grade runs these checks
+again after the reference's forward (`grader.one_charge`).
 """
 
 from __future__ import annotations
