@@ -90,7 +90,8 @@ from .one_charge import charge_once, needs_second_look, passed_in_either
 from .reference import reference_executor
 from .results import GradeResult, Problem, TaskResult
 from .sandbox import Limits, ReferenceChild, Session
-from .trees import build_tree, state_partners
+from .shared_state import state_partners
+from .trees import build_tree
 
 __all__ = ["grade", "refusal", "refused_result"]
 

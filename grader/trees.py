@@ -38,7 +38,6 @@ submission only through `grader.intake`.
 
 from __future__ import annotations
 
-import ast
 import difflib
 import io
 import os
@@ -54,6 +53,7 @@ from .fences import Fence, StudentBodies, find_fences, is_stub, render, student_
 from .intake import SKIP_DIRS, find_package, open_submission, read_student_file
 from .manifest import Manifest, all_manifests, repo_root as _default_root, stage_number, stage_of_task
 from .results import Problem
+from .shared_state import shared_state
 
 __all__ = [
     "ChildTree",
@@ -115,54 +115,6 @@ def reference_only_files(stage: str, manifests: Mapping[str, Manifest]) -> froze
     listed as ``reference_only`` by this stage or a later one."""
     n = stage_number(stage)
     return frozenset(rel for s, m in manifests.items() if stage_number(s) >= n for rel in m.reference_only)
-
-
-def shared_state(text: str, fences: Sequence[Fence]) -> list[tuple[Fence, ...]]:
-    """Groups of fences that share state between calls, so that none of them can be graded
-    next to another's reference body: the fences inside the methods of one class that take
-    a ``ctx`` parameter. A Function's forward saves into the context what its backward
-    reads back, and what it saves is the student's choice (the docstrings suggest one, the
-    checks accept any): a backward that expects the input, run after the reference forward
-    that saved the output, fails although both of the student's halves are right.
-
-    Groups of two or more fences, in file order; [] for text that does not parse.
-    """
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    spans: list[tuple[int, int, int]] = []  # first line, last line, class index
-    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
-    for index, cls in enumerate(classes):
-        for node in cls.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                a = node.args
-                if any(arg.arg == "ctx" for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]):
-                    spans.append((node.lineno, node.end_lineno or node.lineno, index))
-    groups: dict[int, list[Fence]] = {}
-    for fence in fences:
-        index = next((i for first, last, i in spans if first <= fence.begin <= last), None)
-        if index is not None:
-            groups.setdefault(index, []).append(fence)
-    return sorted((tuple(g) for g in groups.values() if len(g) > 1), key=lambda g: g[0].begin)
-
-
-def state_partners(stage: str, task: str, repo_root: Path | str | None = None) -> set[str]:
-    """The other tasks of `stage` with a fence that shares state (`shared_state`) with a
-    fence of `task`: the task of a forward whose backward is `task`'s, and the reverse."""
-    root = kit_root(repo_root)
-    manifest = all_manifests(root)[stage]
-    mine = set(manifest.task(task).fences)
-    task_of = {f: t.id for t in manifest.tasks for f in t.fences}
-    found: set[str] = set()
-    for path in sorted((root / "minitorch").rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        fences = find_fences(text, f"minitorch/{path.relative_to(root / 'minitorch').as_posix()}")
-        for group in shared_state(text, fences):
-            ids = {f.task for f in group}
-            if ids & mine:
-                found |= {task_of[f] for f in ids - mine if f in task_of}
-    return found
 
 
 #: One statement outside the fences: (its first line, its tokens).

@@ -12,7 +12,7 @@ from .base import CheckContext
 from .inputs import I64, strides_for
 from .probe import Probe, Ref
 
-__all__ = ["Build", "BuildMany", "backward_of_sum", "fwd_bwd", "fwd_bwd_many", "gradcheck_call", "kernel_probe", "raw_layout"]
+__all__ = ["Build", "BuildMany", "backward_of_sum", "fwd_bwd", "fwd_bwd_many", "gradcheck_call", "kernel_probe", "out_len", "raw_layout"]
 
 Build = Callable[[Probe, list[Ref]], Ref]
 BuildMany = Callable[[Probe, list[Any]], list[Ref]]
@@ -101,3 +101,8 @@ def kernel_probe(label: str, kernel: str, out_shape: Sequence[int], source: np.n
     p.call(kernel, out, np.array(out_shape, dtype=I64), np.array(strides_for(tuple(out_shape)), dtype=I64), *raw_layout(source, order), *args)
     p.returns(out)
     return p
+
+
+def out_len(size: int, k: int, stride: int, pad: int, dil: int) -> int:
+    """The output length of a convolution or pooling window: ⌊(size + 2·pad − dil·(k − 1) − 1) / stride⌋ + 1."""
+    return (size + 2 * pad - dil * (k - 1) - 1) // stride + 1
