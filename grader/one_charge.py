@@ -19,7 +19,7 @@ with the student's other tasks and with the reference's.
 
 A backward and its forward share state: what the forward saves in ``ctx`` the backward
 reads back, in a layout of the student's choosing. So the alone tree keeps the student's
-forward beside their backward (`grader.trees.shared_state`), and a wrong forward (2.3's
+forward beside their backward (`grader.shared_state`), and a wrong forward (2.3's
 ``Permute.forward``) would still fail 2.4's backward checks there. When the partner's task
 loses points too, the checks that still fail are therefore run once more with the
 partner's reference (``build_tree(..., with_partners=False)``), and pass alone when they
