@@ -23,8 +23,8 @@ With ``jobs > 1`` mutants are graded in worker *processes*: the reference runs i
 grading process, and probes that seed minitorch's generator (``manual_seed``) would race
 in threads. The report is a table (and, for a run of a whole stage, sampled or not, a
 section of ``assignments/MUTATION.md`` that names its scope); the exit status of `main` is
-1 on any violation, surviving mistake or problem (the reference not scoring full marks, public tests failing on it, a
-grader error).
+1 on any violation, surviving mistake or problem (the reference not scoring full marks,
+public tests failing on it, a grader error).
 """
 
 from __future__ import annotations
