@@ -260,14 +260,16 @@ def _second_look(stage: str, t: Task, row: TaskResult, failing: AbstractSet[str]
 
     A backward shares state with its forward, so the alone tree keeps the student's half
     of the pair that belongs to another task (`state_partners`). When that task loses
-    points itself, the checks that still fail are run once more with the reference's half
-    (a backward after the reference's forward, a forward's saving check with the
-    reference's backward), and a check passes alone when it passes in either tree."""
-    first = alone(only={c.name for c in row.checks if c.status != "passed"})[0]
+    points itself, the checks are first run with the reference's half (a backward after the
+    reference's forward, a forward's saving check with the reference's backward), those
+    that still fail with the student's half, and a check passes alone when it passes in
+    either tree (the right half of a pair passes in the first)."""
+    only = {c.name for c in row.checks if c.status != "passed"}
+    if not state_partners(stage, t.id) & failing:
+        return alone(only=only)[0]
+    first = alone(only=only, with_partners=False)[0]
     still = {c.name for c in first.checks if c.status != "passed"}
-    if not still or not state_partners(stage, t.id) & failing:
-        return first
-    return passed_in_either(first, alone(only=still, with_partners=False)[0])
+    return passed_in_either(first, alone(only=still)[0]) if still else first
 
 
 def _add_row(result: GradeResult, row: TaskResult, progress: Optional[Callable[[TaskResult], None]]) -> None:

@@ -21,10 +21,10 @@ A backward and its forward share state: what the forward saves in ``ctx`` the ba
 reads back, in a layout of the student's choosing. So the alone tree keeps the student's
 forward beside their backward (`grader.shared_state`), and a wrong forward (2.3's
 ``Permute.forward``) would still fail 2.4's backward checks there. When the partner's task
-loses points too, the checks that still fail are therefore run once more with the
-partner's reference (``build_tree(..., with_partners=False)``), and pass alone when they
-pass in either tree (`passed_in_either`): a backward that works after the reference's
-forward is right. It works the other way too: the forward's task checks what its forward
+loses points too, the checks are therefore also run with the partner's reference
+(``build_tree(..., with_partners=False)``, first, as the right half passes there), and
+pass alone when they pass in either tree (`passed_in_either`): a backward that works after
+the reference's forward is right. It works the other way too: the forward's task checks what its forward
 saves by running the backward after it (``forwards_save_for_backward`` in 1.2 and 2.3), and
 that check passes alone when it passes after the reference's backward. So a forward that
 saves nothing costs the forward's task only, and a wrong backward the backward's only.
