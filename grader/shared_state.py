@@ -11,10 +11,11 @@ reference body unless it means to (`grader.trees.build_tree`, `grader.one_charge
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from .fences import Fence, find_fences
+from .fences import Fence, package_fences
 from .manifest import all_manifests, repo_root as _default_root
 
 __all__ = ["shared_state", "state_partners"]
@@ -50,19 +51,24 @@ def shared_state(text: str, fences: Sequence[Fence]) -> list[tuple[Fence, ...]]:
     return sorted((tuple(g) for g in groups.values() if len(g) > 1), key=lambda g: g[0].begin)
 
 
-def state_partners(stage: str, task: str, repo_root: Path | str | None = None) -> set[str]:
+def state_partners(stage: str, task: str, repo_root: Path | str | None = None) -> frozenset[str]:
     """The other tasks of `stage` with a fence that shares state (`shared_state`) with a
     fence of `task`: the task of a forward whose backward is `task`'s, and the reverse."""
     root = Path(repo_root).resolve() if repo_root is not None else _default_root()
+    return _partners(root, stage, task)
+
+
+@lru_cache(maxsize=None)
+def _partners(root: Path, stage: str, task: str) -> frozenset[str]:
+    """`state_partners` for one kit, read once per process (the kit does not change while
+    it grades)."""
     manifest = all_manifests(root)[stage]
     mine = set(manifest.task(task).fences)
     task_of = {f: t.id for t in manifest.tasks for f in t.fences}
     found: set[str] = set()
-    for path in sorted((root / "minitorch").rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        fences = find_fences(text, f"minitorch/{path.relative_to(root / 'minitorch').as_posix()}")
-        for group in shared_state(text, fences):
+    for rel, fences in package_fences(root / "minitorch").items():
+        for group in shared_state((root / rel).read_text(encoding="utf-8"), fences):
             ids = {f.task for f in group}
             if ids & mine:
                 found |= {task_of[f] for f in ids - mine if f in task_of}
-    return found
+    return frozenset(found)
