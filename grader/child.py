@@ -11,7 +11,8 @@ The parent (`grader.sandbox`) starts this file as a script in a fresh interprete
 sets ``sys.path`` itself: the child tree first, then the standard library and the
 third-party directories the parent passed (never the repository holding the reference),
 applies its resource limits (address space, CPU time, file size, processes), imports ``minitorch`` and checks that it came from the child
-tree. After that it answers the parent's commands arriving on the inherited socket:
+tree. On Numba's CUDA simulator it first makes memory that no GPU thread wrote read as
+NaN (`_poison_uninitialised_cuda_memory`). After that it answers the parent's commands arriving on the inherited socket:
 ``batch`` (run probe programs with `grader.executor.Executor`, copied next to this file
 as ``_grader_executor.py``), ``notebook`` (run a notebook's cells in an IPython shell and
 report the values that its next test cell reads: `_notebook`) and ``exit``.
@@ -48,6 +49,41 @@ def _setup_process(args: dict) -> None:
     sys.path[:] = [tree, args["runtime"], *base, *args["paths"]]
 
 
+class _PoisonedNumpy:
+    """NumPy, but `empty` fills what it returns with values no kernel computes: NaN for
+    floats, the largest value for integers (an index past any array)."""
+
+    def __init__(self, numpy: Any) -> None:
+        self._numpy = numpy
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._numpy, name)
+
+    def empty(self, shape: Any, dtype: Any = float) -> Any:
+        array = self._numpy.empty(shape, dtype)
+        if array.dtype.kind == "f":
+            array.fill(self._numpy.nan)
+        elif array.dtype.kind in "iu":
+            array.fill(self._numpy.iinfo(array.dtype).max)
+        return array
+
+
+def _poison_uninitialised_cuda_memory() -> None:
+    """On Numba's CUDA simulator, make memory that no thread wrote read as poison.
+
+    The simulator makes `cuda.shared.array` and `cuda.local.array` with `np.empty`: they
+    often hold zeros, or what the last block left, so a kernel that reads a slot no thread
+    wrote (a reduction that folds past the values it loaded) can give the right answer by
+    luck. On a GPU that memory holds garbage. Filled with NaN, such a read shows in every
+    run: NaN spreads through add, mul and max alike."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        return
+    import numpy
+    from numba.cuda.simulator import kernelapi  # its two np.empty calls: shared and local arrays
+
+    kernelapi.np = _PoisonedNumpy(numpy)
+
+
 class _BlockGrader:
     """Refuse ``import grader`` in the child (hygiene: the checks are not on its path)."""
 
@@ -73,6 +109,8 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     try:
         import numpy  # noqa: F401 - imported before student code so its import time is not theirs
+
+        _poison_uninitialised_cuda_memory()
 
         mt = importlib.import_module("minitorch")
         where = os.path.realpath(getattr(mt, "__file__", "") or "")

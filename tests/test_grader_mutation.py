@@ -239,7 +239,7 @@ def test_check_options_of_the_mutation_analysis_need_mutants(capsys: pytest.Capt
 
 
 def _catalogue_cases() -> list:
-    return [pytest.param(stage, m, id=m.id) for stage in ("a0", "a1", "a2", "a4", "a6") for m in load_catalogue(stage).mistakes]
+    return [pytest.param(stage, m, id=m.id) for stage in ("a0", "a1", "a2", "a3", "a4", "a6") for m in load_catalogue(stage).mistakes]
 
 
 @pytest.mark.parametrize("stage, mistake", _catalogue_cases())
