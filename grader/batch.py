@@ -366,8 +366,10 @@ def add_parser(subparsers: Any) -> None:
 def _batch(args: argparse.Namespace) -> int:
     try:
         import distributed  # noqa: F401 - the engine
-    except ImportError:
-        print('grader batch: Dask is not installed; install it with: pip install "dask[distributed]"', file=sys.stderr)
+        import cryptography  # noqa: F401 - the TLS certificate of each batch (distributed's Security.temporary)
+    except ImportError as exc:
+        print(f'grader batch: {exc.name} is not installed; install the grader\'s packages with: '
+              f'pip install "minitorch-kit[grader]" (or pip install "dask[distributed]" cryptography)', file=sys.stderr)
         return 2
     limits = Limits(sandbox=args.sandbox)
     for field_name, value in (("check_timeout", args.timeout), ("mem_mb", args.memory), ("nproc", args.nproc),

@@ -23,6 +23,7 @@ import pytest
 from grader.batch import BatchOptions, Engine, run_batch
 from grader.batch_intake import BatchInputError, find_submissions, pack
 from grader.batch_worker import grade_from_dict, grade_job, merge_task
+from grader.cli import main as cli_main
 from grader.examples import write_submission
 from grader.gradebook import Gradebook, GradebookError, describe_change, grader_version, summarize
 from grader.grading import grade
@@ -293,6 +294,18 @@ def class_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with zipfile.ZipFile(folder / "grace.zip", "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("minitorch/operators.py", b"\0" * (65 * 2**20))
     return folder
+
+
+@pytest.mark.parametrize("missing", ["distributed", "cryptography"])
+def test_a_batch_without_its_packages_says_what_to_install(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], missing: str) -> None:
+    """`cryptography` makes each batch's TLS certificate; distributed does not install it, so
+    a fresh venv lacked it (the grader extra names it now)."""
+    monkeypatch.setitem(sys.modules, missing, None)  # `import missing` raises ImportError
+    assert cli_main(["batch", "-a", "a0", str(tmp_path), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"grader batch: {missing} is not installed" in err and 'pip install "minitorch-kit[grader]"' in err, err
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.fixture(scope="module")
