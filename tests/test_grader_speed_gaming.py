@@ -27,6 +27,8 @@ kernel still fails, and the reference passes (or is withheld, never failed).
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -384,6 +386,44 @@ def test_beside_two_busy_loops_a_gaming_kernel_still_fails_its_speed_check(
         tmp_path: Path, two_busy_loops: None, task: str, fence: tuple, body: str, speed: str) -> None:
     """The issue's case: the once-per-out matmul (4× the work) passed at 2.17× here."""
     _fails_its_speed_check(tmp_path, task, fence, body, speed)
+
+
+@pytest.fixture
+def load_on_the_reference_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Busy loops, eight per core, that run only while the reference child is timed and are
+    stopped (SIGSTOP) while the student's child is: load that comes and goes, as in
+    `grader batch` when another worker's grading starts or ends between the two sides'
+    batches. The reference's wall time grows several-fold; the student's does not."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(8 * len(os.sched_getaffinity(0)))]
+    for loop in loops:
+        os.kill(loop.pid, signal.SIGSTOP)
+    timed_reference_child = CheckContext.timed_reference_child
+
+    def loaded(self: CheckContext, probes: Sequence[Probe]) -> tuple[list[Answer], float]:
+        for loop in loops:
+            os.kill(loop.pid, signal.SIGCONT)
+        try:
+            return timed_reference_child(self, probes)
+        finally:
+            for loop in loops:
+                os.kill(loop.pid, signal.SIGSTOP)
+
+    monkeypatch.setattr(CheckContext, "timed_reference_child", loaded)
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+@pytest.mark.slow
+def test_load_on_the_reference_only_does_not_let_a_gaming_kernel_pass(tmp_path: Path, load_on_the_reference_only: None) -> None:
+    """The once-per-out matmul (4× the work) timed against a reference slowed by load:
+    judged by wall time alone (the code before issue 26's finding 11) it passed on a 2-core
+    machine, at 2.52× against the limit of 3×. The CPU time per call does not grow with the
+    load, so the 4× work still shows (4.1× there)."""
+    _fails_its_speed_check(tmp_path, *GAMING[1])
 
 
 @pytest.mark.slow
