@@ -15,12 +15,16 @@ import re
 import numpy as np
 import pytest
 
-from grader.answers import ErrorInfo, NpScalar, TensorVal
+from grader.answers import Answer, ErrorInfo, NpScalar, TensorVal
+from grader.checks import get_check
+from grader.checks.base import CheckContext, CheckFailed, Services, StudentError
 from grader.checks.compare import diff
 from grader.checks.feedback import not_implemented_message
 from grader.checks.runner import _task_status, explain_failures, task_messages
+from grader.checks.probe import Probe
 from grader.console import make_console
 from grader.examples import write_submission
+from grader.executor import Executor
 from grader.fences import find_fences, stub_line
 from grader.grading import grade
 from grader.manifest import load_manifest, repo_root
@@ -219,3 +223,72 @@ def test_numbers_are_shown_in_their_own_type(expected: object, got: object, stri
 def test_equal_numbers_match(expected: object, got: object, strict: bool) -> None:
     assert diff(expected, got, strict_bool=strict) is None
 
+
+
+# ---- the failure shown: the furthest off, among the smallest
+
+
+def test_an_array_shows_its_element_furthest_off_not_its_first() -> None:
+    """Element 0 is off by 1e-5 (over the tolerance, invisible at a glance); element 2 by a third."""
+    expected, got = TensorVal(np.array([1.0, 2.0, 3.0])), TensorVal(np.array([1.00001, 2.0, 2.0]))
+    assert diff(expected, got) == "value at index (2,): expected 3.0, got 2.0 (2 of 3 values differ)"
+
+
+def test_a_nan_where_a_number_is_expected_is_furthest_off() -> None:
+    expected, got = TensorVal(np.array([[1.0, 2.0], [3.0, 4.0]])), TensorVal(np.array([[1.5, 2.0], [3.0, np.nan]]))
+    assert diff(expected, got).startswith("value at index (1, 1): expected 4.0, got nan")
+
+
+class _Answers(CheckContext):
+    """A context whose reference and student "children" answer from lists, in order."""
+
+    def __init__(self, expected: list[Answer], got: list[Answer]) -> None:
+        super().__init__(get_check("a0", "arithmetic"), lambda programs: [], Executor(None), Services(limits=Limits()))
+        self.expected, self.got = expected, got
+
+    def reference(self, probes):  # noqa: ANN001, ANN201
+        return self.expected[: len(probes)]
+
+    def child(self, probes):  # noqa: ANN001, ANN201
+        return self.got[: len(probes)]
+
+
+def _probes(n: int) -> list[Probe]:
+    probes = []
+    for k in range(n):
+        p = Probe(f"probe {k}", {"x": float(k)})
+        p.returns(p.call("minitorch.operators.neg", float(k)))
+        probes.append(p)
+    return probes
+
+
+def _tensor(*values: float) -> Answer:
+    return Answer(values=[TensorVal(np.array(values))])
+
+
+@pytest.mark.parametrize(("got", "shown"), [
+    # probe 0 nearly right, probe 1 plainly wrong: probe 1 is shown
+    ([_tensor(1.0000001, 2.0), _tensor(5.0, 2.0), _tensor(1.0, 2.0), _tensor(1.0, 2.0)], "probe 1: value at index (0,): expected 1.0, got 5.0"),
+    # equally far off: the first (smallest) is shown
+    ([_tensor(1.0, 3.0), _tensor(1.0, 3.0), _tensor(1.0, 2.0), _tensor(1.0, 2.0)], "probe 0:"),
+    # only the first three failing probes are weighed: probe 3 is further off, but larger
+    ([_tensor(1.1, 2.0), _tensor(1.1, 2.0), _tensor(1.2, 2.0), _tensor(9.0, 2.0)], "probe 2:"),
+    # a wrong shape is as visible as it gets
+    ([_tensor(1.1, 2.0), Answer(values=[TensorVal(np.array([1.0]))]), _tensor(1.0, 2.0), _tensor(1.0, 2.0)], "probe 1: shape (1,), expected (2,)"),
+])
+def test_the_failure_shown_is_the_furthest_off_of_the_first_three(got: list[Answer], shown: str) -> None:
+    ctx = _Answers([_tensor(1.0, 2.0)] * 4, got)
+    with pytest.raises(CheckFailed) as failed:
+        ctx.equivalent(_probes(4))
+    assert failed.value.message.startswith(shown), failed.value.message
+
+
+def test_student_code_that_raises_is_shown_when_it_comes_first() -> None:
+    error = Answer(error=ErrorInfo("ZeroDivisionError", "division by zero", []))
+    ctx = _Answers([_tensor(1.0, 2.0)] * 3, [error, _tensor(9.0, 2.0), _tensor(1.0, 2.0)])
+    with pytest.raises(StudentError):
+        ctx.equivalent(_probes(3))
+    ctx = _Answers([_tensor(1.0, 2.0)] * 3, [_tensor(1.1, 2.0), error, _tensor(1.0, 2.0)])
+    with pytest.raises(CheckFailed) as failed:  # a wrong value before it: the values are shown
+        ctx.equivalent(_probes(3))
+    assert failed.value.message.startswith("probe 0:"), failed.value.message

@@ -28,6 +28,7 @@ Kinds (all decided in the parent from raw numbers the child sends back):
 
 from __future__ import annotations
 
+import math
 import re
 import time
 import zlib
@@ -42,9 +43,11 @@ from ..manifest import Task
 from ..sandbox import Limits, ReferenceChild, Session
 from .feedback import error_message, inputs_text, join_lines as _join, not_implemented_message, short
 from .probe import Answer, ErrorInfo, Probe, TensorVal, Tol, describe, diff, fmt_array, parse_answer
-from .compare import int_zero_note
+from .compare import int_zero_note, relative_difference
 
 KINDS = ("equivalence", "gradient", "property", "performance")
+#: `CheckContext.equivalent` reports the furthest-off of this many first failing probes.
+SHOWN_OF = 3
 
 
 class CheckFailed(Exception):
@@ -239,16 +242,34 @@ class CheckContext:
     def equivalent(self, probes: Sequence[Probe], tol: Tol = Tol(), strict_bool: bool = True) -> None:
         """Every probe must give what the reference gives (or raise what it raises).
 
-        Probes should be ordered smallest first: the first failing one is reported.
+        Probes should be ordered smallest first. The failure reported is, of the first
+        `SHOWN_OF` failing probes (the smallest inputs), the one whose output is furthest off
+        (`relative_difference`; the first on a tie): the smallest input may be the one where
+        the mistake nearly vanishes (LayerNorm over two features, say). Student code that
+        raises is reported as soon as it is met.
         """
         expected = self.reference(probes)
         got = self.child(probes)
+        failed: list[tuple[float, CheckFailed]] = []
         for p, e, g in zip(probes, expected, got):
-            compare_answer(p, e, g, tol, strict_bool)
+            try:
+                compare_answer(p, e, g, tol, strict_bool)
+            except StudentError:
+                if failed:
+                    break
+                raise
+            except CheckFailed as exc:
+                off = relative_difference(e.values, g.values) if e.error is None and g.error is None else math.inf
+                failed.append((off, exc))
+                if len(failed) == SHOWN_OF:
+                    break
+                continue
             if strict_bool and not self.notes and e.error is None:
                 note = next((n for x, y in zip(e.values, g.values) if (n := int_zero_note(x, y))), None)
                 if note:
                     self.notes.append(f"{p.label} {note}")
+        if failed:
+            raise max(failed, key=lambda f: f[0])[1]
 
     def gradcheck(
         self,

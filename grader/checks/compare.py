@@ -27,7 +27,7 @@ import numpy as np
 from ..answers import ArrayVal, BadTensor, NpScalar, ObjectVal, TensorVal
 
 __all__ = ["F32", "Shown", "Tol", "describe", "diff", "diff_arrays", "fmt_array", "int_zero_note", "is_number", "kind_name", "num_text",
-           "number_kind"]
+           "number_kind", "relative_difference"]
 
 
 def describe(v: Any) -> str:
@@ -238,9 +238,40 @@ def diff_arrays(e: np.ndarray, g: np.ndarray, tol: Tol) -> Optional[str]:
         bad = (e_nan != g_nan) | (e_inf & (gf != ef)) | (g_inf & ~e_inf) | (finite & ~close)
     if not np.any(bad):
         return None
-    idx = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
+    # the element shown is the one furthest off (relative difference), not the first: a
+    # mistake that normalisation nearly erases in one element shows plainly in another
+    furthest = np.where(bad, _relative(e, g), -1.0)
+    idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(furthest)), bad.shape)) if bad.ndim else ()
     ev, gv = e[idx] if idx else e.reshape(()), g[idx] if idx else g.reshape(())
     where = f" at index {idx}" if idx else ""
     count = int(np.count_nonzero(bad))
     more = f" ({count} of {bad.size} values differ)" if bad.size > 1 else ""
     return f"value{where}: expected {_element_text(ev, e.dtype)}, got {_element_text(gv, g.dtype)}{more}"
+
+
+def _relative(e: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """|g − e| / max(|e|, |g|, 1e-12) per element (0 for equal values, at most 2 for a sign
+    flip); inf where one side is NaN or infinite and the other is not the same."""
+    ef, gf = e.astype(np.float64), g.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scale = np.maximum(np.maximum(np.abs(ef), np.abs(gf)), 1e-12)
+        rel = np.abs(gf - ef) / scale
+    same = (ef == gf) | (np.isnan(ef) & np.isnan(gf))
+    return np.where(same, 0.0, np.where(np.isfinite(rel), rel, np.inf))
+
+
+def relative_difference(expected: Any, got: Any) -> float:
+    """How far `got` is from `expected`: the largest relative difference of any number in
+    them (`_relative`), through tensors, arrays, numbers, sequences and dicts; inf where
+    they differ in type, dtype or shape (as visible as a difference gets)."""
+    if isinstance(expected, (TensorVal, ArrayVal)):
+        if type(got) is not type(expected) or got.array.shape != expected.array.shape or got.array.dtype != expected.array.dtype:
+            return np.inf
+        return float(np.max(_relative(expected.array, got.array), initial=0.0))
+    if is_number(expected):
+        return float(_relative(np.asarray(_num(expected)), np.asarray(_num(got)))) if is_number(got) else np.inf
+    if isinstance(expected, (list, tuple)) and isinstance(got, (list, tuple)) and len(expected) == len(got):
+        return max((relative_difference(e, g) for e, g in zip(expected, got)), default=0.0)
+    if isinstance(expected, dict) and isinstance(got, dict) and set(expected) == set(got):
+        return max((relative_difference(expected[k], got[k]) for k in expected), default=0.0)
+    return 0.0 if diff(expected, got, strict_bool=False) is None else np.inf
