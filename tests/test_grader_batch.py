@@ -19,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hostile.container import SHARES_NETWORK
 
 from grader.batch import BatchOptions, Engine, run_batch
 from grader.batch_intake import BatchInputError, find_submissions, pack
@@ -312,7 +313,7 @@ def test_a_batch_without_its_packages_says_what_to_install(
 def engine() -> Engine:
     """A real local Dask cluster of two single-threaded worker processes."""
     eng = Engine(workers=2)
-    eng.start()
+    eng.start(allow_shared_network=SHARES_NETWORK)
     yield eng
     eng.close()
 
@@ -320,7 +321,7 @@ def engine() -> Engine:
 @pytest.fixture(scope="module")
 def uninterrupted(class_folder: Path, engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
     out = tmp_path_factory.mktemp("full")
-    code = run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True), engine=engine)
+    code = run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK), engine=engine)
     return code, out
 
 
@@ -375,7 +376,8 @@ def test_a_batch_killed_halfway_resumes_into_the_gradebook_of_an_uninterrupted_r
         class_folder: Path, engine: Engine, uninterrupted: tuple[int, Path], tmp_path: Path) -> None:
     out = tmp_path / "out"
     gradebook = out / "gradebook.csv"
-    command = [sys.executable, "-m", "grader.batch", str(class_folder), "-a", "a0", "-o", str(out), "--workers", "2", "-q"]
+    command = [sys.executable, "-m", "grader.batch", str(class_folder), "-a", "a0", "-o", str(out), "--workers", "2", "-q",
+               *(["--allow-shared-network"] if SHARES_NETWORK else [])]
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 300
@@ -396,7 +398,7 @@ def test_a_batch_killed_halfway_resumes_into_the_gradebook_of_an_uninterrupted_r
         f.write(b"zed,graded,,40")  # a row cut short by the kill
     shutil.rmtree(out / killed_rows[-1]["student"])  # its reports lost: that student is graded again
 
-    code = run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True), engine=engine)
+    code = run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK), engine=engine)
 
     resumed = _rows(gradebook)
     versions = {r["grader_version"] for r in resumed + _rows(uninterrupted[1] / "gradebook.csv")}
@@ -433,8 +435,8 @@ def test_regrade_grades_one_task_again_and_keeps_the_rest_with_its_history(
         task["score"] = {"0.1": 0.0, "0.2": 1.5}.get(task["id"], task["score"])
     (out / "carol" / "grade.json").write_text(json.dumps(old), encoding="utf-8")
 
-    assert run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, regrade="0.9"), engine=engine) == 2
-    code = run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, regrade="0.1"), engine=engine)
+    assert run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK, regrade="0.9"), engine=engine) == 2
+    code = run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK, regrade="0.1"), engine=engine)
     assert code == 0
     after = _rows(gradebook)
     assert after[: len(rows)] == rows  # the history is kept
@@ -449,5 +451,5 @@ def test_regrade_grades_one_task_again_and_keeps_the_rest_with_its_history(
     assert f"{report['score']:g}" == expected_total
     assert f"**Score: {expected_total} / 100**" in (out / "carol" / "feedback.md").read_text(encoding="utf-8")
     # run again: everyone is up to date, nothing is graded or written
-    assert run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, regrade="0.1"), engine=engine) == 0
+    assert run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK, regrade="0.1"), engine=engine) == 0
     assert _rows(gradebook) == after

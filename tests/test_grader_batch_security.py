@@ -32,11 +32,11 @@ from pathlib import Path
 
 import pytest
 from hostile.attack import MARKER_VAR
-from hostile.container import container_path
+from hostile.container import SHARES_NETWORK, container_path
 from hostile.host import copy_kit, marked_processes
 
 from grader.batch import BatchOptions, Engine, run_batch
-from grader.batch_engine import SHARED_NETWORK_FLAG, shared_network_reason
+from grader.batch_engine import SHARED_NETWORK_FLAG
 from grader.batch_worker import grade_job
 from grader.examples import write_submission
 from grader.gradebook import grader_version
@@ -63,11 +63,8 @@ def _kit_env(kit: Path, **extra: str) -> dict[str, str]:
 
 
 #: The tests of finding 10 grade honest submissions and are about the batch, not its network:
-#: where this machine's best tier shares the grader's network (a container without
-#: namespaces) the batch refuses without the opt-in (tested by the takeover test), so they
-#: opt in there, and only there.
-SHARED_NETWORK = bool(shared_network_reason("auto"))
-OPT_IN = [SHARED_NETWORK_FLAG] if SHARED_NETWORK else []
+#: they opt in where this machine's tier shares the grader's network (`SHARES_NETWORK`).
+OPT_IN = [SHARED_NETWORK_FLAG] if SHARES_NETWORK else []
 
 
 def _skip_if_the_kit_changed(rows: list[dict[str, str]]) -> None:
@@ -262,7 +259,7 @@ def test_no_grade_of_a_worker_of_another_version_is_recorded(tmp_path: Path, eng
         write_submission(tmp_path / "class" / student, "a0")
     monkeypatch.setattr("grader.batch.grader_version", lambda: "0.0.0+parent")
     out = tmp_path / "out"
-    assert run_batch(tmp_path / "class", BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARED_NETWORK), engine=engine) == 2
+    assert run_batch(tmp_path / "class", BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK), engine=engine) == 2
     rows = _rows(out / "gradebook.csv")
     assert sorted(r["student"] for r in rows) == ["alice", "bob"]
     for row in rows:
@@ -293,7 +290,7 @@ def test_a_student_whose_reports_cannot_be_written_gets_a_row_and_the_batch_goes
     out = tmp_path / "out"
     out.mkdir()
     (out / "alice").write_text("a file where alice's report folder goes", encoding="utf-8")
-    code = run_batch(tmp_path / "class", BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARED_NETWORK),
+    code = run_batch(tmp_path / "class", BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK),
                      engine=engine)
     rows = {r["student"]: r for r in _rows(out / "gradebook.csv")}
     _skip_if_the_kit_changed(list(rows.values()))
@@ -310,7 +307,7 @@ def test_a_submission_past_its_wall_clock_gets_a_timeout_row_and_leaves_no_proce
             f"time.sleep(900)\n")
     write_submission(tmp_path / "class" / "zoe", "a0", {("0.1", "mul"): body})
     out = tmp_path / "out"
-    options = BatchOptions(stage="a0", out=out, quiet=True, submission_timeout=5, allow_shared_network=SHARED_NETWORK)
+    options = BatchOptions(stage="a0", out=out, quiet=True, submission_timeout=5, allow_shared_network=SHARES_NETWORK)
     code = run_batch(tmp_path / "class", options, engine=engine)
     (row,) = _rows(out / "gradebook.csv")
     _skip_if_the_kit_changed([row])

@@ -27,6 +27,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from hostile.container import SHARES_NETWORK
 from rich.console import Console
 
 from grader.batch import BatchOptions, run_batch
@@ -291,7 +292,7 @@ def test_a_batch_whose_link_target_is_markup_reaches_its_summary(tmp_path: Path)
     sub = write_submission(tmp_path / "class" / "=cmd|' ", "a0")
     os.symlink("/nowhere/[/bold]\x1b[2J", sub / "minitorch" / "evil.py")
     out = io.StringIO()
-    status = run_batch(tmp_path / "class", BatchOptions("a0", tmp_path / "out", notebooks=False),
+    status = run_batch(tmp_path / "class", BatchOptions("a0", tmp_path / "out", notebooks=False, allow_shared_network=SHARES_NETWORK),
                        console=Console(file=out, width=200))
     assert status == 0, out.getvalue()
     printed = out.getvalue()

@@ -14,7 +14,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["HIDDEN_COMMANDS", "container_path"]
+from grader.batch_engine import shared_network_reason
+
+__all__ = ["HIDDEN_COMMANDS", "SHARES_NETWORK", "container_path"]
+
+#: Whether this machine's best tier gives student code the grader's network (no bubblewrap
+#: and a uid tier without a private network, or only the process tier: a machine without
+#: scripts/install-sandbox.sh, or such a container). `grader batch` then refuses without
+#: ``--allow-shared-network`` (tests/test_grader_batch_security.py tests that refusal); the
+#: tests of the batch's other behaviour grade honest submissions and opt in there, and only there.
+SHARES_NETWORK = bool(shared_network_reason("auto"))
 
 #: The commands a namespace-less container lacks (`grader.jail` looks for them on PATH).
 HIDDEN_COMMANDS = frozenset({"bwrap", "unshare", "setpriv"})
