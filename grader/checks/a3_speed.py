@@ -327,7 +327,8 @@ def _verdict(ctx: CheckContext, results: list[tuple[Timed, Ratios]]) -> str:
     withheld = [(t, r) for t, r, v in verdicts if v == "withheld"]
     if withheld:
         t, r = withheld[0]
-        raise VerdictWithheld(f"{t.name} timed {r.wall:.1f}× the reference (limit {limit:g}×) while the machine was too busy "
+        what = f"timed {r.wall:.1f}×" if r.wall > limit else f"did {r.work:.1f}× the work (CPU time) of"
+        raise VerdictWithheld(f"{t.name} {what} the reference (limit {limit:g}×) while the machine was too busy "
                               f"to judge (a timed batch waited for a CPU {100 * r.waited:.0f} % of the time, over "
                               f"{100 * BUSY:.0f} %); grade task {ctx.services.task.id if ctx.services.task else '?'} again "
                               "on a quiet machine", details)
