@@ -194,7 +194,8 @@ class CheckContext:
         `SHOWN_OF` failing probes (the smallest inputs), the one whose output is furthest off
         (`relative_difference`; the first on a tie): the smallest input may be the one where
         the mistake nearly vanishes (LayerNorm over two features, say). Student code that
-        raises is reported as soon as it is met.
+        raises on a probe is reported at once when no probe before it failed; after a
+        failure it ends the search, and the failures found so far are weighed.
         """
         expected = self.reference(probes)
         got = self.child(probes)
