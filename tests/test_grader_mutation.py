@@ -245,14 +245,10 @@ def _catalogue_cases() -> list:
 @pytest.mark.parametrize("stage, mistake", _catalogue_cases())
 def test_every_catalogue_mistake_loses_points_on_its_own_task_only(stage: str, mistake: Mutant) -> None:
     """The real students' mistakes of the issue (lt returning a bool, a recursive
-    topological_sort, a no-op to_index / broadcast_index, …), graded end to end.
-
-    A2's later tasks still run through the student's indexing (2.1) and broadcasting (2.2):
-    a mistake there also moves 2.3 / 2.4 (violation (b), listed in assignments/MUTATION.md
-    until A2's checks are made self-consistent as A0's and A1's are)."""
+    topological_sort, a no-op to_index / broadcast_index, …), graded end to end: each
+    loses points on its own task, and (one mistake, one charge) no other task's score moves."""
     reference = {t.id: t.points for t in load_manifest(stage).tasks}
     verdict = grade_mutant(stage, submission_files(stage), mistake, FAST, reference)
     assert not verdict.errors, verdict.errors
     assert verdict.killed, f"{mistake.description}: {verdict.message}"
-    if stage != "a2":
-        assert not verdict.others, verdict.others
+    assert not verdict.others, verdict.others
