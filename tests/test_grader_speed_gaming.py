@@ -34,6 +34,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -376,9 +377,16 @@ GAMING_IDS = ["matmul-remembering", "matmul-once-per-out", "reduce-remembering",
 def two_busy_loops() -> Iterator[None]:
     """Two processes spinning beside the grading for as long as the test runs: as many as
     the project's machines have cores (what `grader batch`, one worker per core, makes)."""
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    try:
+    with _busy_loops(2):
         yield
+
+
+@contextmanager
+def _busy_loops(n: int) -> Iterator[list[subprocess.Popen]]:
+    """`n` processes spinning until the block ends (then killed and reaped)."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield loops
     finally:
         for loop in loops:
             loop.kill()
@@ -428,27 +436,22 @@ def load_on_the_reference_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None
     stopped (SIGSTOP) while the student's child is: load that comes and goes, as in
     `grader batch` when another worker's grading starts or ends between the two sides'
     batches. The reference's wall time grows several-fold; the student's does not."""
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(8 * len(os.sched_getaffinity(0)))]
-    for loop in loops:
-        os.kill(loop.pid, signal.SIGSTOP)
-    timed_reference_child = CheckContext.timed_reference_child
-
-    def loaded(self: CheckContext, probes: Sequence[Probe]) -> tuple[list[Answer], float]:
+    with _busy_loops(8 * len(os.sched_getaffinity(0))) as loops:
         for loop in loops:
-            os.kill(loop.pid, signal.SIGCONT)
-        try:
-            return timed_reference_child(self, probes)
-        finally:
+            os.kill(loop.pid, signal.SIGSTOP)
+        timed_reference_child = CheckContext.timed_reference_child
+
+        def loaded(self: CheckContext, probes: Sequence[Probe]) -> tuple[list[Answer], float]:
             for loop in loops:
-                os.kill(loop.pid, signal.SIGSTOP)
+                os.kill(loop.pid, signal.SIGCONT)
+            try:
+                return timed_reference_child(self, probes)
+            finally:
+                for loop in loops:
+                    os.kill(loop.pid, signal.SIGSTOP)
 
-    monkeypatch.setattr(CheckContext, "timed_reference_child", loaded)
-    try:
+        monkeypatch.setattr(CheckContext, "timed_reference_child", loaded)
         yield
-    finally:
-        for loop in loops:
-            loop.kill()
-            loop.wait()
 
 
 @pytest.mark.slow
