@@ -5,6 +5,7 @@ A4 convolution · A5 recurrent networks · A6 attention.
 """
 
 import os
+from typing import Any
 
 # LLVM's SLP vectorizer is off by default in Numba; the fast kernels need it (≈ 8× on the
 # matmul, see fast_tuned). Set before any Numba kernel of the package compiles.
@@ -21,6 +22,7 @@ from .autodiff import Context, backpropagate, central_difference, topological_so
 from .module import Module, Parameter
 from .scalar import Scalar, ScalarFunction, derivative_check
 from .tensor_data import IndexingError, ShapeError, TensorData, shape_broadcast
+from . import dtypes
 from .dtypes import bool_, float32, float64, int64, promote_types, result_type
 from .tensor_ops import SimpleOps, TensorBackend, TensorOps
 from .function import Function, grad_enabled, no_grad
@@ -41,3 +43,11 @@ from .backends import (
 from . import optim, datasets, nn
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """PyTorch's other dtype names, `minitorch.float` (float32), `.double`, `.long` and
+    `.bool`, and a clear error for the dtypes minitorch lacks (`dtypes.torch_alias`).
+    Answered here rather than bound as names, so that `from minitorch import *` never
+    shadows Python's own `float` and `bool`."""
+    return dtypes.torch_alias(name)

@@ -16,6 +16,10 @@ category the wider dtype wins (float32 with float64 → float64). Operands of lo
 
 so `x_float32 * 2.5` stays float32, `x_int64 * 2.5` becomes float64 (the default float),
 `mask_bool + 1` becomes int64 and `x_float32 + tensor(1.0)` stays float32.
+
+PyTorch's other names work too (`torch_alias`): `minitorch.float` is float32 (as
+`torch.float`), `minitorch.double` float64, `minitorch.long` int64, `minitorch.bool` bool_.
+The dtypes minitorch lacks (`minitorch.int32`, `.half`, …) raise an error that says so.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["bool_", "float32", "float64", "int64", "DTYPES", "canonical_dtype", "infer_dtype",
-           "is_floating", "promote_types", "result_type"]
+           "is_floating", "promote_types", "result_type", "torch_alias"]
 
 float64 = np.dtype(np.float64)
 float32 = np.dtype(np.float32)
@@ -34,6 +38,18 @@ bool_ = np.dtype(np.bool_)
 
 #: The dtypes a tensor can hold.
 DTYPES = (float64, float32, int64, bool_)
+
+#: PyTorch's other names of these dtypes.
+TORCH_ALIASES = {"float": float32, "double": float64, "long": int64, "bool": bool_}
+
+#: PyTorch's dtypes that minitorch does not have, and what they hold.
+NOT_SUPPORTED = {
+    "half": "16-bit floats", "float16": "16-bit floats", "bfloat16": "16-bit brain floats",
+    "int": "32-bit integers", "int32": "32-bit integers", "short": "16-bit integers", "int16": "16-bit integers",
+    "int8": "8-bit integers", "uint8": "8-bit unsigned integers",
+    "cfloat": "complex numbers", "complex64": "complex numbers", "cdouble": "complex numbers",
+    "complex128": "complex numbers",
+}
 
 #: The default floating dtype (what `tensor([1.5])`, `zeros(2)` and `int_tensor / 2` give).
 DEFAULT_FLOAT = float64
@@ -123,3 +139,20 @@ def result_type(*operands: Any) -> np.dtype:
             out = best
     assert out is not None, "result_type() needs at least one operand"
     return out
+
+
+def torch_alias(name: str) -> np.dtype:
+    """The dtype PyTorch calls `torch.<name>` (`float` → float32, `long` → int64, …).
+
+    Raises:
+        AttributeError: `name` is not one of `TORCH_ALIASES`; for a PyTorch dtype minitorch
+            lacks (`int32`, `half`, …) the message says so and names the four it has.
+    """
+    if name in TORCH_ALIASES:
+        return TORCH_ALIASES[name]
+    if name in NOT_SUPPORTED:
+        raise AttributeError(
+            f"minitorch has no dtype {name} (torch.{name}: {NOT_SUPPORTED[name]}); its dtypes are "
+            f"float64 (torch.double), float32 (torch.float), int64 (torch.long) and bool_ (torch.bool)"
+        )
+    raise AttributeError(f"module 'minitorch' has no attribute {name!r}")

@@ -5,6 +5,7 @@ PyTorch `state_dict` (converted to NumPy arrays) loads into the matching minitor
 
 Files: `linear` (Linear), `conv` (conv1d/conv2d by im2col, task 4.1/4.2), `pooling`
 (task 4.3), `softmax` and `dropout` (task 4.4), `losses` (mse, BCE, NLL, cross-entropy),
+`loss_modules` (MSELoss, BCELoss, NLLLoss, CrossEntropyLoss),
 `embedding`, `textcnn` (Kim's CNN, task 4.5), `validation` (argument checks); A5:
 `rnn`, `lstm`, `gru` (cells, tasks 5.1–5.3), `recurrent` (unroll, RNN/LSTM/GRU layers,
 tasks 5.1/5.4), `clip_grad` (task 5.4, exposed as `minitorch.nn.utils`); A6:
@@ -25,6 +26,7 @@ from .dropout import Dropout
 from .embedding import Embedding
 from .layer_norm import LayerNorm
 from .linear import Linear
+from .loss_modules import BCELoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .textcnn import TextCNN
 from .rnn import RNNCell
 from .lstm import LSTMCell
@@ -40,7 +42,7 @@ from .transformer import (
 
 __all__ = [
     "Module", "Parameter", "ModuleList", "Sequential", "functional",
-    "Linear", "Conv1d", "Conv2d", "Dropout", "Embedding", "TextCNN",
+    "Linear", "MSELoss", "BCELoss", "NLLLoss", "CrossEntropyLoss", "Conv1d", "Conv2d", "Dropout", "Embedding", "TextCNN",
     "RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU", "utils", "LayerNorm",
     "GELU", "ReLU", "Tanh", "AttentionPooling", "AdditiveAttention", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder", "Transformer",
