@@ -197,8 +197,23 @@ def _example(args: argparse.Namespace) -> int:
     return 0
 
 
+class _VersionAction(argparse.Action):
+    """`grader --version`: the kit's version and the digest of everything that decides a
+    grade (what `grader batch` compares across workers), computed only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the grader's version (kit version + digest of the grading code) and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object, option_string: Optional[str] = None) -> None:
+        from .gradebook import grader_version
+
+        print(f"grader {grader_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grader", description="Release, grade and self-check the minitorch assignments.")
+    parser.add_argument("--version", action=_VersionAction)
     subs = parser.add_subparsers(dest="command", required=True)
 
     run = subs.add_parser("run", help="grade a submission", description=RUN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -4,6 +4,7 @@ reports, the command line and the generated examples."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 import xml.etree.ElementTree as ET
@@ -331,3 +332,13 @@ def test_the_child_imports_its_own_tree_and_only_it(tmp_path: Path, examples: Pa
     with pytest.raises(ChildStartFailed, match="does not import"):
         bare.ensure()
     bare.close()
+
+
+def test_grader_version_names_the_kit_and_the_digest_of_the_grading_code(capsys: pytest.CaptureFixture[str]) -> None:
+    from grader.gradebook import grader_version
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert out == f"grader {grader_version()}\n" and re.fullmatch(r"grader \d+\.\d+\.\d+\+[0-9a-f]{12}\n", out)

@@ -128,6 +128,17 @@ def test_the_kit_keeps_the_grader_in_its_own_extra_and_dev_still_installs_it() -
     assert '-e ".[dev,oracle]"' in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
+def test_the_kit_ships_its_licence_and_its_type_hints() -> None:
+    """LICENSE holds the licence pyproject names; both packages are marked typed (PEP 561)
+    and the marker is package data, so a wheel carries it."""
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert data["project"]["license"] == {"text": "MIT"}
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License\n")
+    for package in ("minitorch", "grader"):
+        assert (ROOT / package / "py.typed").is_file(), package
+        assert "py.typed" in data["tool"]["setuptools"]["package-data"][package], package
+
+
 def test_grader_without_its_extra_says_in_one_line_what_to_install() -> None:
     hide = "import sys; sys.modules['nbgrader'] = None; sys.modules['mutmut'] = None\n"
     run = "import sys; from grader.cli import main; sys.exit(main(['--help']))\n"
