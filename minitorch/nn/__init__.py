@@ -6,7 +6,7 @@ PyTorch `state_dict` (converted to NumPy arrays) loads into the matching minitor
 Files: `linear` (Linear), `conv` (conv1d/conv2d by im2col, task 4.1/4.2), `pooling`
 (task 4.3), `softmax` and `dropout` (task 4.4), `losses` (mse, BCE, NLL, cross-entropy),
 `loss_modules` (MSELoss, BCELoss, NLLLoss, CrossEntropyLoss),
-`embedding`, `textcnn` (Kim's CNN, task 4.5), `validation` (argument checks); A5:
+`init` (nn.init: xavier_, kaiming_, normal_ … in place), `embedding`, `textcnn` (Kim's CNN, task 4.5), `validation` (argument checks); A5:
 `rnn`, `lstm`, `gru` (cells, tasks 5.1–5.3), `recurrent` (unroll, RNN/LSTM/GRU layers,
 tasks 5.1/5.4), `clip_grad` (task 5.4, exposed as `minitorch.nn.utils`); A6:
 `masked_softmax` (the softmax over allowed positions, task 6.1), `attention_pooling`
@@ -20,7 +20,7 @@ the causal mask, task 6.5), `gpt` (TinyGPT, a character GPT, task 6.5); `activat
 
 from ..containers import ModuleList, Sequential
 from ..module import Module, Parameter
-from . import functional, utils
+from . import functional, init, utils
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout
 from .embedding import Embedding
@@ -41,7 +41,7 @@ from .transformer import (
 )
 
 __all__ = [
-    "Module", "Parameter", "ModuleList", "Sequential", "functional",
+    "Module", "Parameter", "ModuleList", "Sequential", "functional", "init",
     "Linear", "MSELoss", "BCELoss", "NLLLoss", "CrossEntropyLoss", "Conv1d", "Conv2d", "Dropout", "Embedding", "TextCNN",
     "RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU", "utils", "LayerNorm",
     "GELU", "ReLU", "Tanh", "AttentionPooling", "AdditiveAttention", "MultiheadAttention",
