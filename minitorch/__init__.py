@@ -32,7 +32,7 @@ from .rng import manual_seed
 from .joining import cat, stack
 from .splitting import chunk, split
 from .selection import clamp, masked_fill, tril, triu, where
-from .containers import ModuleList, Sequential
+from .containers import ModuleDict, ModuleList, Sequential
 from .backends import (
     CudaBackend,
     FastBackend,

@@ -1,20 +1,22 @@
-"""Containers of modules: `ModuleList`, a list whose items are registered sub-modules, and
-`Sequential`, a chain of modules applied one after the other.
+"""Containers of modules: `ModuleList`, a list whose items are registered sub-modules,
+`ModuleDict`, the same keyed by name, and `Sequential`, a chain of modules applied one
+after the other.
 
 A plain Python list of layers hides them from the module tree (their parameters would not be
 found by `parameters()` or saved by `state_dict()`). `ModuleList` registers item i under
 the name "i", so the parameter names match `torch.nn.ModuleList` (`convs.0.weight`, …);
-`Sequential` does the same (or uses the names of an OrderedDict), as `torch.nn.Sequential`.
+`ModuleDict` registers each under its key (`heads.sentiment.weight`); `Sequential` does
+the same (or uses the names of an OrderedDict), as `torch.nn.Sequential`.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Iterable, Iterator, Optional, Union
+from typing import Any, Iterable, Iterator, Mapping, Optional, Union
 
 from .module import Module
 
-__all__ = ["ModuleList", "Sequential"]
+__all__ = ["ModuleList", "ModuleDict", "Sequential"]
 
 
 def _replace(container: Module, name: str, module: Module) -> None:
@@ -67,6 +69,68 @@ class ModuleList(Module):
 
     def forward(self, *args: object) -> None:
         raise NotImplementedError("ModuleList has no forward(): iterate over it and call its modules")
+
+
+class ModuleDict(Module):
+    """Holds sub-modules by name: `ModuleDict({"encoder": Linear(4, 8), "head": Linear(8, 2)})`,
+    as `torch.nn.ModuleDict` (insertion order kept; iterating gives the keys)."""
+
+    def __init__(self, modules: Optional[Union[Mapping[str, Module], Iterable[tuple[str, Module]]]] = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        if key not in self._modules:
+            raise KeyError(key)
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._modules))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._modules
+
+    def keys(self) -> list[str]:
+        return list(self._modules)
+
+    def values(self) -> list[Module]:
+        return list(self._modules.values())
+
+    def items(self) -> list[tuple[str, Module]]:
+        return list(self._modules.items())
+
+    def pop(self, key: str) -> Module:
+        """Remove the module `key` and return it."""
+        module = self[key]
+        del self[key]
+        return module
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def update(self, modules: Union[Mapping[str, Module], Iterable[tuple[str, Module]]]) -> None:
+        """Add (or replace) modules from a mapping or from (name, module) pairs."""
+        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        for key, module in pairs:
+            if not isinstance(key, str):
+                raise TypeError(f"ModuleDict keys must be strings, got {type(key).__name__}")
+            if key in self._modules:
+                _replace(self, key, module)
+            else:
+                self.add_module(key, module)
+
+    def forward(self, *args: object) -> None:
+        raise NotImplementedError("ModuleDict has no forward(): call the modules it holds, e.g. self.heads[name](x)")
 
 
 class Sequential(Module):

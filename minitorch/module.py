@@ -15,13 +15,18 @@ Parameters are named by the path of attribute names from the root, joined by dot
 `state_dict()` / `load_state_dict()` save and restore them as NumPy arrays under those
 names (the keys a PyTorch `state_dict` of the same architecture uses).
 
+A *buffer* is state a module keeps but does not learn (a positional-encoding table, running
+statistics): `self.register_buffer("pe", table)`. It is found by `named_buffers()`, saved
+by `state_dict()` after the parameters (unless registered with `persistent=False`) and never
+handed to an optimizer.
+
 This module does not import the tensor code (A0 comes before tensors): tensors are recognised
 by what they can do (`.numpy()`, `.shape`), Scalars by `.data`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, NamedTuple, Optional
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Optional, Union
 
 import numpy as np
 
@@ -75,11 +80,15 @@ class Module:
     training: bool
     _parameters: dict[str, Parameter]
     _modules: dict[str, "Module"]
+    _buffers: dict[str, Any]
+    _non_persistent: set[str]
 
     def __init__(self) -> None:
         # Written through __dict__: our __setattr__ relies on these existing.
         self.__dict__["_parameters"] = {}
         self.__dict__["_modules"] = {}
+        self.__dict__["_buffers"] = {}
+        self.__dict__["_non_persistent"] = set()
         self.__dict__["training"] = True
 
     # ---- registration by attribute assignment -------------------------------------------
@@ -93,6 +102,14 @@ class Module:
                 f"cannot assign {kind} {key!r} before Module.__init__() was called: "
                 f"call super().__init__() first in {type(self).__name__}.__init__"
             )
+        buffers = self.__dict__.get("_buffers", {})
+        if key in buffers and not isinstance(value, (Parameter, Module)):
+            if value is not None and not _is_tensor(value):
+                raise TypeError(f"cannot assign {type(value).__name__!r} as buffer {key!r} (a Tensor or None expected)")
+            buffers[key] = value
+            return
+        buffers.pop(key, None)
+        self.__dict__.get("_non_persistent", set()).discard(key)
         # A name holds one thing: drop whatever it held before.
         if params is not None:
             params.pop(key, None)
@@ -116,6 +133,9 @@ class Module:
         modules = self.__dict__.get("_modules", {})
         if key in modules:
             return modules[key]
+        buffers = self.__dict__.get("_buffers", {})
+        if key in buffers:
+            return buffers[key]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {key!r}")
 
     def __delattr__(self, key: str) -> None:
@@ -123,6 +143,9 @@ class Module:
             del self._parameters[key]
         elif key in self.__dict__.get("_modules", {}):
             del self._modules[key]
+        elif key in self.__dict__.get("_buffers", {}):
+            del self._buffers[key]
+            self._non_persistent.discard(key)
         else:
             object.__delattr__(self, key)
 
@@ -143,6 +166,29 @@ class Module:
         if not isinstance(module, Module):
             raise TypeError(f"add_module({name!r}, …): expected a Module, got {type(module).__name__}")
         setattr(self, name, module)
+
+    def register_buffer(self, name: str, tensor: Any, persistent: bool = True) -> None:
+        """Keep `tensor` (or None) as state that is not learned, under `name` (`torch.nn.Module.register_buffer`).
+
+        It is an attribute (`self.name`; assigning a tensor to `self.name` replaces it), is listed
+        by `named_buffers()` and, when `persistent`, saved and loaded by `state_dict()` /
+        `load_state_dict()`. It is not a parameter: no optimizer sees it.
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {type(name).__name__}")
+        if "." in name or name == "":
+            raise KeyError(f"buffer name can't be empty or contain \".\", got {name!r}")
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if tensor is not None and not _is_tensor(tensor):
+            raise TypeError(f"cannot assign {type(tensor).__name__!r} object to buffer {name!r} (a Tensor or None required)")
+        if name not in self._buffers and (hasattr(self, name) or name in self._parameters or name in self._modules):
+            raise KeyError(f"attribute {name!r} already exists")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
 
     # ---- walking the tree ---------------------------------------------------------------
 
@@ -218,6 +264,33 @@ class Module:
         return [p for _, p in self.named_parameters(recurse=recurse)]
         # END SOLUTION 0.3
 
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True) -> list[tuple[str, Any]]:
+        """Every buffer (None ones left out) with its dotted name, module by module as
+        `named_parameters`; a tensor registered in two places is listed once unless
+        `remove_duplicate=False`."""
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        out: list[tuple[str, Any]] = []
+        seen: set[int] = set()
+        for path, module in modules:
+            for name, buffer in module._buffers.items():
+                if buffer is None or (remove_duplicate and id(buffer) in seen):
+                    continue
+                seen.add(id(buffer))
+                out.append((f"{path}.{name}" if path else name, buffer))
+        return out
+
+    def buffers(self, recurse: bool = True) -> list[Any]:
+        """Every buffer of this module and its sub-modules (see `named_buffers`)."""
+        return [b for _, b in self.named_buffers(recurse=recurse)]
+
+    def apply(self, fn: Callable[["Module"], Any]) -> "Module":
+        """Call `fn` on every sub-module (children first, recursively), then on this module;
+        return self. The usual use is initialisation: `model.apply(init_weights)`."""
+        for child in self._modules.values():
+            child.apply(fn)
+        fn(self)
+        return self
+
     # ---- modes --------------------------------------------------------------------------
 
     def train(self, mode: bool = True) -> "Module":
@@ -266,12 +339,26 @@ class Module:
 
     # ---- saving and loading -------------------------------------------------------------
 
-    def state_dict(self) -> dict[str, Any]:
-        """A copy of every parameter, by dotted name: NumPy arrays for tensors, floats otherwise.
+    def _persistent_buffers(self) -> list[tuple[str, "Module", str]]:
+        """(dotted name, owning module, attribute) of every buffer `state_dict` saves."""
+        return [
+            (f"{path}.{name}" if path else name, module, name)
+            for path, module in self.named_modules(remove_duplicate=False)
+            for name, buffer in module._buffers.items()
+            if buffer is not None and name not in module._non_persistent
+        ]
 
-        Tied parameters appear under each of their names, as in PyTorch.
+    def state_dict(self) -> dict[str, Any]:
+        """A copy of every parameter, then of every persistent buffer, by dotted name: NumPy
+        arrays for tensors, floats otherwise.
+
+        Tied parameters appear under each of their names, as in PyTorch. (PyTorch lists each
+        module's buffers right after its parameters; the keys and values are the same.)
         """
-        return {name: _export(p.value) for name, p in self.named_parameters(remove_duplicate=False)}
+        out = {name: _export(p.value) for name, p in self.named_parameters(remove_duplicate=False)}
+        for key, module, name in self._persistent_buffers():
+            out[key] = _export(module._buffers[name])
+        return out
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> IncompatibleKeys:
         """Copy values from `state_dict` (dotted name → array or number) into the parameters.
@@ -282,7 +369,8 @@ class Module:
         whatever `strict` says (as in PyTorch). Nothing is changed unless every check passes. Returns the missing and
         unexpected keys (empty lists when strict).
         """
-        params = dict(self.named_parameters(remove_duplicate=False))
+        params: dict[str, Any] = dict(self.named_parameters(remove_duplicate=False))
+        params.update({key: _BufferSlot(module, name) for key, module, name in self._persistent_buffers()})
         missing = [k for k in params if k not in state_dict]
         unexpected = [k for k in state_dict if k not in params]
         if strict and (missing or unexpected):
@@ -350,7 +438,21 @@ def _export(value: Any) -> Any:
     return float(_to_numpy(value))
 
 
-def _load_into(param: Parameter, arr: np.ndarray) -> None:
+class _BufferSlot:
+    """A buffer seen as a Parameter by `load_state_dict`: `.value` reads it, `update` replaces it."""
+
+    def __init__(self, module: Module, name: str) -> None:
+        self.module, self.name = module, name
+
+    @property
+    def value(self) -> Any:
+        return self.module._buffers[self.name]
+
+    def update(self, value: Any) -> None:
+        self.module._buffers[self.name] = value
+
+
+def _load_into(param: Union[Parameter, _BufferSlot], arr: np.ndarray) -> None:
     """Put the values of `arr` in `param`, keeping the kind (tensor, array, Scalar, float),
     dtype and backend of what it holds."""
     value = param.value

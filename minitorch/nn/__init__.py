@@ -18,7 +18,7 @@ the causal mask, task 6.5), `gpt` (TinyGPT, a character GPT, task 6.5); `activat
 (ReLU, Tanh, GELU modules, F.gelu; library).
 """
 
-from ..containers import ModuleList, Sequential
+from ..containers import ModuleDict, ModuleList, Sequential
 from ..module import Module, Parameter
 from . import functional, init, utils
 from .conv import Conv1d, Conv2d
@@ -41,7 +41,7 @@ from .transformer import (
 )
 
 __all__ = [
-    "Module", "Parameter", "ModuleList", "Sequential", "functional", "init",
+    "Module", "Parameter", "ModuleList", "ModuleDict", "Sequential", "functional", "init",
     "Linear", "MSELoss", "BCELoss", "NLLLoss", "CrossEntropyLoss", "Conv1d", "Conv2d", "Dropout", "Embedding", "TextCNN",
     "RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU", "utils", "LayerNorm",
     "GELU", "ReLU", "Tanh", "AttentionPooling", "AdditiveAttention", "MultiheadAttention",
