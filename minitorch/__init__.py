@@ -41,8 +41,20 @@ from .backends import (
     set_default_backend,
 )
 from . import optim, datasets, nn
+# PyTorch's free functions (`minitorch.exp(x)`, `minitorch.softmax(x, 1)`, …) and the
+# constructors beside them (`zeros_like`, `full`, `eye`, `linspace`)
+from .free_functions import (
+    abs, argmax, argmin, bmm, clone, eye, exp, flatten, full, full_like, is_tensor, linspace, log,
+    log_softmax, matmul, max, mean, min, narrow, numel, ones_like, permute, pow, relu, reshape,
+    sigmoid, softmax, sqrt, squeeze, std, sum, t, tanh, transpose, unsqueeze, var, zeros_like,
+)
 
 __version__ = "0.1.0"
+
+#: What `from minitorch import *` gives: every public name but those that would shadow
+#: Python's own functions in the importing file (`minitorch.sum`, `.max`, … stay reachable
+#: as attributes, as NumPy does it).
+__all__ = [name for name in dir() if not name.startswith("_") and name not in ("abs", "max", "min", "pow", "sum", "os", "Any")]
 
 
 def __getattr__(name: str) -> Any:

@@ -666,6 +666,82 @@ class Tensor:
     def bool(self) -> "Tensor":
         return self.to(bool_)
 
+    # ---- PyTorch's conveniences, each written with the operations above -----------------
+
+    def clone(self) -> "Tensor":
+        """A copy in storage of its own; the gradient flows back to self (`Copy`)."""
+        return F.Copy.apply(self)
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        """`self.to(other.dtype)`."""
+        return self.to(other.dtype)
+
+    def t(self) -> "Tensor":
+        """The transpose of a matrix; a 0-d or 1-d tensor is returned as it is (as PyTorch)."""
+        if self.dims > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dims}D (use transpose(dim0, dim1))")
+        return self.transpose(0, 1) if self.dims == 2 else self
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        """Dimensions start_dim … end_dim merged into one: [2, 3, 4].flatten(1) → [2, 12]."""
+        if self.dims == 0:
+            return self.reshape(1)
+        start, end = self._dim(start_dim), self._dim(end_dim)
+        if start > end:
+            raise RuntimeError(f"flatten() has invalid args: start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
+        merged = int(np.prod(self.shape[start:end + 1], dtype=np.int64))
+        return self.reshape(*self.shape[:start], merged, *self.shape[end + 1:])
+
+    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
+        """Elements start … start + length − 1 along `dim`: a view, as `self[..., start:start + length]`."""
+        d = self._dim(dim)
+        size = self.shape[d]
+        if not -size <= start <= size:
+            raise IndexError(f"narrow(): start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        start = start % size if start < 0 else start
+        if length < 0 or start + length > size:
+            raise RuntimeError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        return self[(slice(None),) * d + (slice(start, start + length),)]
+
+    def min(self, dim: Optional[int] = None, keepdim: bool = False) -> Union["Tensor", MaxResult]:
+        """min() → the smallest element; min(dim) → (values, indices): the max of −self, negated."""
+        if dim is None:
+            return -((-self).max())
+        values, indices = (-self).max(dim, keepdim)
+        return MaxResult(-values, indices)
+
+    def argmax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
+        """The index (int64) of the first largest element, over all elements (of the
+        flattened tensor) or along `dim`. Not differentiable."""
+        return self._arg(np.argmax, dim, keepdim)
+
+    def argmin(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
+        """The index (int64) of the first smallest element (see `argmax`)."""
+        return self._arg(np.argmin, dim, keepdim)
+
+    def _arg(self, fn: Any, dim: Optional[int], keepdim: bool) -> "Tensor":
+        values = self.numpy()
+        if dim is None:
+            index = np.asarray(fn(values), dtype=np.int64)
+            return self.new_tensor(index.reshape((1,) * self.dims) if keepdim else index, dtype=np.int64)
+        if self.dims == 0:
+            return self.new_tensor(np.zeros((), np.int64), dtype=np.int64)
+        d = self._dim(dim)
+        index = fn(values, axis=d).astype(np.int64)
+        return self.new_tensor(np.expand_dims(index, d) if keepdim else index, dtype=np.int64)
+
+    def softmax(self, dim: int) -> "Tensor":
+        """`nn.functional.softmax(self, dim)`."""
+        from .nn.softmax import softmax  # nn is built on this class
+
+        return softmax(self, dim)
+
+    def log_softmax(self, dim: int) -> "Tensor":
+        """`nn.functional.log_softmax(self, dim)`."""
+        from .nn.softmax import log_softmax
+
+        return log_softmax(self, dim)
+
     def to(self, dtype: Any) -> "Tensor":
         """A copy with another dtype (differentiable between float types); self if the
         dtype is already `dtype`. To int64 truncates towards zero, to bool tests ≠ 0."""

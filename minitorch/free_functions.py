@@ -1,0 +1,218 @@
+"""The tensor operations as functions of the package, as PyTorch has them: `minitorch.exp(x)`
+is `x.exp()`, `minitorch.matmul(a, b)` is `a @ b`, `minitorch.softmax(x, 1)` is
+`F.softmax(x, 1)`. Nothing here computes: each function names the method or layer that
+does, so the gradient of each is that method's.
+
+Also the constructors PyTorch code reaches for beside `zeros` and `rand`: `zeros_like`,
+`ones_like`, `full`, `full_like`, `eye`, `linspace`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from .constructors import tensor as _tensor
+from .tensor import MaxResult, Tensor
+from .tensor_data import ShapeError
+
+__all__ = [
+    "exp", "log", "tanh", "sigmoid", "relu", "sqrt", "abs", "pow",
+    "sum", "mean", "var", "std", "max", "min", "argmax", "argmin",
+    "matmul", "bmm", "t", "transpose", "permute", "reshape", "flatten", "narrow", "squeeze", "unsqueeze",
+    "softmax", "log_softmax", "clone", "numel", "is_tensor",
+    "zeros_like", "ones_like", "full", "full_like", "eye", "linspace",
+]
+
+# ---- element-wise ---------------------------------------------------------------------------
+
+
+def exp(input: Tensor) -> Tensor:
+    return input.exp()
+
+
+def log(input: Tensor) -> Tensor:
+    return input.log()
+
+
+def tanh(input: Tensor) -> Tensor:
+    return input.tanh()
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return input.sigmoid()
+
+
+def relu(input: Tensor) -> Tensor:
+    return input.relu()
+
+
+def sqrt(input: Tensor) -> Tensor:
+    return input.sqrt()
+
+
+def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
+    return input.abs()
+
+
+def pow(input: Tensor, exponent: float) -> Tensor:  # noqa: A001 - PyTorch's name
+    """`input ** exponent` for a Python number exponent (a tensor exponent is not supported)."""
+    return input ** exponent
+
+
+# ---- reductions -----------------------------------------------------------------------------
+
+
+def sum(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    return input.sum(dim, keepdim)
+
+
+def mean(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    return input.mean(dim, keepdim)
+
+
+def var(input: Tensor, dim: Optional[int] = None, unbiased: bool = True, keepdim: bool = False) -> Tensor:
+    return input.var(dim, unbiased=unbiased, keepdim=keepdim)
+
+
+def std(input: Tensor, dim: Optional[int] = None, unbiased: bool = True, keepdim: bool = False) -> Tensor:
+    return input.std(dim, unbiased=unbiased, keepdim=keepdim)
+
+
+def _reduction_dim(name: str, dim: Any) -> Optional[int]:
+    if isinstance(dim, Tensor):
+        raise TypeError(
+            f"minitorch.{name}(input, other), the element-wise {name}imum of two tensors, is not supported: "
+            f"use minitorch.where(a {'>=' if name == 'max' else '<='} b, a, b)"
+        )
+    return dim
+
+
+def max(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Union[Tensor, MaxResult]:  # noqa: A001
+    """max(x) → the largest element; max(x, dim) → (values, indices), as `Tensor.max`."""
+    return input.max(_reduction_dim("max", dim), keepdim)
+
+
+def min(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Union[Tensor, MaxResult]:  # noqa: A001
+    """min(x) → the smallest element; min(x, dim) → (values, indices), as `Tensor.min`."""
+    return input.min(_reduction_dim("min", dim), keepdim)
+
+
+def argmax(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    return input.argmax(dim, keepdim)
+
+
+def argmin(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    return input.argmin(dim, keepdim)
+
+
+# ---- shapes and products --------------------------------------------------------------------
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    return input @ other
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product of [b, n, k] and [b, k, m] (no broadcasting, as PyTorch's `bmm`)."""
+    if input.dims != 3 or mat2.dims != 3:
+        raise ShapeError(f"bmm: both operands must be 3-D, got shapes {input.shape} and {mat2.shape}")
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise ShapeError(f"bmm: shapes {input.shape} and {mat2.shape} cannot be multiplied ([b, n, k] @ [b, k, m])")
+    return input @ mat2
+
+
+def t(input: Tensor) -> Tensor:
+    return input.t()
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    return input.transpose(dim0, dim1)
+
+
+def permute(input: Tensor, dims: tuple[int, ...]) -> Tensor:
+    return input.permute(*dims)
+
+
+def reshape(input: Tensor, shape: tuple[int, ...]) -> Tensor:
+    return input.reshape(*shape)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    return input.flatten(start_dim, end_dim)
+
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    return input.narrow(dim, start, length)
+
+
+def squeeze(input: Tensor, dim: Optional[int] = None) -> Tensor:
+    return input.squeeze(dim)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    return input.unsqueeze(dim)
+
+
+def softmax(input: Tensor, dim: int) -> Tensor:
+    return input.softmax(dim)
+
+
+def log_softmax(input: Tensor, dim: int) -> Tensor:
+    return input.log_softmax(dim)
+
+
+def clone(input: Tensor) -> Tensor:
+    return input.clone()
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+# ---- constructors ---------------------------------------------------------------------------
+
+
+def _like(input: Tensor, values: np.ndarray, dtype: Any, requires_grad: bool) -> Tensor:
+    return _tensor(values, dtype=input.dtype if dtype is None else dtype, requires_grad=requires_grad, backend=input.backend)
+
+
+def zeros_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """Zeros of `input`'s shape, dtype (unless `dtype`) and backend."""
+    return _like(input, np.zeros(input.shape), dtype, requires_grad)
+
+
+def ones_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """Ones of `input`'s shape, dtype (unless `dtype`) and backend."""
+    return _like(input, np.ones(input.shape), dtype, requires_grad)
+
+
+def full_like(input: Tensor, fill_value: float, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """`fill_value` in `input`'s shape, dtype (unless `dtype`) and backend."""
+    return _like(input, np.full(input.shape, fill_value), dtype, requires_grad)
+
+
+def full(size: Any, fill_value: Union[bool, int, float], dtype: Any = None, requires_grad: bool = False,
+         backend: Any = None) -> Tensor:
+    """A tensor of shape `size` holding `fill_value`; its dtype, unless given, follows the
+    value (bool, int64, or the default float), as PyTorch's `full`."""
+    shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    return _tensor(np.full(shape, fill_value), dtype=dtype, requires_grad=requires_grad, backend=backend)
+
+
+def eye(n: int, m: Optional[int] = None, dtype: Any = None, requires_grad: bool = False, backend: Any = None) -> Tensor:
+    """The identity matrix [n, m] (m = n by default): ones on the diagonal."""
+    return _tensor(np.eye(n, n if m is None else m), dtype=dtype, requires_grad=requires_grad, backend=backend)
+
+
+def linspace(start: float, end: float, steps: int, dtype: Any = None, requires_grad: bool = False,
+             backend: Any = None) -> Tensor:
+    """`steps` evenly spaced values from start to end, both included."""
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    return _tensor(np.linspace(start, end, steps), dtype=dtype, requires_grad=requires_grad, backend=backend)
