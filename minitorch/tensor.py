@@ -22,7 +22,7 @@ from .function import History, no_grad
 from .indexing import getitem
 from .selection import clamp, masked_fill, tril, triu
 from .splitting import chunk, split
-from .tensor_data import ShapeError, TensorData, normalize_shape
+from .tensor_data import ShapeError, TensorData, normalize_shape, view_strides
 
 if TYPE_CHECKING:
     from .tensor_ops import TensorBackend
@@ -610,14 +610,17 @@ class Tensor:
         return shape
 
     def view(self, *shape: Any) -> "Tensor":
-        """The same storage with another shape; the tensor must be contiguous (as PyTorch)."""
+        """The same storage with another shape. A contiguous tensor can take any shape of its
+        size; another one only a shape that merges or splits dimensions within its evenly
+        strided runs (PyTorch's rule, `tensor_data.view_strides`); else a ShapeError."""
         return F.View.apply(self, self._infer_shape(normalize_shape(shape)))
 
     def reshape(self, *shape: Any) -> "Tensor":
         """`view` when possible, else a contiguous copy viewed."""
         shape = self._infer_shape(normalize_shape(shape))
-        src = self if self._tensor.is_contiguous() else self.contiguous()
-        return F.View.apply(src, shape)
+        data = self._tensor
+        viewable = data.is_contiguous() or view_strides(self.shape, data.strides, shape) is not None
+        return F.View.apply(self if viewable else self.contiguous(), shape)
 
     def contiguous(self) -> "Tensor":
         """Self if already contiguous, else a contiguous copy."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Iterable, Iterator, Sequence, Union
+from typing import Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -337,6 +337,46 @@ class TensorData:
 
     def to_string(self) -> str:
         return np.array2string(self.to_numpy(), precision=4, separator=", ", threshold=200)
+
+
+def view_strides(shape: UserShape, strides: UserStrides, new_shape: UserShape) -> Optional[tuple[int, ...]]:
+    """The strides that show the elements of (shape, strides) in row-major order as
+    `new_shape` without copying, or None when there are none (PyTorch's rule for `view`).
+
+    A tensor splits into *chunks*: runs of dimensions whose elements lie evenly spaced in
+    storage (stride[d−1] = size[d] · stride[d]; dimensions of size 1 join any chunk). A
+    view may merge or split dimensions inside a chunk but not across two: each chunk's
+    element count must be matched exactly by a run of the new dimensions, which then
+    step through it with the chunk's innermost stride.
+
+        a [4, 6] strides (6, 1), split to a[:, :3]: shape (4, 3), strides (6, 1)
+        → view(2, 2, 3): strides (12, 6, 1)      (the [4] dimension split, the [3] kept)
+        → view(12): None                          (rows 3 apart, not 1: two chunks merged)
+    """
+    shape, strides, new_shape = tuple(shape), tuple(strides), tuple(new_shape)
+    if math.prod(shape) != math.prod(new_shape):
+        return None
+    if math.prod(shape) == 0 or not shape:  # nothing to keep in place: row-major strides
+        return tuple(math.prod(new_shape[k + 1:]) for k in range(len(new_shape)))
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    base = strides[-1]  # the innermost stride of the current chunk
+    chunk_numel = view_numel = 1
+    for d in range(len(shape) - 1, -1, -1):
+        chunk_numel *= shape[d]
+        chunk_ends = d == 0 or (shape[d - 1] != 1 and strides[d - 1] != chunk_numel * base)
+        if chunk_ends:
+            while view_d >= 0 and (view_numel < chunk_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != chunk_numel:
+                return None
+            if d > 0:
+                base, chunk_numel, view_numel = strides[d - 1], 1, 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
 
 
 def normalize_shape(shape: Iterable) -> tuple[int, ...]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .autodiff import Context
 from .function import Function
-from .tensor_data import ShapeError, TensorData, shape_broadcast
+from .tensor_data import ShapeError, TensorData, shape_broadcast, view_strides
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -363,18 +363,23 @@ class Permute(Function):
 
 
 class View(Function):
-    """out = a's storage seen with another shape (a must be contiguous)."""
+    """out = a's storage seen with another shape: row-major when a is contiguous, else with
+    the strides of PyTorch's rule (`tensor_data.view_strides`), where they exist."""
 
     @staticmethod
     def forward(ctx: Context, a: "Tensor", shape: tuple[int, ...]) -> "Tensor":
         ctx.save_for_backward(a.shape)
-        if not a._tensor.is_contiguous():
-            raise ShapeError(
-                f"view({shape}) needs a contiguous tensor, but this one (shape {a.shape}, "
-                f"strides {a._tensor.strides}) is not: call .contiguous() first, or use .reshape()"
-            )
         # `Tensor.view` checked that the sizes agree; a contiguous storage read row-major.
-        return a._view(TensorData.row_major(a._tensor._storage, shape))
+        if a._tensor.is_contiguous():
+            return a._view(TensorData.row_major(a._tensor._storage, shape))
+        strides = view_strides(a.shape, a._tensor.strides, shape)
+        if strides is None:
+            raise ShapeError(
+                f"view({shape}): view size is not compatible with input tensor's size and stride (shape "
+                f"{a.shape}, strides {a._tensor.strides}: at least one dimension spans across two contiguous "
+                f"subspaces). Use .reshape(...) instead, or call .contiguous() first"
+            )
+        return a._view(TensorData(a._tensor._storage, shape, strides))
 
     @staticmethod
     def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
