@@ -126,7 +126,7 @@ def test_optimizers_match_torch(make) -> None:
     model = nn.Linear(3, 2, bias=False, backend=B)
     model.load_state_dict({"weight": w0.T.copy()})
     opt, torch_cls = make(model.parameters(), torch)
-    kwargs = {k: getattr(opt, k) for k in ("lr", "momentum", "weight_decay", "nesterov", "betas", "eps") if hasattr(opt, k)}
+    kwargs = dict(opt.defaults)
     tw = torch.tensor(w0.T.copy(), requires_grad=True)
     topt = torch_cls([tw], **kwargs)
     for _ in range(4):

@@ -181,7 +181,8 @@ def train(
     with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
         for epoch in range(1, epochs + 1):
             if epoch >= 3:
-                optimizer.lr *= lr_decay
+                for group in optimizer.param_groups:  # as in PyTorch: the groups hold the rate
+                    group["lr"] *= lr_decay
             task = progress.add_task(f"epoch {epoch}/{epochs}", total=steps, loss=float("nan"), acc=0.0, ms=0.0)
             model.train()
             t0 = time.perf_counter()

@@ -163,7 +163,8 @@ def train(
     steps = (len(train_ids) + batch - 1) // batch
     for epoch in range(1, epochs + 1):
         if epoch >= 3:
-            optimizer.lr *= lr_decay
+            for group in optimizer.param_groups:  # as in PyTorch: the groups hold the rate
+                group["lr"] *= lr_decay
         model.train()
         t0 = time.perf_counter()
         losses, correct, seen = 0.0, 0, 0
