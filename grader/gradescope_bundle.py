@@ -58,10 +58,11 @@ __all__ = ["GRADING_DISTRIBUTIONS", "BundleResult", "add_parser", "build_bundle"
 KIT_DIRS = ("grader", "minitorch", "assignments", "solutions")
 KIT_FILES = ("pyproject.toml", "scripts/install-sandbox.sh")
 SKIP_SUFFIXES = (".pyc", ".pyo", ".nbi", ".nbc")
-#: What grading imports: the library (numpy, numba), the report (rich), the notebook parts
-#: (nbformat reads them, IPython runs the student's cells). nbgrader, mutmut and Dask serve
-#: `grader release`, `grader check --mutants` and `grader batch`, never `grader run`.
-GRADING_DISTRIBUTIONS = ("numpy", "numba", "rich", "nbformat", "ipython")
+#: What grading imports: the library (numpy, numba, safetensors: every dependency of the
+#: kit's pyproject, as a test checks), the report (rich), the notebook parts (nbformat reads
+#: them, IPython runs the student's cells). nbgrader, mutmut and Dask serve `grader release`,
+#: `grader check --mutants` and `grader batch`, never `grader run`.
+GRADING_DISTRIBUTIONS = ("numpy", "numba", "safetensors", "rich", "nbformat", "ipython")
 #: Environment variables of run_autograder (tests point them at a temporary /autograder).
 ROOT_VAR = "MINITORCH_AUTOGRADER_ROOT"  # default /autograder
 PYTHON_VAR = "MINITORCH_AUTOGRADER_PYTHON"  # default /autograder/venv/bin/python

@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -37,6 +38,11 @@ from grader import gradescope_bundle, grading
 from grader.gradescope_bundle import GRADING_DISTRIBUTIONS, PYTHON_VAR, ROOT_VAR, SANDBOX_VAR, build_bundle
 from grader.manifest import load_manifest, repo_root
 from grader.release import release
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 pytestmark = pytest.mark.grader
 
@@ -113,6 +119,10 @@ def test_the_pins_are_exact_and_cover_what_grading_imports(bundle: Path) -> None
     for name, pinned in pins.items():
         assert pinned == version(name), name
     assert not {"torch", "mutmut", "nbgrader", "pytest", "minitorch-kit"} & set(pins)
+    # `import minitorch` in the jail needs every dependency of the library
+    library = tomllib.loads((repo_root() / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    names = {re.split(r"[<>=!~ ;\[]", dep, maxsplit=1)[0].lower() for dep in library}
+    assert names <= set(GRADING_DISTRIBUTIONS), names - set(GRADING_DISTRIBUTIONS)
 
 
 def test_setup_sh_parses_and_names_files_of_the_bundle(bundle: Path, tmp_path: Path) -> None:
