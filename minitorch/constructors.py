@@ -28,8 +28,15 @@ def _make(
     dtype: Any = None,
     requires_grad: bool = False,
     backend: Optional["TensorBackend"] = None,
+    device: Any = None,
+    name: str = "tensor",
 ) -> Tensor:
-    """A tensor holding a copy of `array` converted to `dtype` (float64 when None)."""
+    """A tensor holding a copy of `array` converted to `dtype` (float64 when None), on
+    `backend` or the backend of `device` (`device.py`; both given must agree)."""
+    if device is not None:
+        from .device import resolve_backend
+
+        backend = resolve_backend(name, backend, device)
     dtype = DEFAULT_FLOAT if dtype is None else canonical_dtype(dtype)
     array = np.array(array, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
     out = Tensor.make(array.reshape(-1).copy(), array.shape, backend=backend)
@@ -39,7 +46,8 @@ def _make(
 
 
 def tensor(
-    data: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None
+    data: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
+    device: Any = None,
 ) -> Tensor:
     """A tensor from nested lists, a number or an array, as `torch.tensor`.
 
@@ -51,7 +59,7 @@ def tensor(
     array = np.asarray(data)
     if array.dtype == object:
         raise TypeError("tensor(): data must be a number or a rectangular nested list of numbers")
-    return _make(array, infer_dtype(array) if dtype is None else dtype, requires_grad, backend)
+    return _make(array, infer_dtype(array) if dtype is None else dtype, requires_grad, backend, device)
 
 
 def from_numpy(array: np.ndarray, backend: Optional["TensorBackend"] = None) -> Tensor:
@@ -61,33 +69,37 @@ def from_numpy(array: np.ndarray, backend: Optional["TensorBackend"] = None) -> 
     return _make(array, infer_dtype(array), False, backend)
 
 
-def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> Tensor:
+def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
+          device: Any = None) -> Tensor:
     """A tensor of zeros: zeros(2, 3) or zeros((2, 3))."""
-    return _make(np.zeros(normalize_shape(shape)), dtype, requires_grad, backend)
+    return _make(np.zeros(normalize_shape(shape)), dtype, requires_grad, backend, device, "zeros")
 
 
-def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> Tensor:
+def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
+         device: Any = None) -> Tensor:
     """A tensor of ones."""
-    return _make(np.ones(normalize_shape(shape)), dtype, requires_grad, backend)
+    return _make(np.ones(normalize_shape(shape)), dtype, requires_grad, backend, device, "ones")
 
 
-def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> Tensor:
+def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
+         device: Any = None) -> Tensor:
     """Uniform samples in [0, 1)."""
-    return _make(generator().random(normalize_shape(shape)), dtype, requires_grad, backend)
+    return _make(generator().random(normalize_shape(shape)), dtype, requires_grad, backend, device, "rand")
 
 
-def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None) -> Tensor:
+def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
+          device: Any = None) -> Tensor:
     """Standard normal samples."""
-    return _make(generator().standard_normal(normalize_shape(shape)), dtype, requires_grad, backend)
+    return _make(generator().standard_normal(normalize_shape(shape)), dtype, requires_grad, backend, device, "randn")
 
 
 def arange(
     start: float, end: Optional[float] = None, step: float = 1, dtype: Any = None,
-    requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
+    requires_grad: bool = False, backend: Optional["TensorBackend"] = None, device: Any = None,
 ) -> Tensor:
     """Values start, start + step, … below end (arange(n) = 0 … n−1), as `torch.arange`:
     int64 when start, end and step are all integers, else float64."""
     if end is None:
         start, end = 0, start
     values = np.arange(start, end, step)
-    return _make(values, infer_dtype(values) if dtype is None else dtype, requires_grad, backend)
+    return _make(values, infer_dtype(values) if dtype is None else dtype, requires_grad, backend, device, "arange")

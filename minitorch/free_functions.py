@@ -178,41 +178,47 @@ def is_tensor(obj: Any) -> bool:
 # ---- constructors ---------------------------------------------------------------------------
 
 
-def _like(input: Tensor, values: np.ndarray, dtype: Any, requires_grad: bool) -> Tensor:
-    return _tensor(values, dtype=input.dtype if dtype is None else dtype, requires_grad=requires_grad, backend=input.backend)
+def _like(input: Tensor, values: np.ndarray, dtype: Any, requires_grad: bool, device: Any) -> Tensor:
+    backend = input.backend if device is None else None
+    return _tensor(values, dtype=input.dtype if dtype is None else dtype, requires_grad=requires_grad, backend=backend,
+                   device=device)
 
 
-def zeros_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """Zeros of `input`'s shape, dtype (unless `dtype`) and backend."""
-    return _like(input, np.zeros(input.shape), dtype, requires_grad)
+def zeros_like(input: Tensor, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """Zeros of `input`'s shape, dtype and backend (unless `dtype` / `device`)."""
+    return _like(input, np.zeros(input.shape), dtype, requires_grad, device)
 
 
-def ones_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """Ones of `input`'s shape, dtype (unless `dtype`) and backend."""
-    return _like(input, np.ones(input.shape), dtype, requires_grad)
+def ones_like(input: Tensor, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """Ones of `input`'s shape, dtype and backend (unless `dtype` / `device`)."""
+    return _like(input, np.ones(input.shape), dtype, requires_grad, device)
 
 
-def full_like(input: Tensor, fill_value: float, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """`fill_value` in `input`'s shape, dtype (unless `dtype`) and backend."""
-    return _like(input, np.full(input.shape, fill_value), dtype, requires_grad)
+def full_like(input: Tensor, fill_value: float, dtype: Any = None, requires_grad: bool = False,
+              device: Any = None) -> Tensor:
+    """`fill_value` in `input`'s shape, dtype and backend (unless `dtype` / `device`)."""
+    return _like(input, np.full(input.shape, fill_value), dtype, requires_grad, device)
 
 
 def full(size: Any, fill_value: Union[bool, int, float], dtype: Any = None, requires_grad: bool = False,
-         backend: Any = None) -> Tensor:
+         backend: Any = None, device: Any = None) -> Tensor:
     """A tensor of shape `size` holding `fill_value`; its dtype, unless given, follows the
     value (bool, int64, or the default float), as PyTorch's `full`."""
     shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
-    return _tensor(np.full(shape, fill_value), dtype=dtype, requires_grad=requires_grad, backend=backend)
+    return _tensor(np.full(shape, fill_value), dtype=dtype, requires_grad=requires_grad, backend=backend, device=device)
 
 
-def eye(n: int, m: Optional[int] = None, dtype: Any = None, requires_grad: bool = False, backend: Any = None) -> Tensor:
+def eye(n: int, m: Optional[int] = None, dtype: Any = None, requires_grad: bool = False, backend: Any = None,
+        device: Any = None) -> Tensor:
     """The identity matrix [n, m] (m = n by default): ones on the diagonal."""
-    return _tensor(np.eye(n, n if m is None else m), dtype=dtype, requires_grad=requires_grad, backend=backend)
+    return _tensor(np.eye(n, n if m is None else m), dtype=dtype, requires_grad=requires_grad, backend=backend,
+                   device=device)
 
 
 def linspace(start: float, end: float, steps: int, dtype: Any = None, requires_grad: bool = False,
-             backend: Any = None) -> Tensor:
+             backend: Any = None, device: Any = None) -> Tensor:
     """`steps` evenly spaced values from start to end, both included."""
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
-    return _tensor(np.linspace(start, end, steps), dtype=dtype, requires_grad=requires_grad, backend=backend)
+    return _tensor(np.linspace(start, end, steps), dtype=dtype, requires_grad=requires_grad, backend=backend,
+                   device=device)

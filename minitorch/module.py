@@ -291,6 +291,38 @@ class Module:
         fn(self)
         return self
 
+    # ---- devices and dtypes -------------------------------------------------------------
+
+    def to(self, *args: Any, **kwargs: Any) -> "Module":
+        """Move every parameter and buffer to a device and/or convert the floating ones to a
+        dtype, as `torch.nn.Module.to`: `model.to("cuda")`, `model.to(minitorch.float32)`.
+        Each Parameter object stays (its value is replaced by a new leaf tensor); returns self."""
+        from .tensor import _to_arguments  # tensors exist from stage A2 on
+
+        device, dtype = _to_arguments(args, dict(kwargs))
+        for module in self.modules():
+            for param in module._parameters.values():
+                moved = _moved(param.value, device, dtype)
+                if moved is not param.value:
+                    param.update(moved)
+            for name, buffer in module._buffers.items():
+                module._buffers[name] = _moved(buffer, device, dtype)
+        return self
+
+    def cpu(self) -> "Module":
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> "Module":
+        return self.to("cuda" if device is None else device)
+
+    def double(self) -> "Module":
+        """Floating parameters and buffers to float64."""
+        return self.to(dtype=np.float64)
+
+    def float(self) -> "Module":
+        """Floating parameters and buffers to float32."""
+        return self.to(dtype=np.float32)
+
     # ---- modes --------------------------------------------------------------------------
 
     def train(self, mode: bool = True) -> "Module":
@@ -403,6 +435,17 @@ class Module:
         for key, arr in arrays.items():
             _load_into(params[key], arr)
         return IncompatibleKeys(missing, unexpected)
+
+
+def _moved(value: Any, device: Any, dtype: Any) -> Any:
+    """A tensor on `device` with `dtype` (integer and bool tensors keep theirs), detached;
+    anything else (a float, a Scalar, None) as it is."""
+    if not (_is_tensor(value) and hasattr(value, "to")):
+        return value
+    if dtype is not None and np.dtype(value.dtype).kind != "f":
+        dtype = None
+    moved = value.to(device=device, dtype=dtype)
+    return value if moved is value else moved.detach()
 
 
 def _indent(text: str, spaces: int) -> str:

@@ -745,15 +745,69 @@ class Tensor:
 
         return log_softmax(self, dim)
 
-    def to(self, dtype: Any) -> "Tensor":
-        """A copy with another dtype (differentiable between float types); self if the
-        dtype is already `dtype`. To int64 truncates towards zero, to bool tests ≠ 0."""
+    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
+        """A copy with another dtype and/or on another device, as PyTorch's `to`:
+
+            x.to(minitorch.float32)     x.to("cuda")     x.to("cuda", minitorch.float32)
+            x.to(other)                 (other's device and dtype)    x.to(device=…, dtype=…)
+
+        Self when nothing changes. Differentiable between float types and across devices
+        (the gradient is converted and moved back); to int64 truncates towards zero, to
+        bool tests ≠ 0 (integers and bools carry no gradient)."""
+        device, dtype = _to_arguments(args, kwargs)
+        out = self
+        if device is not None:
+            from .device import backend_for, device_of
+
+            backend = backend_for(device)
+            if device_of(backend) != device_of(self.backend):
+                out = F.Move.apply(out, backend)
+        if dtype is None:
+            return out
         dtype = canonical_dtype(dtype)
-        if dtype == self.dtype:
-            return self
+        if dtype == out.dtype:
+            return out
         if not is_floating(dtype):  # integers and bools carry no gradient
-            return F.Cast.apply(self.detach(), dtype)
-        return F.Cast.apply(self, dtype)
+            return F.Cast.apply(out.detach(), dtype)
+        return F.Cast.apply(out, dtype)
+
+    @property
+    def device(self) -> Any:
+        """The device this tensor computes on: cpu, or cuda:0 for the CUDA backend."""
+        from .device import device_of
+
+        return device_of(self.backend)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def cpu(self) -> "Tensor":
+        """`to("cpu")`: self when already on the CPU."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> "Tensor":
+        """`to("cuda")`: self when already on the GPU."""
+        return self.to("cuda" if device is None else device)
+
+
+def _to_arguments(args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    """(device, dtype) of a call `to(*args, **kwargs)` (see `Tensor.to`)."""
+    from .device import device as Device
+
+    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("copy", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument {next(iter(kwargs))!r}")
+    for arg in args:
+        if isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, (str, Device)):
+            device = arg
+        elif arg is not None:
+            dtype = arg
+    return device, dtype
 
 
 def _no_bool_minus(dtype: np.dtype) -> None:

@@ -11,7 +11,7 @@ broadcast shape; the framework sums it back to the input's shape (`Tensor.chain_
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -486,3 +486,19 @@ class Cast(Function):
     def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
         (dtype,) = ctx.saved_values
         return grad_output.new_tensor(grad_output.numpy(), dtype=dtype), None
+
+
+class Move(Function):
+    """out = a's values on another backend (`Tensor.to(device)`); the gradient moves back."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", backend: Any) -> "Tensor":
+        ctx.save_for_backward(a.backend)
+        values = np.array(a.numpy(), order="C")
+        return type(a).make(values.reshape(-1), values.shape, backend=backend)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
+        (backend,) = ctx.saved_values
+        values = np.array(grad_output.numpy(), order="C")
+        return type(grad_output).make(values.reshape(-1), values.shape, backend=backend), None
