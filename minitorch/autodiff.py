@@ -63,6 +63,9 @@ class Context:
 
     no_grad: bool = False
     saved_values: tuple[Any, ...] = field(default_factory=tuple)
+    #: the count of in-place writes when the function ran (`inplace.py`: a saved tensor
+    #: written after it makes backward refuse)
+    ran_at: int = 0
 
     def save_for_backward(self, *values: Any) -> None:
         """Keep `values` for the backward pass (skipped when no gradient is needed)."""

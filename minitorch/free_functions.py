@@ -18,7 +18,7 @@ from .tensor import MaxResult, Tensor
 from .tensor_data import ShapeError
 
 __all__ = [
-    "exp", "log", "tanh", "sigmoid", "relu", "sqrt", "abs", "pow",
+    "exp", "log", "tanh", "sigmoid", "relu", "sin", "cos", "sqrt", "abs", "pow",
     "sum", "mean", "var", "std", "max", "min", "argmax", "argmin",
     "matmul", "bmm", "t", "transpose", "permute", "reshape", "flatten", "narrow", "squeeze", "unsqueeze",
     "softmax", "log_softmax", "clone", "numel", "is_tensor",
@@ -46,6 +46,14 @@ def sigmoid(input: Tensor) -> Tensor:
 
 def relu(input: Tensor) -> Tensor:
     return input.relu()
+
+
+def sin(input: Tensor) -> Tensor:
+    return input.sin()
+
+
+def cos(input: Tensor) -> Tensor:
+    return input.cos()
 
 
 def sqrt(input: Tensor) -> Tensor:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional,
 
 import numpy as np
 
+from . import inplace
 from . import tensor_functions as F
 from .autodiff import backpropagate
 from .dtypes import DEFAULT_FLOAT, bool_, canonical_dtype, int64, is_floating, result_type
@@ -193,6 +194,7 @@ class Tensor:
         """Call the last function's backward; pair each tensor input with its gradient."""
         h = self.history
         assert h is not None and h.last_fn is not None and h.ctx is not None
+        inplace.check_saved(h.last_fn.__name__, h.ctx.ran_at, h.ctx.saved_values)
         grads = h.last_fn.backward(h.ctx, d_output)
         if not isinstance(grads, tuple):
             grads = (grads,)
@@ -744,6 +746,77 @@ class Tensor:
         from .nn.softmax import log_softmax
 
         return log_softmax(self, dim)
+
+    # ---- in place (`inplace.py`: refused where autograd would be fooled) ------------------
+
+    @property
+    def data(self) -> "Tensor":
+        """The same storage outside the graph (`detach()`): where in-place updates of a
+        parameter go, as in PyTorch (`p.data.mul_(0.5)`)."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        """Make this tensor hold `value`'s storage, shape and backend, keeping its place in the
+        graph (a parameter stays the same object)."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._tensor, self.backend = value._tensor, value.backend
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """`x[key] = value` in place (`inplace.setitem`)."""
+        inplace.setitem(self, key, value)
+
+    def fill_(self, value: Union[bool, int, float]) -> "Tensor":
+        return inplace.update("fill_", self, lambda x, _: value, keep_kind=False)
+
+    def zero_(self) -> "Tensor":
+        return inplace.update("zero_", self, lambda x, _: 0, keep_kind=False)
+
+    def copy_(self, src: "Tensor") -> "Tensor":
+        """Copy `src`'s values (broadcast, converted to this tensor's dtype) into this tensor."""
+        return inplace.update("copy_", self, lambda x, s: s, src, keep_kind=False)
+
+    def add_(self, other: Any, alpha: float = 1) -> "Tensor":
+        """self ← self + alpha · other."""
+        return inplace.update("add_", self, lambda x, o: x + alpha * o if alpha != 1 else x + o, other)
+
+    def sub_(self, other: Any, alpha: float = 1) -> "Tensor":
+        """self ← self − alpha · other."""
+        return inplace.update("sub_", self, lambda x, o: x - alpha * o if alpha != 1 else x - o, other)
+
+    def mul_(self, other: Any) -> "Tensor":
+        return inplace.update("mul_", self, lambda x, o: x * o, other)
+
+    def div_(self, other: Any) -> "Tensor":
+        if not is_floating(self.dtype):
+            raise RuntimeError(f"div_: result type float can't be cast to the desired output type {self.dtype}")
+        return inplace.update("div_", self, lambda x, o: x / o, other)
+
+    def clamp_(self, min: Optional[float] = None, max: Optional[float] = None) -> "Tensor":  # noqa: A002
+        return inplace.update("clamp_", self, lambda x, _: np.clip(x, min, max), keep_kind=False)
+
+    def masked_fill_(self, mask: "Tensor", value: float) -> "Tensor":
+        """Where `mask` (bool, broadcast) is True, the value `value`."""
+        return inplace.update("masked_fill_", self, lambda x, m: np.where(m, value, x), mask, keep_kind=False)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> "Tensor":
+        from .rng import generator
+
+        return inplace.update("uniform_", self, lambda x, _: generator().uniform(a, b, x.shape), keep_kind=False)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
+        from .rng import generator
+
+        return inplace.update("normal_", self, lambda x, _: generator().normal(mean, std, x.shape), keep_kind=False)
+
+    # ---- sines --------------------------------------------------------------------------
+
+    def sin(self) -> "Tensor":
+        return F.Sin.apply(self._floating())
+
+    def cos(self) -> "Tensor":
+        return F.Cos.apply(self._floating())
 
     def to(self, *args: Any, **kwargs: Any) -> "Tensor":
         """A copy with another dtype and/or on another device, as PyTorch's `to`:

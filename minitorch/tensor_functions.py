@@ -502,3 +502,32 @@ class Move(Function):
         (backend,) = ctx.saved_values
         values = np.array(grad_output.numpy(), order="C")
         return type(grad_output).make(values.reshape(-1), values.shape, backend=backend), None
+
+
+class Sin(Function):
+    """out = sin(a);  ∂L/∂a = ∂L/∂out · cos(a). (Computed with NumPy on the values: sines
+    are for positional encodings, made once, not for the kernels of a training step.)"""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor") -> "Tensor":
+        ctx.save_for_backward(a)
+        return a.new_tensor(np.sin(a.numpy()))
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> "Tensor":
+        (a,) = ctx.saved_values
+        return grad_output * a.new_tensor(np.cos(a.numpy()))
+
+
+class Cos(Function):
+    """out = cos(a);  ∂L/∂a = −∂L/∂out · sin(a) (NumPy, as `Sin`)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor") -> "Tensor":
+        ctx.save_for_backward(a)
+        return a.new_tensor(np.cos(a.numpy()))
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> "Tensor":
+        (a,) = ctx.saved_values
+        return grad_output * a.new_tensor(-np.sin(a.numpy()))

@@ -32,6 +32,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from .. import inplace
 from ..module import Parameter
 from ..rng import generator as _generator
 from ..tensor import Tensor
@@ -59,17 +60,8 @@ def _fill(name: str, target: Target, values: Any, need_float: bool = True) -> Ta
     """Write `values` (broadcast to the tensor's shape) into the tensor's own storage, through
     its strides, so that every view of it, and an optimizer holding it, sees the new values."""
     t = _tensor_of(name, target, need_float)
-    data = t._tensor
-    if any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape)):
-        raise RuntimeError(
-            f"nn.init.{name}: more than one element of the tensor refers to a single memory location "
-            f"(shape {t.shape}, strides {data.strides}: a stride of 0); fill a contiguous copy instead"
-        )
-    storage = data._storage
-    cells = np.lib.stride_tricks.as_strided(
-        storage, shape=data.shape, strides=tuple(s * storage.itemsize for s in data.strides), writeable=True,
-    )
-    cells[...] = values
+    inplace.strided(t)[...] = values
+    inplace.mark_written(t._tensor._storage)
     return target
 
 
