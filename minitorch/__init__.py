@@ -42,14 +42,14 @@ from .backends import (
 )
 from . import optim, datasets, nn
 from .serialization import load, save
-from . import cuda
+from . import autograd, cuda
 from .device import device
 # PyTorch's free functions (`minitorch.exp(x)`, `minitorch.softmax(x, 1)`, …) and the
 # constructors beside them (`zeros_like`, `full`, `eye`, `linspace`)
 from .free_functions import (
-    abs, argmax, argmin, bmm, clone, cos, eye, exp, flatten, full, full_like, is_tensor, linspace, log,
-    log_softmax, matmul, max, mean, min, narrow, numel, ones_like, permute, pow, relu, reshape,
-    sigmoid, sin, softmax, sqrt, squeeze, std, sum, t, tanh, transpose, unsqueeze, var, zeros_like,
+    abs, argmax, argmin, bmm, clone, cos, eye, exp, flatten, full, full_like, gather, is_tensor, linspace, log,
+    log_softmax, matmul, max, mean, min, multinomial, narrow, norm, numel, ones_like, permute, pow, relu, reshape,
+    sigmoid, sin, softmax, sqrt, squeeze, std, sum, t, tanh, topk, transpose, unsqueeze, var, zeros_like,
 )
 
 __version__ = "0.1.0"

@@ -13,6 +13,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from . import gathering
 from .constructors import tensor as _tensor
 from .tensor import MaxResult, Tensor
 from .tensor_data import ShapeError
@@ -20,7 +21,7 @@ from .tensor_data import ShapeError
 __all__ = [
     "exp", "log", "tanh", "sigmoid", "relu", "sin", "cos", "sqrt", "abs", "pow",
     "sum", "mean", "var", "std", "max", "min", "argmax", "argmin",
-    "matmul", "bmm", "t", "transpose", "permute", "reshape", "flatten", "narrow", "squeeze", "unsqueeze",
+    "norm", "gather", "topk", "multinomial", "matmul", "bmm", "t", "transpose", "permute", "reshape", "flatten", "narrow", "squeeze", "unsqueeze",
     "softmax", "log_softmax", "clone", "numel", "is_tensor",
     "zeros_like", "ones_like", "full", "full_like", "eye", "linspace",
 ]
@@ -113,6 +114,22 @@ def argmax(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> T
 
 def argmin(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
     return input.argmin(dim, keepdim)
+
+
+def norm(input: Tensor, p: Union[float, str] = 2, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    return input.norm(p, dim, keepdim)
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    return gathering.gather(input, dim, index)
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> gathering.TopK:  # noqa: A002
+    return gathering.topk(input, k, dim, largest, sorted)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> Tensor:
+    return gathering.multinomial(input, num_samples, replacement)
 
 
 # ---- shapes and products --------------------------------------------------------------------

@@ -747,6 +747,31 @@ class Tensor:
 
         return log_softmax(self, dim)
 
+    def norm(self, p: Union[float, str] = 2, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
+        """The p-norm along `dim` (of all elements when None): (Σ |x|^p)^{1/p}; p = inf is
+        the largest |x| (its gradient split among ties, as `amax`). `F.Norm` for finite p ≥ 1."""
+        if p == "fro":
+            p = 2
+        if not isinstance(p, (int, float)) or isinstance(p, bool) or p < 1:
+            raise RuntimeError(f"norm(): p must be a number ≥ 1, inf or 'fro', got {p!r}")
+        x = self._floating()
+        if math.isinf(p):
+            return x.abs().amax(dim, keepdim)
+        axis = None if dim is None else self._dim(dim)
+        return F.Norm.apply(x, float(p), axis, keepdim)
+
+    def gather(self, dim: int, index: "Tensor") -> "Tensor":
+        """`gathering.gather(self, dim, index)`."""
+        from .gathering import gather
+
+        return gather(self, dim, index)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+        """`gathering.topk`: (values, indices) of the k largest along `dim`."""
+        from .gathering import topk
+
+        return topk(self, k, dim, largest, sorted)
+
     # ---- in place (`inplace.py`: refused where autograd would be fooled) ------------------
 
     @property

@@ -531,3 +531,31 @@ class Cos(Function):
     def backward(ctx: Context, grad_output: "Tensor") -> "Tensor":
         (a,) = ctx.saved_values
         return grad_output * a.new_tensor(-np.sin(a.numpy()))
+
+
+class Norm(Function):
+    r"""out = ‖a‖_p along `dim` (all elements when None) = (Σ |a|^p)^{1/p}, for p ≥ 1 finite.
+
+        ∂‖a‖_p/∂a = sign(a) · |a|^{p−1} / ‖a‖_p^{p−1}          (0 where ‖a‖_p = 0)
+
+    The last convention is PyTorch's: at a = 0 the norm has no derivative, and 0 is the
+    subgradient that keeps training going. (NumPy on the values, as `Sin`.)
+    """
+
+    @staticmethod
+    def forward(ctx: Context, a: "Tensor", p: float, dim: Any, keepdim: bool) -> "Tensor":
+        x = a.numpy()
+        norm = np.sum(np.abs(x) ** p, axis=dim, keepdims=True) ** (1.0 / p)
+        ctx.save_for_backward(a, norm, p, dim, keepdim)
+        return a.new_tensor(norm if keepdim else np.squeeze(norm, axis=dim))
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None, None, None]:
+        a, norm, p, dim, keepdim = ctx.saved_values
+        x = a.numpy()
+        g = grad_output.numpy()
+        if not keepdim:
+            g = np.expand_dims(g, dim) if dim is not None else g.reshape(norm.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(norm > 0, g / norm ** (p - 1), 0.0)
+        return a.new_tensor(np.sign(x) * np.abs(x) ** (p - 1) * scale), None, None, None
