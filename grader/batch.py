@@ -63,6 +63,7 @@ from .batch_engine import SHARED_NETWORK_FLAG, Engine, scheduler_security, share
 from .batch_record import outcome_of, record_or_crash
 from .batch_worker import finished_outcome, unreadable_result
 from .gradebook import FAILED_STATUSES, Gradebook, current_rows, grader_version, summarize
+from .manifest import stage_arg
 from .sandbox import Limits
 
 __all__ = ["BatchOptions", "Engine", "WorkersLost", "add_parser", "default_submission_timeout", "main", "run_batch"]
@@ -329,7 +330,7 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("batch", help="grade a whole class into a resumable gradebook", description=BATCH_HELP,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("submissions", help="folder of submissions: one folder or zip per student")
-    p.add_argument("-a", "--assignment", required=True, help="stage id: a0, a1, …")
+    p.add_argument("-a", "--assignment", required=True, type=stage_arg, help="stage id: a0, a1, …")
     p.add_argument("-o", "--out", required=True, help="output folder: OUT/gradebook.csv and OUT/STUDENT/ reports")
     engine = p.add_mutually_exclusive_group()
     engine.add_argument("--workers", type=int, metavar="N", help="local cluster: N worker processes (default: one per core)")

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import GRADER_EXTRA_HINT, missing_dependencies
+from .manifest import stage_arg
 
 RUN_HELP = """\
 Grade SUBMISSION (a directory or a zip holding minitorch/) for one stage.
@@ -218,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = subs.add_parser("run", help="grade a submission", description=RUN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("submission", help="directory or zip with the student's minitorch/")
-    run.add_argument("-a", "--assignment", required=True, help="stage id: a0, a1, …")
+    run.add_argument("-a", "--assignment", required=True, type=stage_arg, help="stage id: a0, a1, …")
     run.add_argument("--task", help="grade only this task (e.g. 1.3)")
     run.add_argument("--json", metavar="FILE", help="write Gradescope results.json here")
     run.add_argument("--junit", metavar="FILE", help="write JUnit XML here")
@@ -242,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     chk = subs.add_parser("check", help="prove the grading invariants (or, with --mutants, run the mutation analysis)",
                           description=CHECK_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    chk.add_argument("-a", "--assignment", help="only this stage")
+    chk.add_argument("-a", "--assignment", type=stage_arg, help="only this stage")
     chk.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per check (--mutants: default 10)")
     chk.add_argument("--mutants", action="store_true", help="run the mutation analysis instead of the invariants")
     chk.add_argument("--public", action="store_true",
@@ -254,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     chk.set_defaults(func=_check)
 
     rel = subs.add_parser("release", help="write a student starter repository for a stage")
-    rel.add_argument("stage", help="stage id: a0, a1, …")
+    rel.add_argument("stage", type=stage_arg, help="stage id: a0, a1, …")
     rel.add_argument("-o", "--out", required=True, help="output directory")
     rel.add_argument("--force", action="store_true", help="replace an earlier release there")
     rel.set_defaults(func=_release)

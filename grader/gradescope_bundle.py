@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .manifest import load_manifest, repo_root
+from .manifest import load_manifest, repo_root, stage_arg
 
 __all__ = ["GRADING_DISTRIBUTIONS", "BundleResult", "add_parser", "build_bundle", "grade_submission", "jail_tier",
            "pinned_requirements", "submission_path"]
@@ -330,7 +330,7 @@ def add_parser(subparsers: Any) -> None:
                               description="Write the zip to upload as a Gradescope programming assignment's autograder: "
                                           "setup.sh, run_autograder, the pinned requirements and the kit (hidden checks "
                                           "and reference included, out of student code's reach while it runs).")
-    p.add_argument("stage", help="stage id: a0, a1, …")
+    p.add_argument("stage", type=stage_arg, help="stage id: a0, a1, …")
     p.add_argument("-o", "--out", required=True, help="the zip to write (e.g. autograder.zip)")
     p.set_defaults(func=_gradescope)
 
@@ -340,10 +340,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader.gradescope_bundle")
     subs = parser.add_subparsers(dest="command", required=True)
     run = subs.add_parser("grade", help="grade ROOT/submission into ROOT/results/results.json (run_autograder)")
-    run.add_argument("stage")
+    run.add_argument("stage", type=stage_arg)
     run.add_argument("--root", default="/autograder")
     check = subs.add_parser("selftest", help="the reference must score full marks (setup.sh)")
-    check.add_argument("stage")
+    check.add_argument("stage", type=stage_arg)
     args = parser.parse_args(argv)
     if args.command == "selftest":
         from .jail import SandboxUnavailable

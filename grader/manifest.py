@@ -169,6 +169,11 @@ def stage_number(stage: str) -> int:
     return int(m.group(1))
 
 
+def stage_arg(text: str) -> str:
+    """A stage id as typed on the command line ("A1", " a1") → "a1" (the reports print "A1")."""
+    return text.strip().lower()
+
+
 def stage_of_task(task_id: str) -> str:
     """"1.1" → "a1"."""
     m = _TASK.match(task_id)

@@ -165,7 +165,9 @@ def _pyproject(stage: str, manifest: Manifest, root: Path) -> str:
         "",
         "[tool.pytest.ini_options]",
         'testpaths = ["tests"]',
-        f'addopts = {json.dumps(pytest_cfg.get("addopts", "--strict-markers -ra"))}',
+        # short tracebacks: a student's run of a task that is still stubs would print ~60
+        # lines per failing test (1,800 for one task) with pytest's long default
+        f'addopts = {json.dumps(pytest_cfg.get("addopts", "--strict-markers -ra") + " --tb=short")}',
         f"markers = {_toml_list(markers)}",
     ]
     if pytest_cfg.get("filterwarnings"):
@@ -354,7 +356,8 @@ def release(stage: str, out_dir: Path, *, repo_root: Path | str | None = None, f
             shutil.rmtree(out_dir)
         else:
             raise ReleaseError(
-                f"{out_dir} is not empty" + ("" if not force else " and does not hold an earlier release")
+                f"{out_dir} is not empty: choose an empty folder, or --force to replace an earlier release there"
+                if not force else f"{out_dir} is not empty and does not hold an earlier release (--force replaces only a release)"
             )
     out_dir.mkdir(parents=True, exist_ok=True)
 

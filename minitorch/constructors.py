@@ -56,10 +56,31 @@ def tensor(
     """
     if isinstance(data, Tensor):
         data = data.numpy()
-    array = np.asarray(data)
+    try:
+        array = np.asarray(data)
+    except ValueError:  # NumPy's "inhomogeneous shape": rows of different lengths
+        _check_rectangular(data, 0)
+        raise
+
     if array.dtype == object:
         raise TypeError("tensor(): data must be a number or a rectangular nested list of numbers")
     return _make(array, infer_dtype(array) if dtype is None else dtype, requires_grad, backend, device)
+
+
+def _check_rectangular(data: Any, dim: int) -> None:
+    """Raise PyTorch's ValueError naming the first dimension whose rows differ in length."""
+    if not isinstance(data, (list, tuple)):
+        return
+    lengths = [len(row) if isinstance(row, (list, tuple)) else None for row in data]
+    if None in lengths and any(length is not None for length in lengths):
+        raise TypeError(f"tensor(): numbers and lists mixed at dim {dim + 1}: the nested lists must be rectangular")
+    first = lengths[0] if lengths else None
+    for length in lengths:
+        if length != first:
+            raise ValueError(f"tensor(): expected sequence of length {first} at dim {dim + 1} (got {length}): "
+                             f"the nested lists must be rectangular")
+    for row in data:
+        _check_rectangular(row, dim + 1)
 
 
 def from_numpy(array: np.ndarray, backend: Optional["TensorBackend"] = None) -> Tensor:

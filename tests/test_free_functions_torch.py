@@ -48,3 +48,13 @@ def test_index_and_constructor_functions_match_torch(call) -> None:
     ours, theirs = call(minitorch, minitorch.tensor(X)), call(torch, torch.tensor(X))
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.") or (ours.dtype == minitorch.float64 and theirs.dtype == torch.float32)
+
+
+@pytest.mark.parametrize("data", [[[1, 2], [3]], [[[1], [2]], [[3], [4, 5]]], [1, [2]]])
+def test_ragged_nested_lists_fail_as_in_torch(data) -> None:
+    with pytest.raises((ValueError, TypeError)) as theirs:
+        torch.tensor(data)
+    with pytest.raises(theirs.type) as ours:
+        minitorch.tensor(data)
+    if theirs.type is ValueError:
+        assert str(theirs.value) in str(ours.value)

@@ -342,3 +342,13 @@ def test_grader_version_names_the_kit_and_the_digest_of_the_grading_code(capsys:
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert out == f"grader {grader_version()}\n" and re.fullmatch(r"grader \d+\.\d+\.\d+\+[0-9a-f]{12}\n", out)
+
+
+def test_a_stage_id_is_read_in_either_case(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The reports print "A1"; typing it back works (`manifest.stage_arg`)."""
+    assert main(["release", "A0", "-o", str(tmp_path / "starter")]) == 0
+    assert "released a0" in capsys.readouterr().out
+    from grader.cli import build_parser
+
+    assert build_parser().parse_args(["run", "sub", "-a", " A1"]).assignment == "a1"
+    assert build_parser().parse_args(["check", "-a", "A3"]).assignment == "a3"

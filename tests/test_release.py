@@ -207,7 +207,7 @@ def test_public_tests_ship_with_their_helpers_and_registered_markers(releases: d
                     assert (out / "tests" / f"{mod}.py").is_file(), f"{stage}: helper {mod}.py missing"
         config = tomllib.loads((out / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
         registered = {m.split(":")[0] for m in config["markers"]}
-        assert {t.marker for t in tasks} <= registered and "--strict-markers" in config["addopts"]
+        assert {t.marker for t in tasks} <= registered and "--strict-markers" in config["addopts"] and "--tb=short" in config["addopts"]
         workflow = (out / ".github" / "workflows" / "tests.yml").read_text(encoding="utf-8")
         for t in tasks:
             assert t.marker in workflow
@@ -317,7 +317,7 @@ def test_public_tests_of_a_release_pass_for_earlier_stages_and_fail_for_its_own(
 def test_release_refuses_a_non_empty_directory_and_unknown_stages(tmp_path: Path) -> None:
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "keep.txt").write_text("mine")
-    with pytest.raises(ReleaseError, match="not empty"):
+    with pytest.raises(ReleaseError, match="not empty: choose an empty folder, or --force to replace an earlier release there"):
         release("a0", tmp_path / "x", repo_root=ROOT)
     with pytest.raises(ReleaseError, match="not empty"):
         release("a0", tmp_path / "x", repo_root=ROOT, force=True)  # not an earlier release
