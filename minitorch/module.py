@@ -48,11 +48,35 @@ class Parameter:
         self.value = value
         _mark_requires_grad(value)
 
+    # In PyTorch a Parameter *is* its tensor, and code reads `p.numel()`, `p.grad`, `p.data`,
+    # `p.shape` off it. Here it holds one, and passes on what it does not have itself:
+
+    def __getattr__(self, name: str) -> Any:
+        """An attribute of the held value (`p.numel()`, `p.grad`, `p.shape`, …)."""
+        value = self.__dict__.get("value")
+        if name.startswith("_") or value is None:
+            raise AttributeError(f"'Parameter' object has no attribute {name!r}")
+        try:
+            return getattr(value, name)
+        except AttributeError:
+            raise AttributeError(f"'Parameter' object (holding a {type(value).__name__}) has no attribute {name!r}") from None
+
+    def __setattr__(self, name: str, new: Any) -> None:
+        """`p.grad = None`, `p.data = t`, `p.requires_grad = False` set the held tensor's."""
+        if name in _PASSED_ON and name not in self.__dict__ and hasattr(self.__dict__.get("value"), name):
+            setattr(self.__dict__["value"], name, new)
+        else:
+            object.__setattr__(self, name, new)
+
     def __repr__(self) -> str:
         return f"Parameter({self.value!r})"
 
     def __str__(self) -> str:
         return str(self.value)
+
+
+#: The attributes a Parameter sets on the tensor it holds (see `Parameter.__setattr__`).
+_PASSED_ON = ("grad", "data", "requires_grad")
 
 
 def _mark_requires_grad(value: Any) -> None:

@@ -144,6 +144,13 @@ class Tensor:
     def requires_grad(self) -> bool:
         return self.history is not None
 
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        """`x.requires_grad = True` is `x.requires_grad_(True)` (leaves only, as PyTorch)."""
+        if self.history is not None and self.history.last_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables")
+        self.requires_grad_(value)
+
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Make this tensor a leaf that accumulates a gradient in `.grad` (in place)."""
         if requires_grad and not is_floating(self.dtype):
