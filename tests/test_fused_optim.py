@@ -1,4 +1,4 @@
-"""The optimizers' in-place kernels (`minitorch/optim.py`): many SGD / Adam steps against
+"""The optimizers' in-place kernels (`minitorch/optim/`): many SGD / Adam steps against
 `torch.optim` in float64 (parameters and state to 1e-12), every option (weight decay,
 momentum, dampening, nesterov, betas, eps), parameters of several shapes (one large enough
 for the parallel kernel), non-contiguous gradients and parameters without a gradient on
@@ -14,7 +14,7 @@ from minitorch import optim
 
 pytestmark = pytest.mark.library
 
-SHAPES = [(3, 4), (5,), (), (300, 256)]  # the last one ≥ optim.PARALLEL_MIN elements
+SHAPES = [(3, 4), (5,), (), (300, 256)]  # the last one ≥ optim.optimizer.PARALLEL_MIN elements
 STEPS = 25
 
 CONFIGS = [
