@@ -48,7 +48,7 @@ from .device import device
 # constructors beside them (`zeros_like`, `full`, `eye`, `linspace`)
 from .free_functions import (
     abs, argmax, argmin, bmm, clone, cos, eye, exp, flatten, full, full_like, gather, is_tensor, linspace, log,
-    log_softmax, matmul, max, mean, min, multinomial, narrow, norm, numel, ones_like, permute, pow, relu, reshape,
+    log_softmax, matmul, max, maximum, mean, min, minimum, multinomial, narrow, norm, numel, ones_like, permute, pow, relu, reshape,
     sigmoid, sin, softmax, sqrt, squeeze, std, sum, t, tanh, topk, transpose, unsqueeze, var, zeros_like,
 )
 

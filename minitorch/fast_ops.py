@@ -284,7 +284,7 @@ class FastOps(TensorOps):
         if fast_tuned is None:
             return super().new_output(like, shape, dtype)
         storage = np.empty(math.prod(shape), dtype=dtype)
-        return type(like)(TensorData.row_major(storage, shape), backend=like.backend)
+        return like._view(TensorData.row_major(storage, shape))
 
     @classmethod
     def map(cls, fn: Callable[[float], float]) -> Any:
@@ -324,7 +324,7 @@ class FastOps(TensorOps):
             dim = dim + len(a.shape) if dim < 0 else dim
             shape = a.shape[:dim] + (1,) + a.shape[dim + 1:]
             storage = np.full(math.prod(shape), start, dtype=_F32 if a.dtype == _F32 else _F64)
-            out = type(a)(TensorData.row_major(storage, shape), backend=a.backend)
+            out = a._view(TensorData.row_major(storage, shape))
             kernel(*out.tuple(), *a.tuple(), dim)
             return out
 

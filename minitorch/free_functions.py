@@ -20,7 +20,7 @@ from .tensor_data import ShapeError
 
 __all__ = [
     "exp", "log", "tanh", "sigmoid", "relu", "sin", "cos", "sqrt", "abs", "pow",
-    "sum", "mean", "var", "std", "max", "min", "argmax", "argmin",
+    "sum", "mean", "var", "std", "max", "min", "maximum", "minimum", "argmax", "argmin",
     "norm", "gather", "topk", "multinomial", "matmul", "bmm", "t", "transpose", "permute", "reshape", "flatten", "narrow", "squeeze", "unsqueeze",
     "softmax", "log_softmax", "clone", "numel", "is_tensor",
     "zeros_like", "ones_like", "full", "full_like", "eye", "linspace",
@@ -89,23 +89,45 @@ def std(input: Tensor, dim: Optional[int] = None, unbiased: bool = True, keepdim
     return input.std(dim, unbiased=unbiased, keepdim=keepdim)
 
 
-def _reduction_dim(name: str, dim: Any) -> Optional[int]:
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """The element-wise larger of two tensors (broadcast), as `torch.maximum`.
+
+    Composed from `where`, so the gradient is where's: all of it to the larger input, and
+    at a tie half to each (as PyTorch), through the mean (a + b) / 2, which equals both
+    there. A NaN in either input gives NaN (both comparisons are False).
+    """
+    return _pick(input, other, input > other, input < other)
+
+
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """The element-wise smaller of two tensors (broadcast), as `torch.minimum` (see `maximum`)."""
+    return _pick(input, other, input < other, input > other)
+
+
+def _pick(a: Tensor, b: Tensor, take_a: Tensor, take_b: Tensor) -> Tensor:
+    from .selection import where
+
+    if not isinstance(b, Tensor):
+        b = a.new_tensor(b)
+    if not (a.dtype.kind == "f" or b.dtype.kind == "f"):  # integers: no gradient, no halves
+        return where(take_b, b, a)
+    return where(take_a, a, where(take_b, b, (a + b) / 2))
+
+
+def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Union[Tensor, MaxResult]:  # noqa: A001
+    """max(x) → the largest element; max(x, dim) → (values, indices), as `Tensor.max`;
+    max(a, b) of two tensors → `maximum(a, b)`, as PyTorch."""
     if isinstance(dim, Tensor):
-        raise TypeError(
-            f"minitorch.{name}(input, other), the element-wise {name}imum of two tensors, is not supported: "
-            f"use minitorch.where(a {'>=' if name == 'max' else '<='} b, a, b)"
-        )
-    return dim
+        return maximum(input, dim)
+    return input.max(dim, keepdim)
 
 
-def max(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Union[Tensor, MaxResult]:  # noqa: A001
-    """max(x) → the largest element; max(x, dim) → (values, indices), as `Tensor.max`."""
-    return input.max(_reduction_dim("max", dim), keepdim)
-
-
-def min(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Union[Tensor, MaxResult]:  # noqa: A001
-    """min(x) → the smallest element; min(x, dim) → (values, indices), as `Tensor.min`."""
-    return input.min(_reduction_dim("min", dim), keepdim)
+def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Union[Tensor, MaxResult]:  # noqa: A001
+    """min(x) → the smallest element; min(x, dim) → (values, indices), as `Tensor.min`;
+    min(a, b) of two tensors → `minimum(a, b)`, as PyTorch."""
+    if isinstance(dim, Tensor):
+        return minimum(input, dim)
+    return input.min(dim, keepdim)
 
 
 def argmax(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:

@@ -35,7 +35,9 @@ class Parameter:
     """A value a module learns: a Tensor, a Scalar or a plain float, kept in `.value`.
 
     The wrapper stays in place while training replaces what it holds (`update`), so an
-    optimizer that keeps a list of parameters always sees the current values.
+    optimizer that keeps a list of parameters always sees the current values. From the
+    tensor stages on, layers use `nn.Parameter` (`minitorch/nn/parameter.py`), which *is*
+    its tensor, as in PyTorch, and is also one of these (its `.value` is itself).
     """
 
     def __init__(self, value: Any = None, name: Optional[str] = None) -> None:

@@ -93,13 +93,14 @@ class Tensor:
         storage = np.full(math.prod(size), fill_value, dtype=self.dtype if dtype is None else canonical_dtype(dtype))
         return Tensor.make(storage, size, backend=self.backend)
 
-    def new_zeros(self, size: Sequence[int], dtype: Any = None) -> "Tensor":
-        """A tensor of zeros of shape `size`, with self's dtype and backend."""
-        return self.new_full(size, 0, dtype)
+    def new_zeros(self, *size: Any, dtype: Any = None) -> "Tensor":
+        """A tensor of zeros of shape `size` (`new_zeros(2, 3)` or `new_zeros((2, 3))`), with
+        self's dtype (unless given) and backend."""
+        return self.new_full(*_size_and_dtype(size, dtype, 0))
 
-    def new_ones(self, size: Sequence[int], dtype: Any = None) -> "Tensor":
-        """A tensor of ones of shape `size`, with self's dtype and backend."""
-        return self.new_full(size, 1, dtype)
+    def new_ones(self, *size: Any, dtype: Any = None) -> "Tensor":
+        """A tensor of ones of shape `size`, as `new_zeros`."""
+        return self.new_full(*_size_and_dtype(size, dtype, 1))
 
     # ---- properties ------------------------------------------------------------------
 
@@ -966,3 +967,12 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.dims == 1:
         out = out.squeeze(-2 if b.dims > 1 else -1)
     return out
+
+
+def _size_and_dtype(size: tuple, dtype: Any, fill: float) -> tuple[tuple[int, ...], float, Any]:
+    """(shape, fill, dtype) for `new_zeros(*size, dtype=…)`. PyTorch takes the sizes as
+    separate ints or as one sequence; the kit's own code also writes `new_zeros(shape, dtype)`,
+    a sequence then a dtype, which is read as such."""
+    if len(size) == 2 and isinstance(size[0], (tuple, list)) and dtype is None:
+        return tuple(size[0]), fill, size[1]
+    return normalize_shape(size), fill, dtype

@@ -58,3 +58,37 @@ def test_ragged_nested_lists_fail_as_in_torch(data) -> None:
         minitorch.tensor(data)
     if theirs.type is ValueError:
         assert str(theirs.value) in str(ours.value)
+
+
+# Ties on purpose (integers as floats) and broadcasting: at a tie PyTorch gives half the
+# gradient to each input.
+A = np.array([[1.0, 2.0, 3.0, 2.0], [0.0, -1.0, 5.0, 5.0]])
+B = np.array([2.0, 2.0, 1.0, 5.0])
+TWO = {
+    "maximum": lambda m, a, b: m.maximum(a, b), "minimum": lambda m, a, b: m.minimum(a, b),
+    "max_of_two": lambda m, a, b: m.max(a, b), "min_of_two": lambda m, a, b: m.min(b, a),
+}
+
+
+@pytest.mark.parametrize("name", TWO)
+def test_elementwise_max_min_match_torch_at_ties(name: str) -> None:
+    a, b = minitorch.tensor(A, requires_grad=True), minitorch.tensor(B, requires_grad=True)
+    out = TWO[name](minitorch, a, b)
+    g = np.random.default_rng(2).standard_normal(out.shape)
+    out.backward(minitorch.tensor(g))
+    ta, tb = torch.tensor(A, requires_grad=True), torch.tensor(B, requires_grad=True)
+    t_out = TWO[name](torch, ta, tb)
+    t_out.backward(torch.tensor(g))
+    np.testing.assert_array_equal(out.numpy(), t_out.detach().numpy())
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-12)
+
+
+def test_elementwise_max_of_integers_and_nan_match_torch() -> None:
+    ints = minitorch.maximum(minitorch.tensor([1, 5, 3]), minitorch.tensor([3, 2, 3]))
+    t_ints = torch.maximum(torch.tensor([1, 5, 3]), torch.tensor([3, 2, 3]))
+    assert ints.dtype == minitorch.int64
+    np.testing.assert_array_equal(ints.numpy(), t_ints.numpy())
+    nan = [1.0, float("nan"), 2.0]
+    np.testing.assert_array_equal(minitorch.minimum(minitorch.tensor(nan), minitorch.tensor([0.0, 1.0, float("nan")])).numpy(),
+                                  torch.minimum(torch.tensor(nan, dtype=torch.float64), torch.tensor([0.0, 1.0, float("nan")], dtype=torch.float64)).numpy())

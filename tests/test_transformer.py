@@ -302,11 +302,14 @@ def test_encoder_layer_central_differences(norm_first: bool) -> None:
     grad_check(lambda x: layer(x, src_mask=mask), minitorch.tensor(_rand(2, 3, 4, seed=10)))
 
     def with_weights(x, w1, in_proj):  # the gradients of two parameters, through the layer
-        layer.linear1.weight.value, layer.self_attn.in_proj_weight.value = w1, in_proj
+        layer.linear1.weight.update(w1)  # the perturbed values of a central difference
+        layer.self_attn.in_proj_weight.update(in_proj)
         return layer(x, src_mask=mask)
 
-    grad_check(with_weights, minitorch.tensor(_rand(1, 3, 4, seed=11)),
-               minitorch.tensor(_rand(6, 4, seed=12)), minitorch.tensor(_rand(12, 4, seed=13)))
+    # the parameters themselves are the inputs: backward's gradient lands on them
+    layer.linear1.weight.update(minitorch.tensor(_rand(6, 4, seed=12)))
+    layer.self_attn.in_proj_weight.update(minitorch.tensor(_rand(12, 4, seed=13)))
+    grad_check(with_weights, minitorch.tensor(_rand(1, 3, 4, seed=11)), layer.linear1.weight, layer.self_attn.in_proj_weight)
 
 
 def test_encoder_layer_with_a_causal_mask_does_not_look_ahead() -> None:

@@ -3,7 +3,8 @@
 Layer names, constructor arguments and parameter names/layouts follow `torch.nn`, so a
 PyTorch `state_dict` (converted to NumPy arrays) loads into the matching minitorch module.
 
-Files: `linear` (Linear), `conv` (conv1d/conv2d by im2col, task 4.1/4.2), `pooling`
+Files: `parameter` (nn.Parameter, a Tensor that a module learns), `parameter_containers`
+(ParameterList, ParameterDict), `linear` (Linear, F.linear), `conv` (conv1d/conv2d by im2col, task 4.1/4.2), `pooling`
 (task 4.3), `softmax` and `dropout` (task 4.4), `losses` (mse, BCE, NLL, cross-entropy),
 `loss_modules` (MSELoss, BCELoss, NLLLoss, CrossEntropyLoss),
 `init` (nn.init: xavier_, kaiming_, normal_ … in place), `embedding`, `textcnn` (Kim's CNN, task 4.5), `validation` (argument checks); A5:
@@ -19,7 +20,9 @@ the causal mask, task 6.5), `gpt` (TinyGPT, a character GPT, task 6.5); `activat
 """
 
 from ..containers import ModuleDict, ModuleList, Sequential
-from ..module import Module, Parameter
+from ..module import Module
+from .parameter import Parameter
+from .parameter_containers import ParameterDict, ParameterList
 from . import functional, init, utils
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout
@@ -41,7 +44,7 @@ from .transformer import (
 )
 
 __all__ = [
-    "Module", "Parameter", "ModuleList", "ModuleDict", "Sequential", "functional", "init",
+    "Module", "Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict", "Sequential", "functional", "init",
     "Linear", "MSELoss", "BCELoss", "NLLLoss", "CrossEntropyLoss", "Conv1d", "Conv2d", "Dropout", "Embedding", "TextCNN",
     "RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU", "utils", "LayerNorm",
     "GELU", "ReLU", "Tanh", "AttentionPooling", "AdditiveAttention", "MultiheadAttention",

@@ -29,7 +29,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ..module import Module, Parameter
+from ..module import Module
+from .parameter import Parameter
 from ..tensor import Tensor
 from ..tensor_data import ShapeError
 from ..tensor_ops import TensorBackend

@@ -46,7 +46,8 @@ from numba import prange
 
 from ..autodiff import Context
 from ..function import Function
-from ..module import Module, Parameter
+from ..module import Module
+from .parameter import Parameter
 from ..tensor import Tensor
 from ..tensor_data import Shape, ShapeError, Storage, Strides
 from ..tensor_ops import TensorBackend

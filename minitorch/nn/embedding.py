@@ -29,7 +29,8 @@ import numpy as np
 from numba import prange
 
 from ..autodiff import Context
-from ..module import Module, Parameter
+from ..module import Module
+from .parameter import Parameter
 from ..tensor import Tensor
 from ..constructors import randn, tensor
 from ..function import Function

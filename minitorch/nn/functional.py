@@ -7,6 +7,7 @@ from .conv import conv1d, conv2d
 from .dropout import dropout
 from .embedding import embedding
 from .layer_norm import layer_norm
+from .linear import linear
 from .positional import sinusoidal_positional_encoding
 from .losses import binary_cross_entropy, cross_entropy, mse_loss, nll_loss
 from .pooling import avg_pool1d, avg_pool2d, max_over_time, max_pool1d, max_pool2d
@@ -33,7 +34,7 @@ def tanh(x: Tensor) -> Tensor:
 
 
 __all__ = [
-    "relu", "sigmoid", "tanh", "mse_loss", "binary_cross_entropy",
+    "relu", "sigmoid", "tanh", "linear", "mse_loss", "binary_cross_entropy",
     "conv1d", "conv2d", "avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d", "max_over_time",
     "softmax", "log_softmax", "dropout", "embedding", "cross_entropy", "nll_loss", "layer_norm",
     "sinusoidal_positional_encoding",

@@ -22,7 +22,8 @@ from typing import Optional, Sequence, Union
 
 from .. import fused_paths
 from ..constructors import ones, zeros
-from ..module import Module, Parameter
+from ..module import Module
+from .parameter import Parameter
 from ..tensor import Tensor
 from ..tensor_ops import TensorBackend
 

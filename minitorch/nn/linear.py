@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ..module import Module, Parameter
+from ..module import Module
+from .parameter import Parameter
 from ..tensor import Tensor
 from ..constructors import rand
 from ..tensor_ops import TensorBackend
@@ -14,6 +15,23 @@ from ..tensor_ops import TensorBackend
 def uniform(shape: tuple[int, ...], bound: float, dtype=None, backend: Optional[TensorBackend] = None) -> Tensor:
     """Samples from U(−bound, bound), PyTorch's default initialisation for Linear and Conv."""
     return (rand(shape, dtype=dtype, backend=backend) * (2.0 * bound) - bound).detach()
+
+
+def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+    r"""y = x Wᵀ + b, as `torch.nn.functional.linear`.
+
+    Shapes: input [..., in], weight [out, in], bias [out] → y [..., out].
+    """
+    if weight.dims != 2 or input.shape[-1] != weight.shape[1]:
+        raise ValueError(f"linear: input of shape {input.shape} and weight of shape {weight.shape} "
+                         f"(expected weight [out_features, {input.shape[-1]}])")
+    lead = input.shape[:-1]
+    if len(lead) > 1:  # [..., in] as one matrix of rows: one product forward and backward
+        return linear(input.reshape(-1, weight.shape[1]), weight, bias).view(*lead, weight.shape[0])
+    y = input @ weight.transpose(0, 1)
+    if bias is not None:
+        y = y + bias
+    return y
 
 
 class Linear(Module):
@@ -39,13 +57,7 @@ class Linear(Module):
                 f"Linear({self.in_features}, {self.out_features}): input's last dimension is "
                 f"{x.shape[-1]}, expected {self.in_features} (input shape {x.shape})"
             )
-        lead = x.shape[:-1]
-        if len(lead) > 1:  # [..., in] as one matrix of rows: one product forward and backward
-            return self.forward(x.reshape(-1, self.in_features)).view(*lead, self.out_features)
-        y = x @ self.weight.value.transpose(0, 1)
-        if self.bias is not None:
-            y = y + self.bias.value
-        return y
+        return linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

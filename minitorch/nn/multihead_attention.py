@@ -59,7 +59,8 @@ from typing import Optional
 import numpy as np
 
 from ..constructors import zeros
-from ..module import Module, Parameter
+from ..module import Module
+from .parameter import Parameter
 from ..tensor import Tensor
 from ..tensor_data import ShapeError
 from ..tensor_ops import TensorBackend
