@@ -128,7 +128,8 @@ def _pyproject(stage: str, manifest: Manifest, root: Path) -> str:
     """The student's pyproject.toml: what a student installs, and the kit's pytest configuration.
 
     dependencies: the kit's (the library: NumPy, Numba, rich for the examples' progress bars);
-    `dev`: the kit's `dev` without "minitorch-kit[grader]" (nbgrader, mutmut: the grader's);
+    `dev`: the kit's `dev` without the kit's own extras: "minitorch-kit[grader]" (nbgrader,
+    mutmut: the grader's) and "minitorch-kit[plot]" (matplotlib: the examples' pictures, optional);
     `notebooks`: the kit's, only when the stage has notebook parts.
     The kit's `grader` and `oracle` (PyTorch) extras never ship.
     """

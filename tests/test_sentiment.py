@@ -1,12 +1,11 @@
 """Task 4.5: Kim's text CNN against its definition written in NumPy (parameter names and
 shapes as PyTorch's twin, logits) and central differences (gradients), a quick training
 smoke test and saliency; plus the library pieces it rests on: SST-2, the tokenizer,
-vocabulary and batching, and the PNG bar-chart writer (`cat` is tested in test_joining)."""
+vocabulary and batching (`cat` is tested in test_joining; the bar chart in test_plots)."""
 
 from __future__ import annotations
 
-import struct
-import zlib
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,6 @@ import pytest
 import minitorch
 from minitorch.datasets import load_sst2
 from minitorch.examples import sentiment
-from minitorch.examples.png import bar_chart_png, write_png
 from minitorch.nn import functional as F
 from minitorch.nn.textcnn import TextCNN, saliency
 from minitorch.testing import grad_check
@@ -133,7 +131,10 @@ def test_saliency_cli_prints_and_writes_png(tmp_path: Path, capsys) -> None:
                     "--saliency", "a gorgeous , witty movie", "--saliency-png", str(png)])
     printed = capsys.readouterr().out
     assert "dev" in printed and "saliency" in printed and "gorgeous" in printed
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.name in printed
+    else:  # matplotlib is optional (a starter repository does not install it): the run says so
+        assert "bar_chart needs matplotlib" in printed and not png.exists()
 
 
 @pytest.mark.task4_5
@@ -155,7 +156,7 @@ def test_saliency_is_the_gradient_norm_per_token() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Library pieces: SST-2, text utilities, PNG
+# Library pieces: SST-2, text utilities
 
 
 @pytest.mark.library
@@ -199,32 +200,3 @@ def test_padding_and_batches() -> None:
             assert row[0] == label + 1  # rows stay paired with their labels
     again = list(batches(seqs, labels, 4, rng=np.random.default_rng(0), min_len=2))
     assert all(np.array_equal(a[1], b[1]) for a, b in zip(got, again))
-
-
-def _read_png(path: Path) -> np.ndarray:
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, chunks = 8, {}
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos : pos + 4])
-        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
-        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
-        assert zlib.crc32(kind + body) & 0xFFFFFFFF == crc
-        chunks[kind] = chunks.get(kind, b"") + body
-        pos += 12 + length
-    width, height, depth, color = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
-    assert (depth, color) == (8, 2) and b"IEND" in chunks
-    rows = np.frombuffer(zlib.decompress(chunks[b"IDAT"]), np.uint8).reshape(height, 1 + 3 * width)
-    assert np.all(rows[:, 0] == 0)
-    return rows[:, 1:].reshape(height, width, 3)
-
-
-@pytest.mark.library
-def test_png_writer_round_trip_and_bar_chart(tmp_path: Path) -> None:
-    img = np.random.default_rng(0).integers(0, 256, (5, 7, 3), dtype=np.uint8)
-    write_png(tmp_path / "a.png", img)
-    np.testing.assert_array_equal(_read_png(tmp_path / "a.png"), img)
-    bar_chart_png(tmp_path / "b.png", ["good", "bad", "?"], [1.0, 0.5, 0.0], title="t")
-    chart = _read_png(tmp_path / "b.png")
-    assert chart.shape[0] > 3 * 18 and chart.shape[1] > 360
-    assert (chart != 255).any()  # something was drawn

@@ -23,8 +23,8 @@ from the previous step's final state, detached (`train_chunk`).
 `--checkpoint PATH` saves everything needed to continue (step, parameters, Adam's moments,
 both random generators, the loss history, the carried state of `--tbptt`) at every evaluation, and resumes from PATH when it
 exists: an interrupted run continued this way ends exactly where an uninterrupted one would.
-`--out DIR` writes the loss curve (`loss_curve.csv`, and `loss_curve.png` when matplotlib is
-installed) and the generated sample (`sample.txt`).
+`--out DIR` writes the loss curve (`loss_curve.csv`, and `loss_curve.png` when matplotlib, the
+`plot` extra, is installed) and the generated sample (`sample.txt`).
 
 On a machine whose cores are busy with other work, parallel kernels wait for descheduled
 threads: `NUMBA_NUM_THREADS=1` is then often faster.
@@ -46,6 +46,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 import minitorch
 from minitorch.datasets import CharCorpus, load_tiny_shakespeare, random_batch, stream_chunk, stream_chunks_per_pass
+from minitorch.examples.plots import loss_curve
 from minitorch.nn.language_model import CharLanguageModel, State, evaluate, perplexity, sample, train_chunk, train_step
 from minitorch.optim import Adam
 
@@ -185,41 +186,22 @@ def load_checkpoint(
 # The loss curve
 
 
-def write_loss_curve(out: Path, result: TrainResult, console: Console) -> None:
+def write_loss_curve(out: Path, train_losses: Sequence[float], evals: Sequence[EvalResult], title: str,
+                     console: Console) -> None:
     """`loss_curve.csv` (step, train loss, validation loss where measured) and, with
-    matplotlib, `loss_curve.png`."""
+    matplotlib, `loss_curve.png` (`plots.loss_curve`); without it, a line saying so."""
     out.mkdir(parents=True, exist_ok=True)
-    val = {e.step: e.val_loss for e in result.evals}
+    val = {e.step: e.val_loss for e in evals}
     lines = ["step,train_loss,val_loss"]
-    for step, loss in enumerate(result.train_losses, 1):
+    for step, loss in enumerate(train_losses, 1):
         lines.append(f"{step},{loss:.6f},{val[step]:.6f}" if step in val else f"{step},{loss:.6f},")
     (out / "loss_curve.csv").write_text("\n".join(lines) + "\n")
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        console.print(f"matplotlib is not installed: wrote the loss curve as {out / 'loss_curve.csv'} only "
-                      "(pip install matplotlib for loss_curve.png)")
+        loss_curve(out / "loss_curve.png", train_losses, [(e.step, e.val_loss) for e in evals], title=title,
+                   ylabel="loss (nats / character)")
+    except ModuleNotFoundError as error:  # matplotlib is optional: the CSV has the numbers
+        console.print(f"wrote the loss curve as {out / 'loss_curve.csv'} only: {error}", markup=False, highlight=False)
         return
-    steps = np.arange(1, len(result.train_losses) + 1)
-    losses = np.asarray(result.train_losses)
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(steps, losses, color="0.75", linewidth=0.7, label="train (batch)")
-    k = max(1, min(50, len(losses) // 10))
-    if len(losses) >= k:
-        ax.plot(steps[k - 1:], np.convolve(losses, np.ones(k) / k, mode="valid"), label=f"train (mean of {k})")
-    if result.evals:
-        ax.plot([e.step for e in result.evals], [e.val_loss for e in result.evals], "o-", label="validation")
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss (nats / character)")
-    ax.set_title("character LSTM language model" if result.model.cell == "lstm" else f"character {result.model.cell.upper()} LM")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "loss_curve.png", dpi=120)
-    plt.close(fig)
     console.print(f"saved the loss curve to {out / 'loss_curve.png'} (and .csv)")
 
 
@@ -313,7 +295,8 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
         console.rule()
     if config.out:
         out = Path(config.out)
-        write_loss_curve(out, result, console)
+        title = f"character {result.model.cell.upper()} language model"
+        write_loss_curve(out, result.train_losses, result.evals, title, console)
         (out / "sample.txt").write_text(config.prompt + result.sample, encoding="utf-8")
     return result
 

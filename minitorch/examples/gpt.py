@@ -23,8 +23,8 @@ state_dict), draws the same batches (the same NumPy generator) and evaluates and
 same way, so the two validation perplexities after the same number of steps can be compared.
 PyTorch uses as many threads as Numba does (`NUMBA_NUM_THREADS`).
 
-`--out DIR` writes the loss curve (`loss_curve.csv`, and `loss_curve.png` when matplotlib is
-installed) and the generated sample (`sample.txt`). On a machine whose cores are busy with
+`--out DIR` writes the loss curve (`loss_curve.csv`, and `loss_curve.png` when matplotlib, the
+`plot` extra, is installed) and the generated sample (`sample.txt`). On a machine whose cores are busy with
 other work, `NUMBA_NUM_THREADS=1` is often faster.
 """
 
@@ -34,7 +34,6 @@ import argparse
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -317,8 +316,7 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
         console.rule()
     if config.out:
         out = Path(config.out)
-        curve = SimpleNamespace(model=SimpleNamespace(cell="gpt"), train_losses=result.train_losses, evals=result.evals)
-        write_loss_curve(out, curve, console)  # type: ignore[arg-type] - what it reads of a TrainResult
+        write_loss_curve(out, result.train_losses, result.evals, f"tiny character GPT ({config.framework})", console)
         (out / "sample.txt").write_text(config.prompt + result.sample, encoding="utf-8")
     return result
 

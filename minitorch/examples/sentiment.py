@@ -17,7 +17,8 @@ threads: `NUMBA_NUM_THREADS=1` is then often faster.
 
 `--saliency` then explains one sentence: for each token, the L2 norm of the gradient of
 the loss (of the predicted class) with respect to that token's embedding — a large norm
-means a small change of that word's vector would change the decision most.
+means a small change of that word's vector would change the decision most. `--saliency-png FILE`
+draws the first sentence's saliency as a bar chart (with matplotlib: the `plot` extra).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from rich.table import Table
 import minitorch
 from minitorch.datasets import TextSplit, load_sst2
 from minitorch.datasets.sst2 import CLASSES
+from minitorch.examples.plots import bar_chart
 from minitorch.nn import functional as F
 from minitorch.nn.textcnn import TextCNN, saliency
 from minitorch.text import Vocab, batches, pad_batch, tokenize
@@ -263,10 +265,12 @@ def explain(
         table.add_row(tok, f"{v:.3g}", "█" * max(1, int(round(30 * v / top))))
     console.print(table)
     if png:
-        from .png import bar_chart_png
-
-        bar_chart_png(png, shown, importance, title=f"saliency - predicted {CLASSES[label]} (p = {probs[label]:.3f})")
-        console.print(f"saved the bar chart to {png}")
+        try:
+            bar_chart(png, shown, importance, title=f"saliency - predicted {CLASSES[label]} (p = {probs[label]:.3f})")
+        except ModuleNotFoundError as error:  # matplotlib is optional: say so, and go on
+            console.print(f"no bar chart: {error}", markup=False, highlight=False)
+        else:
+            console.print(f"saved the bar chart to {png}")
     return list(zip(tokens, importance.tolist()))
 
 

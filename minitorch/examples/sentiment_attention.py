@@ -21,8 +21,9 @@ parameters of the epoch with the best dev accuracy.
 
 The attention weights α are an explanation the model gives for free: `--heatmap SENTENCE`
 prints them as a table after training, and `--heatmap-png FILE` draws them as a one-row
-heatmap over the tokens. (Weights show where the average was taken, not what the classifier
-did with it: a heavily weighted word can still push either way.)
+heatmap over the tokens (with matplotlib: the `plot` extra). (Weights show where the average
+was taken, not what the classifier did with it: a heavily weighted word can still push either
+way.)
 
 On a machine whose cores are busy with other work, `NUMBA_NUM_THREADS=1` is often faster.
 """
@@ -40,6 +41,7 @@ from rich.table import Table
 import minitorch
 from minitorch.datasets import load_sst2
 from minitorch.datasets.sst2 import CLASSES
+from minitorch.examples.plots import heatmap
 from minitorch.examples.sentiment import EpochResult, TrainResult, encode, init_embeddings_uniform
 from minitorch.module import Module
 from minitorch.nn import AttentionPooling, Dropout, Embedding, Linear
@@ -237,13 +239,15 @@ def explain(model: AttentionClassifier, vocab: Vocab, sentence: str, console: Op
         table.add_row(tok, f"{a:.3f}", "█" * max(1, int(round(30 * a / top))))
     console.print(table)
     if png:
-        from .png import heatmap_png
-
-        # colours from 0 to the largest weight (the colour bar says so): a long sentence's
-        # weights are all small, and on [0, 1] they would all look white
-        heatmap_png(png, weights[None, :], row_labels=["attention"], col_labels=shown, title=title,
+        try:
+            # colours from 0 to the largest weight (the colour bar says so): a long sentence's
+            # weights are all small, and on [0, 1] they would all look white
+            heatmap(png, weights[None, :], row_labels=["attention"], col_labels=shown, title=title,
                     vmin=0.0, vmax=float(weights.max()))
-        console.print(f"saved the attention heatmap to {png}")
+        except ModuleNotFoundError as error:  # matplotlib is optional: say so, and go on
+            console.print(f"no heatmap: {error}", markup=False, highlight=False)
+        else:
+            console.print(f"saved the attention heatmap to {png}")
     return list(zip(tokens, weights.tolist()))
 
 

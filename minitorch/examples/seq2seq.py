@@ -21,7 +21,8 @@ The attention scores every source position j against the decoder's state,
 e_tj = vᵀ tanh(W s_{t−1} + U k_j), α_t = softmax over the unpadded j, c_t = Σ_j α_tj k_j.
 U k_j does not depend on t: the decoder computes it once per batch (`project_keys`) and
 reuses it at every step. α_t [B, S] says where the model looks to write character t; drawn
-for all t it is the *alignment* of output and input (`--heatmap-png`).
+for all t it is the *alignment* of output and input (`--heatmap-png`, which needs matplotlib:
+the `plot` extra).
 
 The backward GRU reads each source from its last real character to its first. Sources of
 a batch have different lengths, so the reversal is done per row (padding stays at the end):
@@ -53,7 +54,7 @@ import minitorch
 from minitorch.datasets.translation import (
     Seq2SeqBatch, Seq2SeqVocab, TranslationData, TranslationSplit, date_translation, encode_batch, seq2seq_batches,
 )
-from minitorch.examples.png import heatmap_image, stack_images, write_png
+from minitorch.examples.plots import Heatmap, heatmaps
 from minitorch.function import no_grad
 from minitorch.joining import cat, stack
 from minitorch.module import Module
@@ -276,16 +277,16 @@ def diverse_examples(sources: Sequence[str], k: int) -> list[str]:
 
 
 def attention_pictures(model: Seq2Seq, data: TranslationData, sources: Sequence[str], max_len: int = 16,
-                       ) -> tuple[np.ndarray, list[str]]:
-    """Heatmaps (stacked in one RGB image) and text tables of the attention of `sources`."""
+                       ) -> tuple[list[Heatmap], list[str]]:
+    """The attention of `sources`: a heatmap of each (for `plots.heatmaps`) and a text table of each."""
     outputs, ids, weights = translate(model, data, sources, max_len)
-    images, tables = [], []
+    pictures, tables = [], []
     for k, source in enumerate(sources):
         tokens = _output_tokens(data.tgt_vocab, ids[k])
         w = weights[k, : len(tokens), : len(source)]
-        images.append(heatmap_image(w, row_labels=tokens, col_labels=list(source), title=f"{source} -> {outputs[k]}"))
+        pictures.append(Heatmap(w, row_labels=tokens, col_labels=list(source), title=f"{source} → {outputs[k]}"))
         tables.append(f"{source!r} → {outputs[k]!r}\n" + attention_table(source, tokens, w))
-    return stack_images(images, gap=16), tables
+    return pictures, tables
 
 
 # ---------------------------------------------------------------------------------------
@@ -380,11 +381,16 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
     result.val_accuracy = exact_match(model, data, data.val, max_len=config.max_len)
     result.evals.append((config.steps, result.val_accuracy))
     result.test_accuracy = exact_match(model, data, data.test, max_len=config.max_len)
+    drawn = False
     if config.heatmap_png or not quiet:
         examples = diverse_examples(data.test.sources, config.heatmap_examples)
-        image, result.tables = attention_pictures(model, data, examples, config.max_len)
+        pictures, result.tables = attention_pictures(model, data, examples, config.max_len)
         if config.heatmap_png:
-            write_png(config.heatmap_png, image)
+            try:
+                heatmaps(config.heatmap_png, pictures)
+                drawn = True
+            except ModuleNotFoundError as error:  # matplotlib is optional: say so (even when quiet), and go on
+                console.print(f"no heatmaps: {error}", markup=False, highlight=False)
     result.seconds = time.perf_counter() - start
     if not quiet:
         outputs, _, _ = translate(model, data, data.test.sources[:8], config.max_len)
@@ -395,7 +401,7 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
         for table in result.tables:
             console.print(table, markup=False, highlight=False)
         console.rule()
-        if config.heatmap_png:
+        if drawn:
             console.print(f"wrote the attention heatmaps to {config.heatmap_png}")
         console.print(f"[bold]exact match: validation {100 * result.val_accuracy:.2f} %, test "
                       f"{100 * result.test_accuracy:.2f} %[/] after {config.steps} steps, {result.seconds:.0f} s "
