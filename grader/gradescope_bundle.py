@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .gradescope_settings import OUTPUT_FORMAT
 from .manifest import load_manifest, repo_root, stage_arg
 
 __all__ = ["GRADING_DISTRIBUTIONS", "BundleResult", "add_parser", "build_bundle", "grade_submission", "jail_tier",
@@ -116,7 +117,8 @@ status=$?
 if [ ! -s "$RESULTS" ]; then  # Python could not even start
     message="The autograder failed (exit status $status) before it could grade this submission."
     message="$message This is not a grade of your work: tell the course staff."
-    printf '{{"score": 0.0, "output": "%s", "visibility": "visible", "tests": []}}\n' "$message" > "$RESULTS" || exit 1
+    printf '{{"score": 0.0, "output": "%s", "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden", "tests": []}}\n' \
+        "$message" > "$RESULTS" || exit 1
 fi
 exit 0
 """
@@ -262,8 +264,10 @@ def submission_path(folder: Path) -> Path:
 
 
 def failure_results(message: str) -> dict[str, Any]:
-    """A results.json for a submission the autograder could not grade: score 0 and why."""
-    return {"score": 0.0, "output": message, "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+    """A results.json for a submission the autograder could not grade: score 0 and why (as
+    plain text, at once; stdout, which holds the traceback, for the staff only)."""
+    return {"score": 0.0, "output": message, "output_format": OUTPUT_FORMAT, "visibility": "visible",
+            "stdout_visibility": "hidden", "tests": []}
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

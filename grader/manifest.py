@@ -2,6 +2,7 @@
 
     id = "a1"
     title = "Scalar autodiff"
+    gradescope = { visibility = "visible", details = "after_due_date" }   # optional: grader.gradescope_settings
 
     [[tasks]]
     id = "1.1"
@@ -12,8 +13,7 @@
     weights = { central_difference = 2.0 }   # optional: a check's share (others weigh 1)
     hint = "f'(x) ≈ (f(x+ε) − f(x−ε)) / 2ε"
     public_tests = ["tests/test_autodiff.py"]   # test files that ship (run with -m task1_1)
-    [tasks.performance]                   # optional (A3): thresholds of performance checks
-    max_ratio = 3.0
+    performance = { max_ratio = 3.0 }     # optional (A3): thresholds of performance checks
 
     [[notebooks]]                         # optional: nbgrader notebook parts
     path = "a1/backprop.ipynb"            # under solutions/ (the nbgrader source directory)
@@ -24,7 +24,6 @@ A task scores points × Σ weights of its passed checks / Σ weights of its chec
 top-level ``reference_only = ["minitorch/fast_tuned.py"]`` (optional; files of
 ``minitorch/`` without fences) names files holding the stage's reference technique outside
 fences: left out of releases and child trees of this stage and earlier ones.
-
 `load_manifest("a1")` returns a `Manifest`; every mistake (unknown key, wrong type,
 duplicate id, a fence id that no `# BEGIN SOLUTION` in minitorch/ carries, a notebook or
 reference-only file that does not exist) is a `ManifestError` naming the file.
@@ -38,7 +37,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -46,11 +45,10 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from .fences import find_fences, package_fences
+from .gradescope_settings import GradescopeSettings, parse_gradescope
 
-__all__ = [
-    "Manifest", "ManifestError", "NotebookPart", "Performance", "Task", "all_manifests", "all_stages",
-    "find_task", "load_manifest", "repo_root", "stage_dir", "stage_number", "stage_of_task", "task_of_fence",
-]
+__all__ = ["Manifest", "ManifestError", "NotebookPart", "Performance", "Task", "all_manifests", "all_stages",
+           "find_task", "load_manifest", "repo_root", "stage_dir", "stage_number", "stage_of_task", "task_of_fence"]
 
 _STAGE = re.compile(r"^a(\d+)$")
 _TASK = re.compile(r"^(\d+)\.(\d+)$")
@@ -122,6 +120,7 @@ class Manifest:
     notebooks: tuple[NotebookPart, ...] = ()
     #: files (``minitorch/…``) withheld from releases and child trees up to this stage.
     reference_only: tuple[str, ...] = ()
+    gradescope: GradescopeSettings = GradescopeSettings()  #: what results.json shows, and when
 
     @property
     def slug(self) -> str:
@@ -240,7 +239,7 @@ class _Reader:
             self.fail(f"unknown key(s) {', '.join(unknown)} in {where} (allowed: {', '.join(sorted(allowed))})")
         self.table = table
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         raise ManifestError(f"{self.path}: {message}")
 
     def string(self, key: str, default: str | None = None) -> str:
@@ -270,7 +269,7 @@ class _Reader:
         return tuple(v)
 
 
-_TOP_KEYS = {"id", "title", "tasks", "notebooks", "reference_only"}
+_TOP_KEYS = {"id", "title", "tasks", "notebooks", "reference_only", "gradescope"}
 _TASK_KEYS = {"id", "title", "points", "fences", "checks", "hint", "public_tests", "performance", "weights"}
 _PERF_KEYS = {"max_ratio"}
 _NOTEBOOK_KEYS = {"path", "points", "title"}
@@ -362,6 +361,7 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
         tasks=tuple(tasks),
         notebooks=tuple(notebooks),
         reference_only=reference_only,
+        gradescope=parse_gradescope(data.get("gradescope", {}), top.fail),
     )
 
 

@@ -14,6 +14,7 @@ every report is written whatever the student's code produced.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import xml.etree.ElementTree as ET
@@ -26,7 +27,9 @@ from rich.table import Table
 from rich.text import Text
 
 from .console import is_a_terminal, make_console
+from .gradescope_settings import OUTPUT_FORMAT, GradescopeSettings, when_shown
 from .jail import describe
+from .manifest import ManifestError, load_manifest
 from .results import GradeResult, TaskResult
 from .safe_text import json_safe, terminal_text, xml_text
 
@@ -126,37 +129,99 @@ def _short_lines(text: str, limit: int) -> str:
 # --------------------------------------------------------------------------- files
 
 
-def gradescope(result: GradeResult) -> dict[str, Any]:
-    """results.json in Gradescope's autograder schema; every string is `json_safe` (no lone
-    surrogate) and shown by Gradescope as plain text (``output_format``)."""
+def gradescope(result: GradeResult, settings: Optional[GradescopeSettings] = None) -> dict[str, Any]:
+    """results.json in Gradescope's autograder schema, shown as `settings` say (by default the
+    ``[gradescope]`` table of the stage's manifest: `grader.gradescope_settings`).
+
+    Each task is a test holding its points (``visibility``). Where ``details`` differs, a
+    task whose checks did not all pass shows there only which checks fail (`_checks_summary`)
+    and has a second test, worth nothing, with its feedback (the inputs and expected values
+    of the hidden checks: ``details``), and so has a notebook part that lost points (its
+    test cells' messages). A passed task, or one graded without running a check (nothing to
+    grade, an import failure: no check's values in it), keeps everything in its one test. Every string is `json_safe` (no lone surrogate) and declared plain text
+    (``output_format``); ``execution_time`` is whole seconds, rounded up (`_whole_seconds`).
+    """
+    settings = settings or stage_settings(result.stage)
     tests = []
     for row in result.tasks:
+        number = row.id if row.kind == "task" else row.id.removeprefix("nb:")
+        full = f"{row.status}: {row.message}" + (f"\n\n{row.feedback}" if row.feedback else "")
+        withheld = settings.split and row.status != "passed" and bool(row.checks or (row.kind != "task" and row.feedback))
+        details_name = f"{_name(row)} — details"
         tests.append({
             "name": _name(row),
-            "number": row.id if row.kind == "task" else row.id.removeprefix("nb:"),
+            "number": number,
             "score": row.score,
             "max_score": row.max_points,
             "status": "passed" if row.status == "passed" else "failed",
-            "output": f"{row.status}: {row.message}" + (f"\n\n{row.feedback}" if row.feedback else ""),
-            "visibility": "visible",
-            "extra_data": {"status": row.status, "seconds": round(row.seconds, 3)},
+            "output": _checks_summary(row, details_name, settings.details) if withheld else full,
+            "output_format": OUTPUT_FORMAT,
+            "visibility": settings.visibility,
+            "extra_data": {"status": row.status, "seconds": round(row.seconds, 3), "part": "score"},
         })
+        if withheld:
+            tests.append({
+                "name": details_name,
+                "number": number,
+                "score": 0.0,
+                "max_score": 0.0,
+                "status": "failed",
+                "output": full,
+                "output_format": OUTPUT_FORMAT,
+                "visibility": settings.details,
+                "extra_data": {"status": row.status, "part": "details"},
+            })
     output = f"{result.stage.upper()} · {result.title}: {_fmt(result.score)} / {_fmt(result.max_score)}"
     output += f"\nSandbox: {result.isolation} — {describe(result.isolation)}"
+    if any(t["extra_data"]["part"] == "details" for t in tests):
+        output += (f"\nWhat each failing check was given and expected is shown {when_shown(settings.details)} "
+                   "(the tests named “… — details”).")
     if result.problems:
         output += "\n\nProblems with the submission:\n" + "\n".join(f"- {p.message}" for p in result.problems)
     if result.grader_errors:
         output += "\n\nGrading failed for some checks (not your fault; the staff has been told)."
     return json_safe({
         "score": result.score,
-        "execution_time": round(result.seconds, 3),
+        "execution_time": _whole_seconds(result.seconds),
         "output": output,
-        "output_format": "text",
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
+        "output_format": OUTPUT_FORMAT,
+        "test_output_format": OUTPUT_FORMAT,
+        "test_name_format": OUTPUT_FORMAT,
+        "visibility": settings.visibility,
+        "stdout_visibility": settings.stdout_visibility,
         "extra_data": {"isolation": result.isolation},
         "tests": tests,
     })
+
+
+def stage_settings(stage: str) -> GradescopeSettings:
+    """The ``[gradescope]`` settings of `stage`'s manifest; the defaults (which show no
+    hidden check's details before the due date) for a stage without one."""
+    try:
+        return load_manifest(stage).gradescope
+    except (ManifestError, ValueError):
+        return GradescopeSettings()
+
+
+def _whole_seconds(seconds: float) -> int:
+    """Gradescope's ``execution_time``: an int, rounded up, so a run that took any time is
+    at least 1 s (0 only for one that ran nothing, or a time that is not a number)."""
+    return math.ceil(seconds) if math.isfinite(seconds) and seconds > 0 else 0
+
+
+def _checks_summary(row: TaskResult, details_name: str, details: str) -> str:
+    """A task's score test when its details are shown otherwise: its status, one line per
+    check (its name and status; a stub: the function not written yet), where the details
+    are. No check's message: it may hold the inputs and expected values (a notebook part's
+    message is its points; its cells' messages are the details)."""
+    passed = sum(c.status == "passed" for c in row.checks)
+    lines = [f"{row.status}: {passed} of {len(row.checks)} checks pass" if row.checks else f"{row.status}: {row.message}"]
+    for c in row.checks:
+        stub = f" (not implemented yet: {c.raised_in})" if c.unfinished and c.raised_in else ""
+        lines.append(f"✓ {c.name}" if c.status == "passed" else f"✗ {c.name}: {c.status}{stub}")
+    lines.append(f"The details (inputs, expected values, tracebacks) are in “{details_name}”, "
+                 f"shown {when_shown(details)}.")
+    return "\n".join(lines)
 
 
 def junit(result: GradeResult) -> bytes:

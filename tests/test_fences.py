@@ -287,6 +287,11 @@ def test_a_valid_manifest_loads(tmp_path: Path) -> None:
         (lambda s: s.replace('checks = ["one"]', "checks = []"), "must not be empty"),
         (lambda s: s + '[[notebooks]]\npath = "a1/nope.ipynb"\npoints = 5\n', "does not exist"),
         (lambda s: s + "[tasks.performance]\nmax_ratio = 2.0\nwarmup = 3\n", "unknown key(s) warmup"),
+        (lambda s: s.replace('title = "Demo"', 'title = "Demo"\n[gradescope]\ndetails = "later"'),
+         "[gradescope].details = 'later' is not a Gradescope visibility (allowed: visible, after_due_date, after_published, hidden)"),
+        (lambda s: s.replace('title = "Demo"', 'title = "Demo"\n[gradescope]\nscore = "visible"'),
+         "unknown key(s) score in [gradescope] (allowed: visibility, details, stdout_visibility)"),
+        (lambda s: s.replace('title = "Demo"', 'title = "Demo"\ngradescope = "visible"'), "[gradescope] must be a table"),
         (lambda s: s.replace('title = "One"', "title = "), "invalid TOML"),
     ],
 )

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from results_json import by_number, task_tests
 
 from grader.examples import write_submission
 from grader.grading import grade
@@ -199,7 +200,7 @@ return 0.0
     assert code == 0
     data = json.loads(report.read_text())
     assert data["score"] == 75  # 85 - 10: the honest score
-    assert {t["number"]: t["score"] for t in data["tests"]}["1.1"] == 0
+    assert by_number(data)["1.1"]["score"] == 0
 
 
 def test_always_equal_object_is_a_wrong_type(tmp_path: Path) -> None:
@@ -296,7 +297,7 @@ return 1000.0 * leak + 10.0 * inside + 1.0 * (here == os.path.realpath(os.enviro
     sub = write_submission(tmp_path / "submission", "a1", {("1.1", "central_difference"): body})
     report = tmp_path / "secret-out" / "results.json"
     assert main(["run", str(sub), "-a", "a1", "--task", "1.1", "--json", str(report), "--timeout", "8", "-q"]) == 0
-    test = json.loads(report.read_text())["tests"][0]
+    test = task_tests(json.loads(report.read_text()))[0]
     assert re.search(r"got 10\b", test["output"]), test["output"]  # its own tree as cwd; no output path; HOME elsewhere
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 from hostile.attack import Attack, Target
 from hostile.reference import READ_CHECKS
+from results_json import by_number, task_tests
 from test_grader_hostile import _hidden_check_line, _reference_line
 
 from grader.cli import main
@@ -175,7 +176,7 @@ def test_a_fresh_release_scores_zero_on_every_task(jailed_autograder: Path, tmp_
     shutil.copytree(fresh, autograder / "submission", dirs_exist_ok=True)  # uploaded as a folder
     proc, results = run_autograder(autograder)
     assert proc.returncode == 0, proc.stderr
-    assert [t["number"] for t in results["tests"]] == list(task_points())
+    assert [t["number"] for t in task_tests(results)] == list(task_points())
     assert results["score"] == 0 and all(t["score"] == 0 for t in results["tests"]), results["output"]
     assert results["extra_data"]["isolation"] in ("bwrap", "uid")
 
@@ -191,7 +192,7 @@ def test_the_reference_uploaded_as_a_zip_scores_full_marks(jailed_autograder: Pa
     proc, results = run_autograder(autograder)
     assert proc.returncode == 0, proc.stderr
     points = task_points()
-    assert {t["number"]: t["score"] for t in results["tests"]} == points, results["output"]
+    assert {t["number"]: t["score"] for t in task_tests(results)} == points, results["output"]
     assert results["score"] == sum(points.values())
     assert "graded in" in proc.stdout  # the table, for the instructor (Gradescope's stdout)
 
@@ -207,7 +208,7 @@ def test_a_broken_submission_gets_zero_and_a_message(jailed_autograder: Path, fi
     proc, results = run_autograder(autograder)
     assert proc.returncode == 0, proc.stderr
     assert results["score"] == 0 and said in results["output"], results["output"]
-    assert [t["number"] for t in results["tests"]] == list(task_points())
+    assert [t["number"] for t in task_tests(results)] == list(task_points())
 
 
 @pytest.mark.parametrize("env, said", [
@@ -275,7 +276,7 @@ def test_student_code_cannot_read_the_bundles_checks_or_reference(autograder: Pa
     assert proc.returncode == 0, proc.stderr
     assert kit.stat().st_mode & 0o007 == 0, oct(kit.stat().st_mode)
     assert results["extra_data"]["isolation"] == tier
-    mul = next(t for t in results["tests"] if t["number"] == "0.1")
+    mul = by_number(results)["0.1"]
     assert mul["score"] < mul["max_score"] and "nothing found" in mul["output"], mul["output"][:500]
     seen = json.dumps(results) + proc.stdout + proc.stderr
     assert _hidden_check_line() not in seen and _reference_line() not in seen

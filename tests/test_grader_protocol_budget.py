@@ -37,6 +37,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from results_json import by_number
 
 from grader import protocol
 from grader.answers import Answer, parse_answer
@@ -444,7 +445,7 @@ def grader_run(sub: Path, *args: str) -> tuple[int, dict, int, str]:
 
 
 def _tests(results: dict) -> dict[str, dict]:
-    return {t["number"]: t for t in results.get("tests", [])}
+    return by_number(results)
 
 
 PART1_RIGHT = "x, y, z = -2.0, 5.0, -4.0\ndf_dq, df_dx, df_dy, df_dz = -4.0, -4.0, -4.0, 3.0\n"

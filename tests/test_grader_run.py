@@ -22,6 +22,7 @@ from grader.grading import grade
 from grader.report import gradescope, junit, write_atomic
 from grader.results import Problem
 from grader.sandbox import Limits
+from results_json import is_details, task_tests
 
 pytestmark = pytest.mark.grader
 
@@ -252,11 +253,14 @@ def test_reports_follow_the_gradescope_and_junit_schemas(tmp_path: Path, example
     code = main(["run", str(examples / "a1-two-wrong"), "-a", "a1", "--json", str(out_json), "--junit", str(out_xml), "--no-notebooks", "-q"])
     assert code == 0
     data = json.loads(out_json.read_text())
-    assert data["score"] == 51 and isinstance(data["execution_time"], float) and isinstance(data["output"], str)
-    assert [t["number"] for t in data["tests"]] == ["1.1", "1.2", "1.3", "1.4"]
+    assert data["score"] == 51 and isinstance(data["execution_time"], int) and isinstance(data["output"], str)
+    assert data["execution_time"] >= 1 and data["output_format"] == "text" and data["stdout_visibility"] == "hidden"
+    assert [t["number"] for t in task_tests(data)] == ["1.1", "1.2", "1.3", "1.4"]
     for t in data["tests"]:
-        assert set(t) >= {"name", "number", "score", "max_score", "status", "output", "visibility"}
-        assert t["status"] in ("passed", "failed") and t["visibility"] == "visible"
+        assert set(t) >= {"name", "number", "score", "max_score", "status", "output", "output_format", "visibility"}
+        assert t["status"] in ("passed", "failed") and t["output_format"] == "text"
+        assert t["visibility"] == ("after_due_date" if is_details(t) else "visible")  # a1's manifest
+    assert [t["number"] for t in data["tests"] if is_details(t)] == ["1.1", "1.3"]  # the two wrong tasks
     assert sum(t["score"] for t in data["tests"]) == data["score"]
     suite = ET.parse(out_xml).getroot().find("testsuite")
     assert suite.get("tests") == "4" and suite.get("failures") == "2" and suite.get("errors") == "0"

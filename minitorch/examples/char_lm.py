@@ -47,6 +47,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 import minitorch
 from minitorch.datasets import CharCorpus, load_tiny_shakespeare, random_batch, stream_chunk, stream_chunks_per_pass
 from minitorch.examples.plots import loss_curve
+from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.nn.language_model import CharLanguageModel, State, evaluate, perplexity, sample, train_chunk, train_step
 from minitorch.optim import Adam
 
@@ -255,11 +256,11 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
 
     columns = (
         TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("loss {task.fields[loss]:.3f}  {task.fields[ms]:.0f} ms/step"),
-        TimeElapsedColumn(), TimeRemainingColumn(),
+        metrics_column(), TimeElapsedColumn(), TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
-        task = progress.add_task("train", total=config.steps, completed=min(step, config.steps), loss=float("nan"), ms=0.0)
+        task = progress.add_task("train", total=config.steps, completed=min(step, config.steps),
+                                 metrics=metrics(note=first_step_note(config.backend)))
         since, seconds = step, 0.0
         while step < config.steps:
             t0 = time.perf_counter()
@@ -275,11 +276,12 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
             step += 1
             result.train_losses.append(loss)
             recent = result.train_losses[max(since, step - 50):]
-            progress.update(task, completed=step, loss=float(np.mean(recent)), ms=1000 * seconds / (step - since))
-            if step % config.eval_every == 0 or step == config.steps:
-                progress.stop_task(task)
+            shown = metrics(float(np.mean(recent)), ms=1000 * seconds / (step - since))
+            progress.update(task, completed=step, metrics=shown)
+            if step % config.eval_every == 0 or step == config.steps:  # the elapsed time runs on while it evaluates
+                progress.update(task, metrics=f"{shown}  evaluating…")
                 run_eval(step, since, seconds)
-                progress.start_task(task)
+                progress.update(task, metrics=shown)
                 since, seconds = step, 0.0
     if not result.evals or result.evals[-1].step != step:  # e.g. resumed at the end
         run_eval(step, since, seconds)

@@ -43,6 +43,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 import minitorch
 from minitorch.datasets import CharCorpus, load_tiny_shakespeare, random_batch
 from minitorch.examples.char_lm import EvalResult, write_loss_curve
+from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.nn.gpt import TinyGPT, extend_ids, evaluate, sample, train_step
 from minitorch.nn.positional import sinusoidal_positional_encoding
 from minitorch.optim import Adam
@@ -279,12 +280,12 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
 
     columns = (
         TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("loss {task.fields[loss]:.3f}  {task.fields[ms]:.1f} ms/step"),
-        TimeElapsedColumn(), TimeRemainingColumn(),
+        metrics_column(), TimeElapsedColumn(), TimeRemainingColumn(),
     )
     step = 0
     with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
-        task = progress.add_task("train", total=config.steps, loss=float("nan"), ms=0.0)
+        first = first_step_note(config.backend if config.framework == "minitorch" else "torch")
+        task = progress.add_task("train", total=config.steps, metrics=metrics(note=first))
         since, seconds = 0, 0.0
         while step < config.steps:
             t0 = time.perf_counter()
@@ -296,11 +297,12 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
             step += 1
             result.train_losses.append(loss)
             recent = result.train_losses[max(since, step - 50):]
-            progress.update(task, completed=step, loss=float(np.mean(recent)), ms=1000 * seconds / (step - since))
-            if step % config.eval_every == 0 or step == config.steps:
-                progress.stop_task(task)
+            shown = metrics(float(np.mean(recent)), ms=1000 * seconds / (step - since), ms_spec=".1f")
+            progress.update(task, completed=step, metrics=shown)
+            if step % config.eval_every == 0 or step == config.steps:  # the elapsed time runs on while it evaluates
+                progress.update(task, metrics=f"{shown}  evaluating…")
                 run_eval(step, since, seconds)
-                progress.start_task(task)
+                progress.update(task, metrics=shown)
                 since, seconds = step, 0.0
     if not result.evals:  # no steps: score the initial model
         run_eval(0, 0, 0.0)

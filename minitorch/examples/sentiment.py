@@ -37,6 +37,7 @@ import minitorch
 from minitorch.datasets import TextSplit, load_sst2
 from minitorch.datasets.sst2 import CLASSES
 from minitorch.examples.plots import bar_chart
+from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.nn import functional as F
 from minitorch.nn.textcnn import TextCNN, saliency
 from minitorch.text import Vocab, batches, pad_batch, tokenize
@@ -177,15 +178,15 @@ def train(
         )
     columns = (
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("loss {task.fields[loss]:.3f}  acc {task.fields[acc]:.1%}  {task.fields[ms]:.0f} ms/step"),
-        TimeElapsedColumn(), TimeRemainingColumn(),
+        metrics_column(), TimeElapsedColumn(), TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
         for epoch in range(1, epochs + 1):
             if epoch >= 3:
                 for group in optimizer.param_groups:  # as in PyTorch: the groups hold the rate
                     group["lr"] *= lr_decay
-            task = progress.add_task(f"epoch {epoch}/{epochs}", total=steps, loss=float("nan"), acc=0.0, ms=0.0)
+            pending = metrics(show_acc=True, note=first_step_note(backend) if epoch == 1 else "")  # no value before a step
+            task = progress.add_task(f"epoch {epoch}/{epochs}", total=steps, metrics=pending)
             model.train()
             t0 = time.perf_counter()
             losses, correct, seen = 0.0, 0, 0
@@ -200,8 +201,8 @@ def train(
                 losses += loss.item() * len(y)
                 correct += int(np.sum(np.argmax(logits.numpy(), axis=1) == y))
                 seen += len(y)
-                progress.update(task, completed=step, loss=losses / seen, acc=correct / seen,
-                                ms=1000 * (time.perf_counter() - t0) / step)
+                progress.update(task, completed=step, metrics=metrics(losses / seen, correct / seen,
+                                                                      1000 * (time.perf_counter() - t0) / step))
             seconds = time.perf_counter() - t0
             dev_acc = accuracy(model, dev_ids, dev.labels) if evaluate else float("nan")
             test_acc = accuracy(model, test_ids, test.labels) if evaluate else float("nan")

@@ -55,6 +55,7 @@ from minitorch.datasets.translation import (
     Seq2SeqBatch, Seq2SeqVocab, TranslationData, TranslationSplit, date_translation, encode_batch, seq2seq_batches,
 )
 from minitorch.examples.plots import Heatmap, heatmaps
+from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.function import no_grad
 from minitorch.joining import cat, stack
 from minitorch.module import Module
@@ -357,12 +358,11 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
 
     columns = (
         TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("loss {task.fields[loss]:.4f}  {task.fields[ms]:.0f} ms/step"),
-        TimeElapsedColumn(), TimeRemainingColumn(),
+        metrics_column(), TimeElapsedColumn(), TimeRemainingColumn(),
     )
     stream = batches()
     with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
-        task = progress.add_task("train", total=config.steps, loss=float("nan"), ms=0.0)
+        task = progress.add_task("train", total=config.steps, metrics=metrics(note=first_step_note(config.backend)))
         seconds = 0.0
         for step in range(1, config.steps + 1):
             batch = next(stream)
@@ -370,9 +370,12 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
             result.train_losses.append(train_step(model, optimizer, batch, config.clip))
             seconds += time.perf_counter() - t0
             recent = result.train_losses[-50:]
-            progress.update(task, completed=step, loss=float(np.mean(recent)), ms=1000 * seconds / step)
+            shown = metrics(float(np.mean(recent)), ms=1000 * seconds / step, loss_spec=".4f")
+            progress.update(task, completed=step, metrics=shown)
             if step % config.eval_every == 0 and step < config.steps:
+                progress.update(task, metrics=f"{shown}  evaluating…")
                 accuracy = exact_match(model, data, val_probe, max_len=config.max_len)
+                progress.update(task, metrics=shown)
                 result.evals.append((step, accuracy))
                 if not quiet:
                     progress.console.print(f"step {step:>5}: train loss {np.mean(recent):.4f}  [bold]validation exact "

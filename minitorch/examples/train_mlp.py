@@ -18,6 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 import minitorch
 from minitorch import nn
+from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.nn import functional as Fn
 
 
@@ -63,13 +64,13 @@ def train(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         TextColumn("epoch {task.completed:>4}/{task.total}"),
-        TextColumn("loss {task.fields[loss]:.4f}  acc {task.fields[acc]:.1%}"),
+        metrics_column(),
         TimeElapsedColumn(),
         console=console,
         disable=quiet,
         transient=False,
     ) as progress:
-        task = progress.add_task(f"{dataset} ({backend})", total=epochs, loss=float("nan"), acc=0.0)
+        task = progress.add_task(f"{dataset} ({backend})", total=epochs, metrics=metrics(show_acc=True, note=first_step_note(backend)))
         for epoch in range(1, epochs + 1):
             optimizer.zero_grad()
             p = model(X)
@@ -79,7 +80,7 @@ def train(
             if epoch % 10 == 0 or epoch == epochs:
                 predicted = p.numpy() > 0.5
                 accuracy = float(np.mean(predicted == (data.y > 0.5)))
-                progress.update(task, completed=epoch, loss=loss.item(), acc=accuracy)
+                progress.update(task, completed=epoch, metrics=metrics(loss.item(), accuracy, loss_spec=".4f"))
     elapsed = time.perf_counter() - start
     if not quiet:
         console.print(

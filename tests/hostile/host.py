@@ -33,6 +33,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from results_json import is_details, task_tests
+
 from grader.examples import write_submission
 
 from .attack import MARKER_VAR, SECRET_VAR, Attack, Target
@@ -151,7 +153,7 @@ class Outcome:
         if self.target.marker in text:
             out.append(f"the results file was forged: {text[:200]!r}")
         tests = data.get("tests", [])
-        numbers = [t.get("number") for t in tests]
+        numbers = [t.get("number") for t in tests if not is_details(t)]  # a details test is worth nothing
         if numbers != list(honest):
             out.append(f"the results list tasks {numbers}, expected {list(honest)}")
         score = data.get("score")
@@ -162,8 +164,10 @@ class Outcome:
         for t in tests:
             if t.get("number") in honest and t.get("score", 0) > honest[t["number"]] + 1e-9:
                 out.append(f"task {t['number']} scored {t['score']}, above its honest {honest[t['number']]:g}")
+        out += [f"task {t.get('number')}: its details test scores {t.get('score')!r}" for t in tests
+                if is_details(t) and t.get("score") != 0]
         if self.attack.status is not None:
-            out += _statuses(tests, self.attack)
+            out += _statuses(task_tests(data), self.attack)
         isolation = data.get("extra_data", {}).get("isolation")
         if self.declares_tier and isolation != self.tier:
             out.append(f"the results say isolation {isolation!r}, but tier {self.tier!r} was asked for")
