@@ -41,7 +41,9 @@ import csv
 import io
 import json
 import math
+import os
 import re
+import shutil
 import sqlite3
 import sys
 import warnings
@@ -260,6 +262,8 @@ def _database(db: str) -> tuple[str, bool]:
     if path.is_dir() or not path.parent.is_dir():
         raise ExportError(f"{db}: not a database file in an existing folder")
     if not path.exists() or path.stat().st_size == 0:
+        if shutil.which("alembic") is None:  # nbgrader sets a new one up with its `alembic`, beside this Python
+            os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
         return f"sqlite:///{path}", True
     from nbgrader.api import Base
 
