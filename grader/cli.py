@@ -1,5 +1,5 @@
 """The `grader` command: `grader run`, `grader check`, `grader release`, `grader example`,
-`grader batch`, `grader gradescope`.
+`grader batch`, `grader gradescope`, `grader nbgrader-export`.
 
     grader run SUBMISSION -a a1 [--task 1.3] [--json results.json] [--junit junit.xml]
                [--fail-under 80] [--whole-tree | --isolate] [--timeout 60]
@@ -10,10 +10,11 @@
     grader example [NAME -o DIR]
     grader batch SUBMISSIONS -a a1 -o OUT [--workers N | --scheduler tcp://HOST:8786] [--regrade 1.2]
     grader gradescope a1 -o autograder.zip
+    grader nbgrader-export OUT -a a1 [--db gradebook.db]
 
 This module parses arguments and prints; the work is done by `grader.grading` (run),
 `grader.invariants` (check), `grader.mutation` (check --mutants), `grader.release`,
-`grader.examples`, `grader.batch` and `grader.gradescope_bundle`.
+`grader.examples`, `grader.batch`, `grader.gradescope_bundle` and `grader.nbgrader_export`.
 
 Exit status: 0 when grading completed (whatever the score); a submission refused at
 intake (an unreadable zip, no minitorch/) completes too: it scores 0 of the stage's full
@@ -273,6 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .gradescope_bundle import add_parser as add_gradescope_parser  # `grader gradescope`: the autograder zip
 
     add_gradescope_parser(subs)
+    from .nbgrader_export import add_parser as add_nbgrader_parser  # `grader nbgrader-export`: into nbgrader's gradebook
+
+    add_nbgrader_parser(subs)
     return parser
 
 

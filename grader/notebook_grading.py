@@ -21,9 +21,12 @@ import machinery that the verdict was computed with):
   rule: a test cell scores its points when it runs to its end.
 
 Points come from the source's metadata only; the row's score is the notebook part's
-points in proportion. Every failure (no nbformat, no notebook, a child that cannot start,
-dies, runs too long or lies) becomes the row's status and message; a source notebook this
-design cannot grade is an error of the kit, said as such.
+points in proportion. The row's checks are its cells, one `CheckResult` each (name: the
+cell's grade id, kind `NOTEBOOK_CELL`, passed or failed: nbgrader's all-or-nothing), so that
+`grader nbgrader-export` puts each cell's points on nbgrader's grade cell of that id.
+Every failure (no nbformat, no notebook, a child that cannot start, dies, runs too long or
+lies) becomes the row's status and message; a source notebook this design cannot grade is
+an error of the kit, said as such.
 """
 
 from __future__ import annotations
@@ -33,10 +36,13 @@ from pathlib import Path
 
 from .intake import find_notebook
 from .manifest import NotebookPart, repo_root
-from .results import TaskResult
+from .results import CheckResult, TaskResult
 from .sandbox import ChildStartFailed, Limits, Session
 
-__all__ = ["grade_notebook"]
+__all__ = ["NOTEBOOK_CELL", "grade_notebook"]
+
+#: The kind of the checks of a notebook row: one per autograded cell of the source.
+NOTEBOOK_CELL = "notebook-cell"
 
 
 def grade_notebook(nb: NotebookPart, submission: Path, tree: Path, scratch: Path, limits: Limits) -> TaskResult:
@@ -65,6 +71,7 @@ def grade_notebook(nb: NotebookPart, submission: Path, tree: Path, scratch: Path
         row.status = run.status
         row.message = f"{earned:g} of {total:g} notebook points"
         row.feedback = "\n".join(f"{g.cell_id}: {g.message}" for g in run.grades)
+        row.checks = [CheckResult(g.cell_id, NOTEBOOK_CELL, "passed" if g.passed else "failed", g.message) for g in run.grades]
     except ChildStartFailed as exc:
         row.status, row.message, row.feedback = exc.status, exc.message, exc.details
     except NotebookDesignError as exc:
