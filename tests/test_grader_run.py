@@ -17,8 +17,10 @@ from grader import protocol
 from grader.answers import ArrayVal, BadTensor, ObjectVal, TensorVal, parse_answer, parse_value
 from grader.checks.compare import Tol, diff
 from grader.cli import main
-from grader.examples import EXAMPLES as EXAMPLE_TABLE, example_files, write_example, write_submission
+from grader.examples import EXAMPLES as EXAMPLE_TABLE, example_files, submission_files, write_example, write_submission
+from grader.fences import find_fences
 from grader.grading import grade
+from grader.manifest import all_stages, load_manifest
 from grader.report import gradescope, junit, write_atomic
 from grader.results import Problem
 from grader.sandbox import Limits
@@ -231,7 +233,8 @@ def test_examples_are_generated_not_committed(examples: Path, tmp_path: Path, ca
         assert on_disk == example_files(name), name  # deterministic
     two = example_files("a1-two-wrong")
     assert "one-sided" in two["minitorch/autodiff.py"] and "notebooks/backprop.ipynb" in two
-    assert "notebooks/backprop.ipynb" not in example_files("a1-no-import")
+    assert "notebooks/vanishing_gradients.ipynb" in example_files("a5-complete")  # a stage's notebooks, solved
+    assert not any(rel.startswith("notebooks/") for rel in example_files("a0-complete"))  # A0 has none
     # the command: a list without a name; a name writes DIR (again: replaced); a foreign DIR is refused
     assert main(["example"]) == 0
     listing = capsys.readouterr().out
@@ -240,9 +243,56 @@ def test_examples_are_generated_not_committed(examples: Path, tmp_path: Path, ca
     assert main(["example", "a1-two-wrong", "-o", str(out)]) == 0
     assert main(["example", "a1-two-wrong", "-o", str(out)]) == 0
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == sorted(two)
-    assert main(["example", "a1-no-import", "-o", str(out)]) == 2  # would leave the notebook behind
+    assert main(["example", "a0-complete", "-o", str(out)]) == 2  # would leave the A1 files behind
     assert main(["example", "a9-nothing", "-o", str(tmp_path / "none")]) == 2
     assert not (tmp_path / "none").exists()
+
+
+#: Examples whose point is a body that does not compile (the grader stubs it: fence_guard).
+NOT_COMPILING = {"a1-syntax-error"}
+
+
+def test_every_example_edit_lands_in_a_fence_of_its_stage() -> None:
+    # Fast (nothing graded): each (task, function) of an example names a fence of its stage,
+    # the body there is the edit, and every file still compiles (but the syntax-error example's).
+    references = {stage: submission_files(stage) for stage in all_stages()}
+    for name, ex in EXAMPLE_TABLE.items():
+        assert name.startswith(f"{ex.stage}-") and ex.about, name
+        tasks = {f for t in load_manifest(ex.stage).tasks for f in t.fences}
+        reference = references[ex.stage]
+        files = submission_files(ex.stage, ex.edits)  # a KeyError: an edit with no fence in the stage's files
+        assert files.keys() == reference.keys(), name
+        for (task, function), body in ex.edits.items():
+            assert task in tasks, f"{name}: task {task} is not of stage {ex.stage}"
+            where = [rel for rel, text in files.items() if any(f.task == task and f.function == function for f in find_fences(text, rel))]
+            assert len(where) == 1, f"{name}: ({task}, {function}) in {where}"
+            lines = files[where[0]].splitlines()
+            (fence,) = [f for f in find_fences(files[where[0]], where[0]) if f.task == task and f.function == function]
+            spliced = [line[len(fence.indent):] for line in lines[fence.begin : fence.end - 1]]
+            assert spliced == body.strip("\n").splitlines(), f"{name}: ({task}, {function}) not spliced"
+            assert files[where[0]] != reference[where[0]], f"{name}: ({task}, {function}) is the reference's body"
+        broken = []
+        for rel, text in files.items():
+            try:
+                compile(text, rel, "exec")
+            except SyntaxError:
+                broken.append(rel)
+        assert bool(broken) == (name in NOT_COMPILING), f"{name}: {broken or 'compiles'}"
+    for stage in all_stages():  # each stage: its reference solved and at least one mistake
+        names = [name for name, ex in EXAMPLE_TABLE.items() if ex.stage == stage]
+        assert f"{stage}-complete" in names and not EXAMPLE_TABLE[f"{stage}-complete"].edits, stage
+        assert any(EXAMPLE_TABLE[name].edits for name in names), stage
+
+
+def test_an_a0_example_grades_as_its_description_says(tmp_path: Path) -> None:
+    # One stage end to end (A0: the cheapest); the others' descriptions were measured by hand.
+    name = "a0-shallow-parameters"
+    write_example(name, tmp_path / name)
+    result = grade(tmp_path / name, "a0", limits=FAST)
+    assert {r.id: (r.status, r.score) for r in result.tasks} == {"0.1": ("passed", 40), "0.2": ("passed", 30), "0.3": ("failed", 12.5)}
+    about = EXAMPLE_TABLE[name].about
+    assert "0.3 is 12.5/30" in about and f"({result.score:g}/{result.max_score:g})" in about
+    assert "named_parameters() on TREE" in result.tasks[2].message
 
 
 # --------------------------------------------------------------------------- reports and CLI
