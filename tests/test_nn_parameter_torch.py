@@ -38,3 +38,34 @@ def test_a_pytorch_style_module_with_raw_parameters_matches_torch() -> None:
     for (n, p), (_, tp) in zip(ours.named_parameters(), theirs.named_parameters()):
         assert isinstance(p, minitorch.Tensor) and isinstance(tp, torch.Tensor)
         np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-12, err_msg=n)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, ps: m.optim.SGD(ps, lr=0.1, momentum=0.9),
+    lambda m, ps: m.optim.Adam(ps, lr=0.01),
+    lambda m, ps: m.optim.AdamW([{"params": ps[:1]}, {"params": ps[1:], "weight_decay": 0.0}], lr=0.01),
+], ids=["sgd-momentum", "adam", "adamw-groups"])
+def test_optimizers_take_leaf_tensors_as_pytorch_does(make) -> None:
+    x = np.random.default_rng(8).standard_normal((5, 3))
+    w0 = np.random.default_rng(9).standard_normal((4, 3))
+
+    def run(m):
+        w = m.tensor(w0.T.copy()).t().detach().requires_grad_(True)  # a leaf that is not contiguous
+        b = m.zeros(4, dtype=m.float64, requires_grad=True)
+        opt = make(m, [w, b])
+        for _ in range(3):
+            opt.zero_grad()
+            loss = (m.tanh(m.tensor(x) @ w.t() + b) ** 2).sum()
+            loss.backward()
+            opt.step()
+        return w, b
+
+    (w, b), (tw, tb) = run(minitorch), run(torch)
+    np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(b.numpy(), tb.detach().numpy(), rtol=1e-12)
+
+
+def test_an_optimizer_refuses_a_computed_tensor() -> None:
+    w = minitorch.ones(2, requires_grad=True)
+    with pytest.raises(TypeError, match="Parameters and leaf tensors that require grad, got a tensor computed from others"):
+        minitorch.optim.SGD([w * 2], lr=0.1)

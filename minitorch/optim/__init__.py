@@ -1,6 +1,7 @@
 """Optimizers (SGD, Adam, AdamW) and learning-rate schedules, with PyTorch's update rules.
 
-An optimizer holds the parameters (`Parameter` objects whose `.value` is a tensor) in
+An optimizer holds the parameters (`Parameter` objects whose `.value` is a tensor, or leaf
+tensors that require grad, as PyTorch allows) in
 *parameter groups*, each with its own settings (`lr`, `weight_decay`, …), and, after
 `loss.backward()`, `step()` moves each parameter against its gradient:
 

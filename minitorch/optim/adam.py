@@ -26,7 +26,7 @@ import numpy as np
 from numba import prange
 
 from ..jit import serial_and_parallel
-from .optimizer import PARALLEL_MIN, Optimizer, Params, flat_grad, values_of
+from .optimizer import Optimizer, PARALLEL_MIN, Params, flat_grad, tensor_of, values_of
 
 
 def _adam(theta: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray, beta1: float, beta2: float,
@@ -76,7 +76,7 @@ class Adam(Optimizer):
             lr, wd = float(group["lr"]), float(group["weight_decay"])
             l2, shrink = (0.0, 1.0 - lr * wd) if self.decoupled else (wd, 1.0)
             for p in group["params"]:
-                if p.value.grad is None:
+                if tensor_of(p).grad is None:
                     continue
                 theta = values_of(p)
                 if id(p) not in self._state:

@@ -13,28 +13,40 @@ from typing import Any, Iterable, Union
 
 import numpy as np
 
+from .. import inplace
 from ..module import Parameter
+from ..tensor import Tensor
 
 #: From this many elements a parameter's update runs on all threads (`prange`); smaller
 #: ones run on the calling thread, for which waking the thread pool would cost more.
 PARALLEL_MIN = 1 << 16
 
-Params = Union[Iterable[Parameter], Iterable[dict[str, Any]]]
+Params = Union[Iterable[Union[Parameter, Tensor]], Iterable[dict[str, Any]]]
 
 
-def values_of(p: Parameter) -> np.ndarray:
+def tensor_of(p: Union[Parameter, Tensor]) -> Tensor:
+    """The tensor an optimizer updates: a Parameter's value, or a leaf tensor itself
+    (PyTorch optimizes any leaf that requires grad: `SGD([w, b], lr=0.1)`)."""
+    return p.value if isinstance(p, Parameter) else p
+
+
+def values_of(p: Union[Parameter, Tensor]) -> np.ndarray:
     """The parameter's values as a NumPy array that shares its storage (made contiguous)."""
-    t = p.value
+    t = tensor_of(p)
     if not t._tensor.is_contiguous():
-        p.update(t.contiguous().detach().requires_grad_(True))
-        t = p.value
+        if isinstance(p, Parameter):
+            p.update(t.contiguous().detach().requires_grad_(True))
+        else:  # the leaf tensor takes the contiguous copy's data (stamped: a pending backward refuses it)
+            t._tensor = t.contiguous()._tensor
+            inplace.mark_written(t._tensor._storage)
+        t = tensor_of(p)
     return t._tensor._storage[: t.numel()].reshape(t.shape)
 
 
 def flat_grad(p: Parameter, dtype: np.dtype) -> np.ndarray:
     """The gradient as a flat C-contiguous array of `dtype`: its storage itself (no copy)
     when it is contiguous and of that dtype, else a copy. Only read, never written."""
-    g = p.value.grad
+    g = tensor_of(p).grad
     data = g._tensor
     if data.is_contiguous() and data.dtype == dtype:
         return data._storage[: g.numel()]
@@ -64,13 +76,15 @@ class Optimizer:
             raise TypeError(f"{type(self).__name__}: a parameter group is a dict with a 'params' key, got {group!r}")
         params = group["params"]
         params = [params] if isinstance(params, Parameter) else list(params)
-        unknown = [p for p in params if not isinstance(p, Parameter)]
+        params = [params] if isinstance(params, Tensor) else params
+        unknown = [p for p in params if not (isinstance(p, Parameter) or (isinstance(p, Tensor) and p.is_leaf()))]
         if unknown:
-            raise TypeError(f"{type(self).__name__} can only optimize Parameters, got {type(unknown[0]).__name__}")
+            what = "a tensor computed from others" if isinstance(unknown[0], Tensor) else type(unknown[0]).__name__
+            raise TypeError(f"{type(self).__name__} can only optimize Parameters and leaf tensors that require grad, got {what}")
         held = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in held for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
-        full = {**self.defaults, **group, "params": [p for p in params if hasattr(p.value, "grad")]}
+        full = {**self.defaults, **group, "params": [p for p in params if hasattr(tensor_of(p), "grad")]}
         self._check_settings(full)
         self.param_groups.append(full)
 
@@ -85,7 +99,7 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients of the last backward pass (zeros with `set_to_none=False`)."""
         for p in self.parameters:
-            value = p.value
+            value = tensor_of(p)
             if value.grad is not None:
                 value.grad = None if set_to_none else value.zeros(value.shape)
 
@@ -128,7 +142,7 @@ class Optimizer:
             if not 0 <= i < len(self.parameters):
                 raise ValueError(f"{name}.load_state_dict: state for parameter {i}, "
                                  f"but the optimizer has {len(self.parameters)} parameters")
-            shape = self.parameters[i].value.shape
+            shape = tensor_of(self.parameters[i]).shape
             for key, value in st.items():
                 if np.ndim(value) and np.shape(value) != shape:
                     raise ValueError(f"{name}.load_state_dict: {key} of parameter {i} has shape "

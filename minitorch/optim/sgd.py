@@ -8,7 +8,7 @@ import numpy as np
 from numba import prange
 
 from ..jit import serial_and_parallel
-from .optimizer import PARALLEL_MIN, Optimizer, Params, flat_grad, values_of
+from .optimizer import Optimizer, PARALLEL_MIN, Params, flat_grad, tensor_of, values_of
 
 
 def _sgd(theta: np.ndarray, grad: np.ndarray, buf: np.ndarray, lr: float, momentum: float, dampening: float,
@@ -56,14 +56,14 @@ class SGD(Optimizer):
         for group in self.param_groups:
             momentum = float(group["momentum"])
             for p in group["params"]:
-                if p.value.grad is None:
+                if tensor_of(p).grad is None:
                     continue
                 theta = values_of(p).reshape(-1)  # a view: the kernel writes the parameter's storage
                 grad = flat_grad(p, theta.dtype)
                 buf = self._buffers.get(id(p))
                 first = buf is None
                 if momentum and first:
-                    buf = self._buffers[id(p)] = np.empty_like(theta).reshape(p.value.shape)  # b ← d (kernel)
+                    buf = self._buffers[id(p)] = np.empty_like(theta).reshape(tensor_of(p).shape)  # b ← d (kernel)
                 flat_buf = buf.reshape(-1) if momentum else theta[:0]  # unused without momentum
                 kernel = _sgd_parallel if theta.size >= PARALLEL_MIN else _sgd_serial
                 kernel(theta, grad, flat_buf, float(group["lr"]), momentum, float(group["dampening"]),
