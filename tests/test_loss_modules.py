@@ -57,7 +57,7 @@ def test_the_default_reduction_is_the_mean() -> None:
         (lambda: nn.MSELoss(reduction="avg"), "reduction must be one of"),
         (lambda: nn.NLLLoss(size_average=False), "size_average and reduce are deprecated"),
         (lambda: nn.CrossEntropyLoss(reduce=False), "use reduction="),
-        (lambda: nn.CrossEntropyLoss(label_smoothing=0.1), "label_smoothing is not supported"),
+        (lambda: nn.CrossEntropyLoss(label_smoothing=1.5), "label_smoothing must be in \\[0, 1\\]"),
         (lambda: nn.BCELoss(weight=minitorch.tensor([1.0, 2.0])), "weight"),
     ],
 )
@@ -78,3 +78,13 @@ def test_pytorch_dtype_names() -> None:
     star: dict = {}
     exec("from minitorch import *", star)
     assert "float" not in star and "bool" not in star, "import * must not shadow Python's float and bool"
+
+
+def test_label_smoothing_passes_central_differences() -> None:
+    from minitorch.testing import grad_check
+
+    x = minitorch.tensor(np.random.default_rng(3).standard_normal((4, 3)))
+    target = minitorch.tensor([0, 2, 1, 2])
+    weight = minitorch.tensor([1.0, 0.5, 2.0])
+    grad_check(lambda x: F.cross_entropy(x, target, weight=weight, ignore_index=1, label_smoothing=0.2), x)
+    grad_check(lambda x: F.cross_entropy(x, target, reduction="none", label_smoothing=0.2), x)

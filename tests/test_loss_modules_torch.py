@@ -24,6 +24,10 @@ RNG = np.random.default_rng(11)
         ("NLLLoss", {"ignore_index": 2}, -RNG.uniform(0.1, 3, (6, 5)), np.array([0, 2, 4, 1, 2, 3])),
         ("CrossEntropyLoss", {"weight": np.array([0.5, 1.0, 2.0, 1.5, 0.25])}, RNG.standard_normal((6, 5)), np.array([0, 2, 4, 1, 2, 3])),
         ("CrossEntropyLoss", {"ignore_index": 0}, RNG.standard_normal((2, 5, 3)), np.array([[0, 1, 4], [2, 0, 3]])),
+        ("CrossEntropyLoss", {"label_smoothing": 0.1}, RNG.standard_normal((6, 5)), np.array([0, 2, 4, 1, 2, 3])),
+        ("CrossEntropyLoss", {"label_smoothing": 0.25, "ignore_index": 2, "weight": np.array([0.5, 1.0, 2.0, 1.5, 0.25])},
+         RNG.standard_normal((6, 5)), np.array([0, 2, 4, 1, 2, 3])),
+        ("CrossEntropyLoss", {"label_smoothing": 1.0, "ignore_index": 0}, RNG.standard_normal((2, 5, 3)), np.array([[0, 1, 4], [2, 0, 3]])),
     ],
 )
 def test_loss_modules_match_torch(name: str, kwargs: dict, x: np.ndarray, t: np.ndarray, reduction: str) -> None:

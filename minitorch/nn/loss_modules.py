@@ -83,17 +83,16 @@ class NLLLoss(_Loss):
 
 class CrossEntropyLoss(NLLLoss):
     """`torch.nn.CrossEntropyLoss`: cross-entropy of class ids under logits, i.e.
-    NLLLoss of log_softmax(logits); see `F.cross_entropy` (class `weight`, `ignore_index`).
-    (`label_smoothing` is accepted as 0.0 only.)"""
+    NLLLoss of log_softmax(logits); see `F.cross_entropy` (class `weight`, `ignore_index`,
+    `label_smoothing`)."""
 
     def __init__(self, weight: Optional[Tensor] = None, size_average: Any = None, ignore_index: int = -100,
                  reduce: Any = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
-        if label_smoothing != 0.0:
-            raise ValueError(
-                "CrossEntropyLoss: label_smoothing is not supported by minitorch (PyTorch mixes the "
-                "uniform distribution, weight label_smoothing, into each target)"
-            )
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}")
+        self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
-        return cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+        return cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction,
+                             label_smoothing=self.label_smoothing)

@@ -178,6 +178,28 @@ def class_targets(
     return t, t_flat, keep, w
 
 
+def _as_rows(input: Tensor) -> Tensor:
+    """Every accepted layout as [M, C] rows, in the order of the flattened targets:
+    [C] → [1, C]; [N, C] as it is; [N, C, d…] → [N·d…, C]."""
+    if input.dims == 1:
+        return input.view(1, input.shape[0])
+    if input.dims > 2:
+        order = (0,) + tuple(range(2, input.dims)) + (1,)
+        return input.permute(*order).contiguous().view(-1, input.shape[1])
+    return input
+
+
+def _reduce_rows(losses: Tensor, t: np.ndarray, w: np.ndarray, reduction: str) -> Tensor:
+    """Per-row losses [M] reduced as `reduction` says; 'mean' divides by the targets' weights."""
+    if reduction == "none":
+        return losses.view(*t.shape) if t.ndim != 1 else losses
+    total = losses.sum()
+    if reduction == "sum":
+        return total
+    denominator = float(np.sum(w, dtype=np.float64))
+    return total * (1.0 / denominator if denominator != 0 else float("nan"))
+
+
 def nll_loss(
     input: Tensor,
     target: Any,
@@ -191,27 +213,13 @@ def nll_loss(
     the per-example losses ('none', shape of the target, 0 where ignored).
     """
     t, t_flat, keep, w = class_targets("nll_loss", input, target, weight, ignore_index, reduction)
-    # Bring every accepted layout to [M, C] log-probs (the targets are already [M]).
-    if input.dims == 1:
-        lp = input.view(1, input.shape[0])
-    elif input.dims > 2:  # [N, C, d…] → [N·d…, C]
-        order = (0,) + tuple(range(2, input.dims)) + (1,)
-        lp = input.permute(*order).contiguous().view(-1, input.shape[1])
-    else:
-        lp = input
+    lp = _as_rows(input)
     # −P: −w[t_m] at (m, t_m), 0 elsewhere and in the rows of ignored targets
     pick = np.zeros(lp.shape, dtype=lp.dtype)
     rows = np.flatnonzero(keep)
     pick[rows, t_flat[rows]] = -w[rows]
     picked = lp * lp.new_tensor(pick)  # [M, C]: −w[t_m] · lp[m, t_m] in each row, else 0
-    if reduction == "none":
-        losses = picked.sum(1)  # [M]
-        return losses.view(*t.shape) if t.ndim != 1 else losses
-    total = picked.sum()
-    if reduction == "sum":
-        return total
-    denominator = float(np.sum(w, dtype=np.float64))
-    return total * (1.0 / denominator if denominator != 0 else float("nan"))
+    return _reduce_rows(picked.sum(1), t, w, reduction)
 
 
 def cross_entropy(
@@ -220,12 +228,22 @@ def cross_entropy(
     weight: Optional[Tensor] = None,
     ignore_index: int = -100,
     reduction: str = "mean",
+    label_smoothing: float = 0.0,
 ) -> Tensor:
     """Cross-entropy of integer targets under logits `input` [N, C]:
-    nll_loss(log_softmax(input, dim=1), target) — stable for any finite logits."""
+    nll_loss(log_softmax(input, dim=1), target) — stable for any finite logits.
+
+    With `label_smoothing` ε, each target is the mixture (1 − ε)·one_hot(y) + ε·uniform(C),
+    as in PyTorch: loss = (1 − ε)·nll + (ε / C)·Σ_c −w_c log p_c, the second term reduced as
+    the first (for 'mean' divided by the targets' weights; ignored targets count nothing).
+    """
     check_float("cross_entropy", input=input)
     if input.dims == 0:
         raise ShapeError("cross_entropy: input must have a class dimension, got a 0-d tensor")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if label_smoothing > 0.0:
+        return _smoothed_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
     # The reference's fused kernel (one graph node; absent from A4 releases, where
     # log_softmax is the task): only for the cases it computes exactly, else composed.
     fused = fused_paths.find("nn.fused_losses")
@@ -233,3 +251,18 @@ def cross_entropy(
         return fused.cross_entropy(input, target, weight, ignore_index, reduction)
     dim = 0 if input.dims == 1 else 1
     return nll_loss(log_softmax(input, dim), target, weight, ignore_index, reduction)
+
+
+def _smoothed_cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor], ignore_index: int,
+                            reduction: str, eps: float) -> Tensor:
+    """`cross_entropy` with label smoothing ε > 0 (composed: log_softmax, then both terms)."""
+    dim = 0 if input.dims == 1 else 1
+    log_p = log_softmax(input, dim)
+    nll = nll_loss(log_p, target, weight, ignore_index, reduction)
+    t, _, keep, w = class_targets("cross_entropy", input, target, weight, ignore_index, reduction)
+    rows = _as_rows(log_p)  # [M, C]
+    classes = rows.shape[1]
+    class_w = np.ones(classes) if weight is None else weight.numpy().astype(np.float64)
+    coef = np.where(keep[:, None], -class_w[None, :], 0.0).astype(rows.dtype)  # −w_c, 0 in ignored rows
+    smooth = _reduce_rows((rows * rows.new_tensor(coef)).sum(1), t, w, reduction)
+    return nll * (1.0 - eps) + smooth * (eps / classes)
