@@ -209,15 +209,16 @@ def _engine_security(options: BatchOptions, screen: Any) -> Any:
 def default_submission_timeout(stage: str, limits: Limits, notebooks: bool) -> float:
     """The default wall clock of one submission: enough for a submission in which every task
     hangs once (a task stops at its first time-out, so: the longest check budget of each
-    task), plus one child start and each notebook's budget. A submission slow on many checks
-    is stopped there, not after the sum of every budget (22 minutes in A3)."""
+    task), plus one child start and each notebook's budget twice (a notebook part that lost
+    points is run again over the reference's tasks: `grader.one_charge`). A submission slow on
+    many checks is stopped there, not after the sum of every budget (22 minutes in A3)."""
     from .checks import get_check
     from .manifest import load_manifest
 
     manifest = load_manifest(stage)
     longest = [max((limits.check_timeout * getattr(get_check(stage, c), "timeout_scale", 1.0) for c in t.checks),
                    default=0.0) for t in manifest.tasks]
-    return limits.start_timeout + sum(longest) + (limits.notebook_timeout * len(manifest.notebooks) if notebooks else 0.0)
+    return limits.start_timeout + sum(longest) + (2 * limits.notebook_timeout * len(manifest.notebooks) if notebooks else 0.0)
 
 
 def _job(sub: Submission, sha256: str, data: bytes, options: BatchOptions,

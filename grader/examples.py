@@ -345,7 +345,8 @@ EXAMPLES: dict[str, Example] = {
     "a5-lstm-gate-order": Example(
         "a5",
         "lstm_step cuts the gates i, f, o, g (torch: i, f, g, o): 5.2 keeps only its gradient check, "
-        "5/15; 5.4 keeps 20/20, but the notebook runs this lstm_cell and gets 4/15 (79/100)",
+        "5/15; 5.4 and the notebook, which runs this lstm_cell, keep full marks: graded again with the "
+        "reference's lstm_cell they pass (90/100)",
         {("5.2", "lstm_step"): LSTM_GATES_IFOG},
     ),
     "a6-complete": Example("a6", "the reference bodies: full marks (100/100)"),

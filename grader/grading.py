@@ -36,7 +36,9 @@ wrong answer, "error": the student's code raised, "timeout").
 One mistake, one charge (`grader.one_charge`, on unless ``one_charge=False``): the failing
 checks of a task that loses points in the student's whole tree are run again with the task
 *alone* — in a tree where the stage's other tasks are the reference — and each that passes
-there counts, so that a wrong `strides_from_shape` costs 2.1 and not 2.2–2.4 too. Only the verdicts of that second run
+there counts, so that a wrong `strides_from_shape` costs 2.1 and not 2.2–2.4 too (and a
+notebook part that lost points while a task did has its cells run again over the reference
+of every task: `one_charge.charge_notebook_once`). Only the verdicts of that second run
 are kept (its tree holds reference code the student's code could print); the feedback comes
 from the whole tree and says which checks passed only alone, and which other tasks fail.
 
@@ -85,8 +87,8 @@ from .import_guard import broken_task_row, start_tree
 from .intake import NO_PACKAGE, SubmissionError, find_package, open_submission
 from .jail import choose_tier
 from .manifest import Manifest, Task, load_manifest
-from .notebook_grading import grade_notebook
-from .one_charge import charge_once, needs_second_look, passed_in_either
+from .notebook_grading import cell_points, grade_notebook
+from .one_charge import charge_notebook_once, charge_once, needs_second_look, passed_in_either
 from .reference import reference_executor
 from .results import GradeResult, Problem, TaskResult
 from .sandbox import Limits, ReferenceChild, Session
@@ -181,9 +183,6 @@ def grade(
                         progress(row)  # final already
             notebook_rows = [grade_notebook(nb, sub_dir, tree, scratch, limits)
                              for nb in (manifest.notebooks if notebooks and task is None else ())]
-            if progress:
-                for row in notebook_rows:
-                    progress(row)
             result.output = "\n".join(o for o in session.outputs if o)
             # One mistake, one charge (grader.one_charge): only now, with every child of the
             # whole tree gone, are trees holding the reference of other tasks written.
@@ -204,8 +203,10 @@ def grade(
                     if progress:
                         progress(row)
                 _add_row(result, row, None)
+            if one_charge:
+                notebook_rows = _notebooks_alone(stage, manifest, sub_dir, scratch, limits, notebook_rows, result.tasks)
             for row in notebook_rows:
-                _add_row(result, row, None)
+                _add_row(result, row, progress)
         else:
             outputs: list[str] = []
             for t in tasks:
@@ -270,6 +271,28 @@ def _second_look(stage: str, t: Task, row: TaskResult, failing: AbstractSet[str]
     first = alone(only=only, with_partners=False)[0]
     still = {c.name for c in first.checks if c.status != "passed"}
     return passed_in_either(first, alone(only=still)[0]) if still else first
+
+
+def _notebooks_alone(stage: str, manifest: Manifest, sub_dir: Path, scratch: Path, limits: Limits,
+                     rows: list[TaskResult], task_rows: list[TaskResult]) -> list[TaskResult]:
+    """One mistake, one charge for the notebook parts (`one_charge.charge_notebook_once`):
+    while a task of the stage loses points, a part that lost points on cells that ran is
+    graded again in a tree where every task is the reference; `rows` are the parts' rows
+    in the whole tree (in the manifest's order), `task_rows` the tasks' final rows."""
+    if not any(r.score < r.max_points for r in task_rows):
+        return rows
+    again = [(nb, row) for nb, row in zip(manifest.notebooks, rows)
+             if row.score < row.max_points and any(c.status != "passed" for c in row.checks)]
+    if not again:
+        return rows
+    tree = scratch / "tree-reference"
+    try:
+        build_tree(stage, sub_dir, tree, all_reference=True)
+        charged = {row.id: charge_notebook_once(row, grade_notebook(nb, sub_dir, tree, scratch, limits), cell_points(nb), task_rows)
+                   for nb, row in again}
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)  # it holds the reference of every task
+    return [charged.get(row.id, row) for row in rows]
 
 
 def _add_row(result: GradeResult, row: TaskResult, progress: Optional[Callable[[TaskResult], None]]) -> None:

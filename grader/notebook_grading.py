@@ -39,7 +39,7 @@ from .manifest import NotebookPart, repo_root
 from .results import CheckResult, TaskResult
 from .sandbox import ChildStartFailed, Limits, Session
 
-__all__ = ["NOTEBOOK_CELL", "grade_notebook"]
+__all__ = ["NOTEBOOK_CELL", "cell_points", "grade_notebook"]
 
 #: The kind of the checks of a notebook row: one per autograded cell of the source.
 NOTEBOOK_CELL = "notebook-cell"
@@ -80,3 +80,13 @@ def grade_notebook(nb: NotebookPart, submission: Path, tree: Path, scratch: Path
         session.close()
     row.seconds = time.monotonic() - started
     return row
+
+
+def cell_points(nb: NotebookPart) -> dict[str, float]:
+    """The points of each autograded test cell of the part's source notebook, by grade id."""
+    import nbformat
+
+    from .notebook_tests import plan_tests
+
+    source = nbformat.read(str(repo_root() / "solutions" / nb.path), as_version=4)
+    return {plan.grade_id: plan.points for plan in plan_tests(source)}

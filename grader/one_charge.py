@@ -29,6 +29,13 @@ saves by running the backward after it (``forwards_save_for_backward`` in 1.2 an
 that check passes alone when it passes after the reference's backward. So a forward that
 saves nothing costs the forward's task only, and a wrong backward the backward's only.
 
+A notebook part is the student's cells, but they call the library the student wrote in the
+stage's tasks (A5's notebook runs their `lstm_cell`). So while a task loses points, a part
+that lost points is graded again in a tree where every task is the reference
+(``build_tree(..., all_reference=True)``), and a cell that passes there counts
+(`charge_notebook_once`): a wrong gate order costs 5.2, not 5.2 and the notebook. The same
+rules hold as for a task: only the cells' verdicts leave that tree.
+
 A task is looked at again only when another task of the stage loses points too (or when it
 is graded by itself, `grader run --task`, where the others are not known): a mistake whose
 task is the only one to fail is charged once already, and most submissions cost no more
@@ -69,7 +76,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from .checks.runner import task_files, task_score
 from .fence_guard import BrokenFence
@@ -164,6 +171,41 @@ def charge_once(task: Task, whole: TaskResult, alone: TaskResult, others: Sequen
     return replace(whole, score=score, status=failing[0].status if failing else "passed",
                    message=failing[0].message if failing else short, checks=checks, seconds=seconds, feedback=feedback,
                    messages=[short] + [f"{c.name}: {c.message}" for c in failing])
+
+
+def charge_notebook_once(whole: TaskResult, alone: TaskResult, cell_points: Mapping[str, float],
+                         others: Sequence[TaskResult] = ()) -> TaskResult:
+    """The graded row of a notebook part: `whole` (its test cells over the student's code of
+    the stage's tasks) with each cell that passes in `alone` (the same notebook over the
+    reference's code of every task) counted as passed.
+
+    A notebook part is graded on its own cells, but they call the library the student wrote
+    in the tasks: a cell that fails only because a task's code is wrong is that task's
+    mistake, charged there. As for a task, only the cells' statuses are read from `alone`;
+    the score is nbgrader's (a cell scores its points when it passes, `cell_points`),
+    scaled to the part's points; `others`: the stage's final task rows, named as the cause.
+    """
+    seconds = whole.seconds + alone.seconds
+    failed = [c.name for c in whole.checks if c.status != "passed"]
+    rescued = [name for name in failed if any(c.name == name and c.status == "passed" for c in alone.checks)]
+    if not rescued:
+        return replace(whole, seconds=seconds)
+    checks = [c if c.name not in rescued else
+              replace(c, status="passed", message=f"passes with the reference for the tasks; with your own code: {c.message}")
+              for c in whole.checks]
+    total = sum(cell_points.get(c.name, 0.0) for c in checks)
+    earned = sum(cell_points.get(c.name, 0.0) for c in checks if c.status == "passed")
+    score = max(whole.score, round(whole.max_points * earned / total, 4) if total > 0 else 0.0)
+    cause = _culprits(others) or "the cause is in your code of a task"
+    many = len(rescued) > 1
+    head = (f"{', '.join(rescued)} fail{'' if many else 's'} with your code for the tasks and pass{'' if many else 'es'} "
+            f"with the reference in its place, so {'they count' if many else 'it counts'}: {cause}")
+    still = [c for c in checks if c.status != "passed"]
+    return replace(whole, score=score, status=whole.status if still else "passed", checks=checks, seconds=seconds,
+                   message=f"{earned:g} of {total:g} notebook points ({len(rescued)} cell{'s' if many else ''} "
+                           f"with the reference for the tasks)",
+                   feedback=_join(f"{score:g} of {whole.max_points:g} points: {head}.", "With your own code for every task:",
+                                  whole.feedback))
 
 
 def passed_in_either(first: TaskResult, second: TaskResult) -> TaskResult:

@@ -280,6 +280,7 @@ def build_tree(
     repo_root: Path | str | None = None,
     stub_fences: AbstractSet[tuple[str, str, str, int]] = frozenset(),
     with_partners: bool = True,
+    all_reference: bool = False,
 ) -> ChildTree:
     """Write out_dir/minitorch, the package the grading child imports for `stage`.
 
@@ -296,6 +297,8 @@ def build_tree(
         with_partners: with isolate_task, false takes the fences sharing state with the task's
             from the reference too: the student's backward run after the reference's
             forward (`grader.one_charge` tries this when the student's own forward fails).
+        all_reference: every fence of the stage from the reference, none from the student
+            (the tree a notebook part is graded in again: `grader.one_charge`).
 
     Returns:
         The problems for the student (missing files, damaged or missing fences, code
@@ -312,7 +315,7 @@ def build_tree(
     if stage not in manifests:
         raise ValueError(f"no assignment for stage {stage!r}")
     manifest = manifests[stage]
-    student_fences: Optional[set[str]] = None
+    student_fences: Optional[set[str]] = set() if all_reference else None
     if isolate_task is not None:
         try:
             student_fences = set(manifest.task(isolate_task).fences)

@@ -13,7 +13,7 @@ from grader.examples import write_submission
 from grader.fence_guard import BrokenFence
 from grader.grading import grade
 from grader.manifest import load_manifest
-from grader.one_charge import ALONE, charge_once, needs_second_look
+from grader.one_charge import ALONE, charge_notebook_once, charge_once, needs_second_look
 from grader.report import gradescope, junit
 from grader.results import CheckResult, TaskResult
 from grader.sandbox import Limits
@@ -86,6 +86,28 @@ def test_a_task_that_fails_alone_too_is_told_the_mistake_is_its_own() -> None:
     assert row.feedback.endswith("this task fails the same checks: the mistake is in this task's own code")
     assert "1.1" not in row.feedback
     assert charge_once(task, whole, alone, []).feedback == whole.feedback
+
+
+def test_a_notebook_cell_that_passes_with_the_reference_tasks_counts_and_only_its_verdict_is_read() -> None:
+    cells = [CheckResult("gates", "notebook-cell", "failed", "AssertionError: the gate values"),
+             CheckResult("shapes", "notebook-cell", "passed"),
+             CheckResult("own_answer", "notebook-cell", "failed", "AssertionError: your answer")]
+    whole = TaskResult("nb:cells", "cells", 15, 3.0, "failed", "2 of 10 notebook points", feedback="whole-tree cells",
+                       checks=cells, kind="notebook")
+    secret = "REFERENCE-ONLY TEXT"
+    alone = TaskResult("nb:cells", "cells", 15, 9.0, "failed", secret, feedback=secret, kind="notebook", checks=[
+        CheckResult("gates", "notebook-cell", "passed", secret), CheckResult("shapes", "notebook-cell", "passed", secret),
+        CheckResult("own_answer", "notebook-cell", "failed", secret)])
+    culprit = _row("5.2", [CheckResult("lstm_cell", "", "failed", "gates")])
+    row = charge_notebook_once(whole, alone, {"gates": 5, "shapes": 2, "own_answer": 3}, [culprit])
+    assert secret not in json.dumps(row.__dict__, default=lambda o: o.__dict__)
+    assert row.score == 10.5 and row.status == "failed"  # 7 of 10 cell points, of the part's 15
+    assert [c.status for c in row.checks] == ["passed", "passed", "failed"]
+    assert row.checks[2].message == "AssertionError: your answer"  # the whole tree's words
+    assert "task 5.2 (lstm_cell) fails its own checks: fix it first" in row.feedback
+    assert row.feedback.endswith("whole-tree cells")
+    # nothing rescued: the row as it was
+    assert charge_notebook_once(whole, whole, {"gates": 5}, [culprit]).score == 3.0
 
 
 # --------------------------------------------------------------------------- graded end to end
@@ -185,3 +207,19 @@ def test_a_task_that_alone_loses_points_is_not_graded_again_unless_graded_by_its
     assert [r.id for r in result.tasks if r.score < r.max_points] == ["0.3"] and calls == []
     alone = grade(sub, "a0", task="0.3", limits=FAST, notebooks=False)
     assert calls == ["0.3"] and alone.tasks[0].score == result.tasks[2].score
+
+
+def test_a_notebook_that_fails_only_through_a_tasks_mistake_is_not_charged(tmp_path: Path) -> None:
+    # A5's notebook runs the student's lstm_cell: a wrong gate order (5.2) failed two of its
+    # test cells too (4/15 before notebooks had a second look)
+    from grader.examples import EXAMPLES, write_example
+
+    write_example("a5-lstm-gate-order", tmp_path / "sub")
+    result = grade(tmp_path / "sub", "a5", limits=Limits())  # the grader's limits: Numba compiles cold here
+    rows = {r.id: r for r in result.tasks}
+    assert (rows["5.2"].status, rows["5.2"].score) == ("failed", 5)
+    nb = rows["nb:vanishing_gradients.ipynb"]
+    assert (nb.status, nb.score) == ("passed", nb.max_points)
+    assert "task 5.2 (lstm_cell" in nb.feedback and "With your own code for every task:" in nb.feedback
+    assert "AssertionError" in nb.feedback  # the whole tree's cell messages are what the student reads
+    assert result.score == 90 and "(90/100)" in EXAMPLES["a5-lstm-gate-order"].about
