@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.examples import write_submission
+from grader.examples import LSTM_GATES_IFOG, write_submission
 from grader.grading import grade
 from grader.manifest import load_manifest, repo_root
 from grader.notebooks import autograde_notebook, notebook_points, release_notebook
@@ -30,19 +30,8 @@ pytestmark = pytest.mark.grader
 LIMITS = Limits(check_timeout=60, start_timeout=60)
 NOTEBOOK = repo_root() / "solutions" / "a5" / "vanishing_gradients.ipynb"
 
-LSTM_IFOG = """\
-h, c = hx
-hidden = h.shape[-1]
-gates = x_proj + h @ w_hh.transpose(0, 1)
-if b_hh is not None:
-    gates = gates + b_hh
-i = gates[..., 0:hidden].sigmoid()
-f = gates[..., hidden:2 * hidden].sigmoid()
-o = gates[..., 2 * hidden:3 * hidden].sigmoid()  # i, f, o, g: not PyTorch's order
-g = gates[..., 3 * hidden:4 * hidden].tanh()
-c_next = f * c + i * g
-return o * c_next.tanh(), c_next
-"""
+# the gates cut i, f, o, g: the example a5-lstm-gate-order's body (grader.examples)
+LSTM_IFOG = LSTM_GATES_IFOG
 GRU_LECTURE_RESET = """\
 hidden = hx.shape[-1]
 gh = hx @ w_hh.transpose(0, 1)
