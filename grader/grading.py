@@ -35,8 +35,10 @@ wrong answer, "error": the student's code raised, "timeout").
 
 One mistake, one charge (`grader.one_charge`, on unless ``one_charge=False``): the failing
 checks of a task that loses points in the student's whole tree are run again with the task
-*alone* — in a tree where the stage's other tasks are the reference — and each that passes
-there counts, so that a wrong `strides_from_shape` costs 2.1 and not 2.2–2.4 too (and a
+*alone* — in a tree where the stage's other tasks are the reference (or first, once a
+task is shown wrong alone, in one tree where only the wrong tasks are: `second_looks`) —
+and each that passes there counts, so that a wrong `strides_from_shape` costs 2.1 and not
+2.2–2.4 too (and a
 notebook part that lost points while a task did has its cells run again over the reference
 of every task: `one_charge.charge_notebook_once`). Only the verdicts of that second run
 are kept (its tree holds reference code the student's code could print); the feedback comes
@@ -87,12 +89,11 @@ from .import_guard import broken_task_row, start_tree
 from .intake import NO_PACKAGE, SubmissionError, find_package, open_submission
 from .jail import choose_tier
 from .manifest import Manifest, Task, load_manifest
-from .notebook_grading import cell_points, grade_notebook
-from .one_charge import charge_notebook_once, charge_once, needs_second_look, passed_in_either
+from .notebook_grading import cell_points, grade_notebook, notebook_not_started
+from .one_charge import charge_notebook_once, charge_once, needs_second_look, second_looks
 from .reference import reference_executor
 from .results import GradeResult, Problem, TaskResult
 from .sandbox import Limits, ReferenceChild, Session
-from .shared_state import state_partners
 from .trees import build_tree
 
 __all__ = ["grade", "refusal", "refused_result"]
@@ -189,17 +190,20 @@ def grade(
             shutil.rmtree(tree, ignore_errors=True)
             try:
                 failing = {r.id for r in rows if r.score < r.max_points}
-                alone_rows = {t.id: _second_look(stage, t, row, failing, partial(alone, t, result, last=False))
-                              for t, row in zip(tasks, rows) if t.id in again}
+                looks = second_looks(stage, [(t, row) for t, row in zip(tasks, rows) if t.id in again], failing,
+                                     lambda t, **kw: alone(t, result, last=False, **kw)[0],
+                                     partial(_grade_repaired, stage, sub_dir, scratch, limits, isolation, reference,
+                                             ref_child, result))
             except GraderBug as exc:  # the whole tree's rows stand; the staff is told
                 result.grader_errors.append(f"grading the tasks alone failed: {exc}")
-                alone_rows = {}
+                looks = {}
             # a task that still loses points is charged for its own mistake: those are the
             # causes the feedback of a task that passes alone names
-            final = [charge_once(t, row, alone_rows[t.id]) if t.id in alone_rows else row for t, row in zip(tasks, rows)]
+            final = [charge_once(t, row, looks[t.id].row) if t.id in looks else row for t, row in zip(tasks, rows)]
             for t, row in zip(tasks, rows):
-                if t.id in alone_rows:
-                    row = charge_once(t, row, alone_rows[t.id], [r for r in final if r.id != t.id])
+                if t.id in looks:
+                    look = looks[t.id]
+                    row = charge_once(t, row, look.row, [r for r in final if r.id != t.id], look.repaired, look.roots)
                     if progress:
                         progress(row)
                 _add_row(result, row, None)
@@ -253,36 +257,40 @@ def _grade_alone(stage: str, sub_dir: Path, scratch: Path, limits: Limits, isola
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _second_look(stage: str, t: Task, row: TaskResult, failing: AbstractSet[str],
-                 alone: Callable[..., tuple[TaskResult, list[str]]]) -> TaskResult:
-    """The failing checks of `row` run again with task `t` alone (`alone(only=…,
-    with_partners=…)` is `_grade_alone` bound to it); `failing`: the tasks of the stage that
-    lose points in the whole tree.
-
-    A backward shares state with its forward, so the alone tree keeps the student's half
-    of the pair that belongs to another task (`state_partners`). When that task loses
-    points itself, the checks are first run with the reference's half (a backward after the
-    reference's forward, a forward's saving check with the reference's backward), those
-    that still fail with the student's half, and a check passes alone when it passes in
-    either tree (the right half of a pair passes in the first)."""
-    only = {c.name for c in row.checks if c.status != "passed"}
-    if not state_partners(stage, t.id) & failing:
-        return alone(only=only)[0]
-    first = alone(only=only, with_partners=False)[0]
-    still = {c.name for c in first.checks if c.status != "passed"}
-    return passed_in_either(first, alone(only=still)[0]) if still else first
+def _grade_repaired(stage: str, sub_dir: Path, scratch: Path, limits: Limits, isolation: str, reference: Executor,
+                    ref_child: ReferenceChild, result: GradeResult, roots: frozenset[str],
+                    todo: list[tuple[Task, set[str]]]) -> dict[str, TaskResult]:
+    """The checks `todo` names of each of its tasks, graded in one child over the repaired
+    tree: the student's whole tree with the tasks `roots` from the reference
+    (`build_tree(..., reference_tasks=roots)`, deleted afterwards; `one_charge.second_looks`).
+    The tree's problems join `result`'s. Returns each task's row (only statuses are read)."""
+    tree, work = scratch / "tree-repaired", scratch / "s-repaired"
+    work.mkdir()
+    session, problems = start_tree(partial(build_tree, stage, sub_dir, tree, reference_tasks=roots),
+                                   partial(Session, tree, work, limits, tier=isolation))
+    try:
+        result.problems.extend(p for p in problems if p not in result.problems)
+        return {t.id: broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child,
+                                                                 only=only)
+                for t, only in todo}
+    finally:
+        session.close()
+        shutil.rmtree(tree, ignore_errors=True)  # it holds the reference of the roots
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _notebooks_alone(stage: str, manifest: Manifest, sub_dir: Path, scratch: Path, limits: Limits,
                      rows: list[TaskResult], task_rows: list[TaskResult]) -> list[TaskResult]:
     """One mistake, one charge for the notebook parts (`one_charge.charge_notebook_once`):
-    while a task of the stage loses points, a part that lost points on cells that ran is
-    graded again in a tree where every task is the reference; `rows` are the parts' rows
+    while a task of the stage loses points, a part that lost points on cells that ran, and
+    is not as released (`notebook_not_started`), is graded again in a tree where every task
+    is the reference; `rows` are the parts' rows
     in the whole tree (in the manifest's order), `task_rows` the tasks' final rows."""
     if not any(r.score < r.max_points for r in task_rows):
         return rows
     again = [(nb, row) for nb, row in zip(manifest.notebooks, rows)
-             if row.score < row.max_points and any(c.status != "passed" for c in row.checks)]
+             if row.score < row.max_points and any(c.status != "passed" for c in row.checks)
+             and not notebook_not_started(nb, sub_dir)]
     if not again:
         return rows
     tree = scratch / "tree-reference"

@@ -39,7 +39,7 @@ from .manifest import NotebookPart, repo_root
 from .results import CheckResult, TaskResult
 from .sandbox import ChildStartFailed, Limits, Session
 
-__all__ = ["NOTEBOOK_CELL", "cell_points", "grade_notebook"]
+__all__ = ["NOTEBOOK_CELL", "cell_points", "grade_notebook", "notebook_not_started"]
 
 #: The kind of the checks of a notebook row: one per autograded cell of the source.
 NOTEBOOK_CELL = "notebook-cell"
@@ -80,6 +80,21 @@ def grade_notebook(nb: NotebookPart, submission: Path, tree: Path, scratch: Path
         session.close()
     row.seconds = time.monotonic() - started
     return row
+
+
+def notebook_not_started(nb: NotebookPart, submission: Path) -> bool:
+    """Whether the submission's notebook for part `nb` runs the code its release runs (its
+    answer cells untouched, none added): then its cells fail over any library, so grading it
+    again over the reference's tasks (`grader.one_charge`) cannot change its score. False
+    when the notebook is missing or nbgrader is not installed (the part is graded as usual)."""
+    student = find_notebook(submission, nb.name)
+    if student is None:
+        return False
+    try:
+        from .notebooks import as_released
+    except ImportError:
+        return False
+    return as_released(student, repo_root() / "solutions" / nb.path)
 
 
 def cell_points(nb: NotebookPart) -> dict[str, float]:

@@ -31,6 +31,7 @@ none otherwise. A cell after the kernel died or ran out of time scores 0, with t
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sys
 import time
@@ -47,7 +48,7 @@ from .notebook_judge import judge
 from .notebook_tests import is_test_cell, plan_tests
 from .sandbox import Limits, Session, exit_text
 
-__all__ = ["CellGrade", "NotebookRun", "autograde_notebook", "kernel_steps", "notebook_points", "release_notebook", "run_notebook"]
+__all__ = ["CellGrade", "NotebookRun", "as_released", "autograde_notebook", "kernel_steps", "notebook_points", "release_notebook", "run_notebook"]
 
 #: Notebook metadata of every released notebook (nothing machine- or run-specific).
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -120,6 +121,16 @@ def release_notebook(src: Path, dst: Path) -> None:
     Solution regions become `# YOUR CODE HERE / raise NotImplementedError()`, hidden
     tests disappear, outputs are cleared, test and instruction cells are locked.
     """
+    nb = released(Path(src))
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with open(dst, "w", encoding="utf-8", newline="\n") as f:
+        f.write(nbformat.writes(nb, version=4))
+        f.write("\n")
+
+
+def released(src: Path) -> NotebookNode:
+    """The student version of the source notebook `src` (what `release_notebook` writes)."""
     from nbgrader.preprocessors import (
         CheckCellMetadata,
         ClearHiddenTests,
@@ -130,7 +141,6 @@ def release_notebook(src: Path, dst: Path) -> None:
         LockCells,
     )
 
-    src, dst = Path(src), Path(dst)
     assignment, notebook = _ids(src)
     resources = {"nbgrader": {"assignment": assignment, "notebook": notebook},
                  "metadata": {"path": str(src.parent)}}
@@ -142,10 +152,7 @@ def release_notebook(src: Path, dst: Path) -> None:
     )
     nb = _normalize(nb)
     nbformat.validate(nb)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with open(dst, "w", encoding="utf-8", newline="\n") as f:
-        f.write(nbformat.writes(nb, version=4))
-        f.write("\n")
+    return nb
 
 
 # ---------------------------------------------------------------------------- grading
@@ -205,6 +212,22 @@ def kernel_steps(submitted: NotebookNode, source: NotebookNode) -> list[tuple[st
         if j not in done:
             emit(j)
     return steps
+
+
+def as_released(student_nb: Path, source_nb: Path) -> bool:
+    """Whether the submitted notebook runs exactly the code its release runs (`kernel_steps`
+    of both the same): the part is not started, and its cells fail whatever the library
+    under them (`grader.one_charge` then does not grade it again). False when the
+    submission cannot be read: that is for `run_notebook` to report."""
+    try:
+        return kernel_steps(_read(Path(student_nb)), _read(Path(source_nb))) == _released_steps(Path(source_nb))
+    except Exception:  # noqa: BLE001 - an unreadable notebook is graded (and scores 0) as usual
+        return False
+
+
+@functools.lru_cache(maxsize=16)
+def _released_steps(source_nb: Path) -> list[tuple[str, list[list[str]]]]:
+    return kernel_steps(released(source_nb), _read(source_nb))
 
 
 class _Stopped(protocol.ProtocolError):

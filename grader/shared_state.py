@@ -31,11 +31,25 @@ def shared_state(text: str, fences: Sequence[Fence]) -> list[tuple[Fence, ...]]:
 
     Groups of two or more fences, in file order; [] for text that does not parse.
     """
+    spans = _ctx_methods(text)
+    groups: dict[int, list[Fence]] = {}
+    for fence in fences:
+        index = next((i for first, last, i in spans if first <= fence.begin <= last), None)
+        if index is not None:
+            groups.setdefault(index, []).append(fence)
+    return sorted((tuple(g) for g in groups.values() if len(g) > 1), key=lambda g: g[0].begin)
+
+
+@lru_cache(maxsize=256)
+def _ctx_methods(text: str) -> tuple[tuple[int, int, int], ...]:
+    """(first line, last line, class index) of every method of a class in `text` that takes
+    a ``ctx`` parameter; () for text that does not parse. Cached: a grading builds several
+    trees from the same reference and student files."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    spans: list[tuple[int, int, int]] = []  # first line, last line, class index
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    spans: list[tuple[int, int, int]] = []
     classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
     for index, cls in enumerate(classes):
         for node in cls.body:
@@ -43,12 +57,7 @@ def shared_state(text: str, fences: Sequence[Fence]) -> list[tuple[Fence, ...]]:
                 a = node.args
                 if any(arg.arg == "ctx" for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]):
                     spans.append((node.lineno, node.end_lineno or node.lineno, index))
-    groups: dict[int, list[Fence]] = {}
-    for fence in fences:
-        index = next((i for first, last, i in spans if first <= fence.begin <= last), None)
-        if index is not None:
-            groups.setdefault(index, []).append(fence)
-    return sorted((tuple(g) for g in groups.values() if len(g) > 1), key=lambda g: g[0].begin)
+    return tuple(spans)
 
 
 def state_partners(stage: str, task: str, repo_root: Path | str | None = None) -> frozenset[str]:

@@ -45,6 +45,7 @@ import shutil
 import tempfile
 import tokenize
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import AbstractSet, Callable, Mapping, Optional, Sequence
 
@@ -131,10 +132,12 @@ def _outside(text: str, fences: Sequence[Fence]) -> str:
     return "".join(lines)
 
 
-def _statements(text: str) -> Optional[list[_Statement]]:
+@lru_cache(maxsize=128)
+def _statements(text: str) -> Optional[tuple[_Statement, ...]]:
     """The logical lines of `text` as tokens, without comments, blank lines, indentation
     and bare strings (docstrings): edits of those change nothing the grader runs.
-    None when `text` does not tokenize."""
+    None when `text` does not tokenize. Cached: each tree of a grading compares the same
+    files."""
     out: list[_Statement] = []
     current: list[tokenize.TokenInfo] = []
     try:
@@ -151,7 +154,7 @@ def _statements(text: str) -> Optional[list[_Statement]]:
         return None
     if current and any(t.type != tokenize.STRING for t in current):
         out.append((current[0].start[0], tuple(t.string for t in current)))
-    return out
+    return tuple(out)
 
 
 def _lines(text: str) -> list[_Statement]:
@@ -281,6 +284,7 @@ def build_tree(
     stub_fences: AbstractSet[tuple[str, str, str, int]] = frozenset(),
     with_partners: bool = True,
     all_reference: bool = False,
+    reference_tasks: AbstractSet[str] = frozenset(),
 ) -> ChildTree:
     """Write out_dir/minitorch, the package the grading child imports for `stage`.
 
@@ -299,6 +303,9 @@ def build_tree(
             forward (`grader.one_charge` tries this when the student's own forward fails).
         all_reference: every fence of the stage from the reference, none from the student
             (the tree a notebook part is graded in again: `grader.one_charge`).
+        reference_tasks: every fence of these tasks of the stage from the reference (fences
+            sharing state with the student's included), the other tasks the student's: the
+            whole tree with the tasks shown to be wrong replaced (`grader.one_charge`).
 
     Returns:
         The problems for the student (missing files, damaged or missing fences, code
@@ -307,7 +314,8 @@ def build_tree(
 
     Raises:
         SubmissionError: the submission cannot be opened safely (bad or unsafe zip).
-        ValueError: isolate_task is not a task of the stage.
+        ValueError: isolate_task or one of reference_tasks is not a task of the stage, or
+            more than one of isolate_task, all_reference and reference_tasks is given.
     """
     root = kit_root(repo_root)
     n = stage_number(stage)
@@ -321,6 +329,14 @@ def build_tree(
             student_fences = set(manifest.task(isolate_task).fences)
         except KeyError:
             raise ValueError(f"isolate_task={isolate_task!r} is not a task of stage {stage}") from None
+    if reference_tasks:
+        if isolate_task is not None or all_reference:
+            raise ValueError("reference_tasks cannot be combined with isolate_task or all_reference")
+        unknown = set(reference_tasks) - {t.id for t in manifest.tasks}
+        if unknown:
+            raise ValueError(f"reference_tasks: {', '.join(sorted(unknown))} not tasks of stage {stage}")
+        student_fences = {f for t in manifest.tasks if t.id not in reference_tasks for f in t.fences}
+        with_partners = False
 
     out_dir = Path(out_dir)
     out_package = out_dir / "minitorch"
@@ -347,7 +363,7 @@ def build_tree(
             if student_fences is not None:
                 keep |= mine - student_fences
                 mine &= student_fences
-                for group in shared_state(text, fences) if with_partners else ():
+                for group in shared_state(text, fences) if with_partners and mine else ():
                     if any(f.task in mine for f in group):
                         partners |= {(f.task, f.function) for f in group if f.task in staged - mine}
             name = f"minitorch/{rel.as_posix()}"

@@ -114,10 +114,21 @@ def test_a_notebook_cell_that_passes_with_the_reference_tasks_counts_and_only_it
 
 
 
-def test_a_wrong_strides_from_shape_costs_task_2_1_only(tmp_path: Path) -> None:
+def test_a_wrong_strides_from_shape_costs_task_2_1_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grader import grading
+
+    trees: list[str] = []
+    real_alone, real_repaired = grading._grade_alone, grading._grade_repaired
+    monkeypatch.setattr(grading, "_grade_alone", lambda *a, **k: trees.append(f"alone {a[7].id}") or real_alone(*a, **k))
+    monkeypatch.setattr(grading, "_grade_repaired",
+                        lambda *a, **k: trees.append(f"repaired {sorted(a[8])}") or real_repaired(*a, **k))
     sub = write_submission(tmp_path / "sub", "a2", {("2.1", "strides_from_shape"): STRIDES_REVERSED})
     whole = {r.id: r for r in grade(sub, "a2", one_charge=False, limits=FAST, notebooks=False).tasks}
     fair = {r.id: r for r in grade(sub, "a2", limits=FAST, notebooks=False).tasks}
+    # 2.1 fails alone too (the root); 2.2-2.4 pass in one tree with only 2.1 the reference
+    assert trees == ["alone 2.1", "repaired ['2.1']"]
+    assert all(c.message.startswith("passes with the reference in place of task 2.1; with your own code: ")
+               for c in fair["2.3"].checks if c.name in {c.name for c in whole["2.3"].checks if c.status != "passed"})
     assert whole["2.3"].score == 0 and whole["2.4"].score == 0  # the whole tree charges it three times
     assert fair["2.1"].score == whole["2.1"].score < fair["2.1"].max_points
     for task in ("2.2", "2.3", "2.4"):
@@ -223,3 +234,125 @@ def test_a_notebook_that_fails_only_through_a_tasks_mistake_is_not_charged(tmp_p
     assert "task 5.2 (lstm_cell" in nb.feedback and "With your own code for every task:" in nb.feedback
     assert "AssertionError" in nb.feedback  # the whole tree's cell messages are what the student reads
     assert result.score == 90 and "(90/100)" in EXAMPLES["a5-lstm-gate-order"].about
+
+
+def test_a_notebook_as_released_is_not_started_and_one_with_an_answer_or_a_cell_of_the_students_is(tmp_path: Path) -> None:
+    import nbformat
+
+    from grader.examples import solved_notebook
+    from grader.notebook_grading import notebook_not_started
+    from grader.release import release
+
+    part = load_manifest("a1").notebooks[0]
+    release("a1", tmp_path / "release")
+    assert notebook_not_started(part, tmp_path / "release")
+    path = tmp_path / "release" / "notebooks" / part.name
+    released = nbformat.read(str(path), as_version=4)
+
+    def variant(name: str, edit) -> Path:  # noqa: ANN001
+        nb = nbformat.from_dict(released)
+        edit(nb)
+        (tmp_path / name / "notebooks").mkdir(parents=True)
+        nbformat.write(nb, str(tmp_path / name / "notebooks" / part.name))
+        return tmp_path / name
+
+    answer = next(i for i, c in enumerate(released.cells) if c.get("metadata", {}).get("nbgrader", {}).get("solution"))
+    assert not notebook_not_started(part, variant("one-answer", lambda nb: nb.cells[answer].update(source="x = 1.0")))
+    assert not notebook_not_started(part, variant("added-cell", lambda nb: nb.cells.insert(0, nbformat.v4.new_code_cell("y = 2"))))
+    # only the code that runs counts: a markdown cell added, or outputs, change nothing
+    assert notebook_not_started(part, variant("markdown", lambda nb: nb.cells.append(nbformat.v4.new_markdown_cell("notes"))))
+    (tmp_path / "solved" / "notebooks").mkdir(parents=True)
+    (tmp_path / "solved" / "notebooks" / part.name).write_text(solved_notebook("a1", part.name))
+    assert not notebook_not_started(part, tmp_path / "solved")
+    assert not notebook_not_started(part, tmp_path / "missing")  # graded as usual (and scores 0 there)
+    (tmp_path / "garbled" / "notebooks").mkdir(parents=True)
+    (tmp_path / "garbled" / "notebooks" / part.name).write_text("{not json")
+    assert not notebook_not_started(part, tmp_path / "garbled")
+
+
+def test_a_notebook_not_started_is_not_graded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh A1 release: every task loses points, the notebook too, but its answers are the
+    release's, so a second run over the reference's tasks cannot change its 0 (one child, not two)."""
+    from grader import grading
+    from grader.release import release
+
+    runs: list[Path] = []
+    real = grading.grade_notebook
+
+    def counted(nb, submission, tree, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        runs.append(tree)
+        return real(nb, submission, tree, *args, **kwargs)
+
+    monkeypatch.setattr(grading, "grade_notebook", counted)
+    release("a1", tmp_path / "release")
+    result = grade(tmp_path / "release", "a1", limits=FAST)
+    assert result.tasks[-1].id == "nb:backprop.ipynb" and result.tasks[-1].score == 0
+    assert len(runs) == 1
+
+
+# --------------------------------------------------------------------------- the order of the looks
+
+
+def _look_rows(task_id: str, verdicts: dict[str, bool]) -> TaskResult:
+    return _row(task_id, [CheckResult(name, "equivalence", "passed" if ok else "failed", "m") for name, ok in verdicts.items()])
+
+
+def test_once_a_task_fails_alone_the_waiting_tasks_run_together_in_one_repaired_tree() -> None:
+    from grader.one_charge import second_looks
+
+    tasks = {t: _task("a2", t) for t in ("2.1", "2.2", "2.3", "2.4")}
+    whole = {t: _look_rows(t, {f"c{t}": False, f"d{t}": False}) for t in tasks}
+    calls: list[tuple] = []
+
+    def alone(task, only, with_partners=True):  # noqa: ANN001, ANN202
+        calls.append(("alone", task.id, frozenset(only), with_partners))
+        return _look_rows(task.id, {name: task.id != "2.1" for name in only})  # only 2.1 is wrong on its own
+
+    def repaired(roots, todo):  # noqa: ANN001, ANN202
+        calls.append(("repaired", roots, tuple((t.id, frozenset(c)) for t, c in todo)))
+        # 2.3's dXX check still fails there (it needs the student's other code to be the reference)
+        return {t.id: _look_rows(t.id, {name: not (t.id == "2.3" and name == "d2.3") for name in checks}) for t, checks in todo}
+
+    looks = second_looks("a2", [(tasks[t], whole[t]) for t in tasks], {"2.1", "2.2", "2.3", "2.4"}, alone, repaired)
+    assert calls[0] == ("alone", "2.1", frozenset({"c2.1", "d2.1"}), True)
+    assert calls[1] == ("repaired", frozenset({"2.1"}), (("2.2", frozenset({"c2.2", "d2.2"})), ("2.3", frozenset({"c2.3", "d2.3"})),
+                                                         ("2.4", frozenset({"c2.4", "d2.4"}))))
+    # 2.3 is looked at alone for the one check the repaired tree left failing; its partner 2.4
+    # fails in the whole tree, so first with the reference's half
+    assert calls[2:] == [("alone", "2.3", frozenset({"d2.3"}), False)]
+    assert [c.status for c in looks["2.1"].row.checks] == ["failed", "failed"] and looks["2.1"].roots == ()
+    assert looks["2.2"].repaired == {"c2.2", "d2.2"} and looks["2.2"].roots == ("2.1",)
+    assert {c.name: c.status for c in looks["2.3"].row.checks} == {"c2.3": "passed", "d2.3": "passed"}
+    assert looks["2.3"].repaired == {"c2.3"} and looks["2.3"].roots == ("2.1",)
+
+
+def test_no_repaired_tree_before_a_root_is_known_or_for_one_waiting_task() -> None:
+    from grader.one_charge import second_looks
+
+    tasks = [_task("a0", t) for t in ("0.1", "0.2", "0.3")]
+    calls: list[str] = []
+
+    def alone(task, only, with_partners=True):  # noqa: ANN001, ANN202
+        calls.append(task.id)
+        return _look_rows(task.id, {name: task.id == "0.1" for name in only})  # 0.1 passes alone: not a root
+
+    def repaired(roots, todo):  # noqa: ANN001, ANN202
+        raise AssertionError("no repaired tree: after the first root only one task waits")
+
+    looks = second_looks("a0", [(t, _look_rows(t.id, {"x": False})) for t in tasks], {"0.1", "0.2", "0.3"}, alone, repaired)
+    assert calls == ["0.1", "0.2", "0.3"] and looks["0.1"].row.checks[0].status == "passed"
+
+
+def test_the_repaired_tree_takes_the_roots_from_the_reference_and_the_rest_from_the_student(tmp_path: Path) -> None:
+    from grader.trees import build_tree
+
+    sub = write_submission(tmp_path / "sub", "a2", {("2.1", "strides_from_shape"): STRIDES_REVERSED,
+                                                    ("2.2", "broadcast_index"): "pass"})
+    build_tree("a2", sub, tmp_path / "tree", reference_tasks={"2.1"})
+    text = (tmp_path / "tree" / "minitorch" / "tensor_data.py").read_text()
+    assert "return tuple(reversed(strides))" in text  # 2.1: the reference
+    assert "# BEGIN SOLUTION 2.2\n    pass\n    # END SOLUTION 2.2" in text  # 2.2: the student's (a no-op)
+    with pytest.raises(ValueError, match="not tasks of stage a2"):
+        build_tree("a2", sub, tmp_path / "t2", reference_tasks={"3.1"})
+    with pytest.raises(ValueError, match="cannot be combined"):
+        build_tree("a2", sub, tmp_path / "t3", reference_tasks={"2.1"}, isolate_task="2.2")

@@ -112,8 +112,8 @@ PLANTED: dict[str, dict[str, tuple[str, str]]] = {
 
 #: A forward and its backward in two tasks, one of them wrong. The backward's checks call the
 #: forward and the forward's task checks what it saves by calling the backward, so in the whole
-#: tree both tasks fail; each is run again with the other's reference (`grader.grading.
-#: _second_look`) and only the wrong one is charged. name → (stage, task, function, body).
+#: tree both tasks fail; each is run again with the other's reference (`grader.one_charge.
+#: second_look`) and only the wrong one is charged. name → (stage, task, function, body).
 FORWARD_AND_BACKWARD: dict[str, tuple[str, str, str, str]] = {
     # computes e^-a, returns it and saves it: Exp.backward (1.3) multiplies by the wrong value
     "a1 wrong forward": ("a1", "1.2", *changed("1.2", "Exp.forward", "out = operators.exp(a)", "out = operators.exp(-a)")),
