@@ -131,10 +131,10 @@ def _positions(text: str, filename: str) -> dict[Key, Fence]:
     return dict(zip(fence_keys(fences), fences))
 
 
-def _scope(tree: ast.Module, fence: Fence) -> Optional[ast.AST]:
-    """The innermost def or class of the reference around `fence` (None: the module)."""
-    around = [n for n in ast.walk(tree) if isinstance(n, _SCOPES) and n.lineno < fence.begin <= (n.end_lineno or 0)]
-    return max(around, key=lambda n: n.lineno, default=None)
+def _scope(scopes: Sequence[ast.AST], fence: Fence) -> Optional[ast.AST]:
+    """The innermost of `scopes` (the reference's defs and classes) around `fence` (None: the module)."""
+    around = [n for n in scopes if n.lineno < fence.begin <= (n.end_lineno or 0)]  # type: ignore[attr-defined]
+    return max(around, key=lambda n: n.lineno, default=None)  # type: ignore[attr-defined]
 
 
 def escapes(reference: str, rendered: str, filename: str, keys: AbstractSet[Key]) -> dict[Key, tuple[int, str]]:
@@ -157,10 +157,11 @@ def escapes(reference: str, rendered: str, filename: str, keys: AbstractSet[Key]
     scopes = {(type(n), n.name, n.lineno): n for n in ast.walk(out_tree) if isinstance(n, _SCOPES)}
     statements = sorted((n for n in ast.walk(out_tree) if isinstance(n, ast.stmt)), key=lambda n: (n.lineno, n.col_offset))
     found: dict[Key, tuple[int, str]] = {}
+    ref_scopes = [n for n in ast.walk(ref_tree) if isinstance(n, _SCOPES)]
     for ref, out, key in zip(ref_fences, out_fences, fence_keys(ref_fences)):
         if key not in keys:
             continue
-        scope = _scope(ref_tree, ref)
+        scope = _scope(ref_scopes, ref)
         home: Optional[ast.AST] = out_tree
         if scope is not None:
             home = scopes.get((type(scope), scope.name, moved(scope.lineno)))  # type: ignore[attr-defined]

@@ -23,6 +23,8 @@ sandbox returns; nothing here writes files or reports.
 from __future__ import annotations
 
 import time
+from functools import lru_cache
+from pathlib import Path
 from typing import AbstractSet, Optional, Sequence
 
 from .. import protocol
@@ -192,8 +194,14 @@ def task_score(task: Task, results: Sequence[CheckResult]) -> float:
 
 def task_files(task: Task) -> frozenset[str]:
     """The files (``minitorch/…``) of the reference holding the task's fences."""
-    fences = package_fences(repo_root() / "minitorch")
-    return frozenset(rel for rel, fs in fences.items() if any(f.task in task.fences for f in fs))
+    return frozenset(rel for rel, ids in _fence_ids(repo_root() / "minitorch") if ids & set(task.fences))
+
+
+@lru_cache(maxsize=None)
+def _fence_ids(package: Path) -> tuple[tuple[str, frozenset[str]], ...]:
+    """(file, the fence ids in it) for each file of the reference `package` with fences; read
+    once per process (the kit does not change while it grades)."""
+    return tuple((rel, frozenset(f.task for f in fs)) for rel, fs in package_fences(package).items())
 
 
 def explain_failures(task: Task, results: Sequence[CheckResult], earlier: Sequence[TaskResult] = ()) -> None:
