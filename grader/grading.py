@@ -38,9 +38,8 @@ checks of a task that loses points in the student's whole tree are run again wit
 *alone* — in a tree where the stage's other tasks are the reference (or first, once a
 task is shown wrong alone, in one tree where only the wrong tasks are: `second_looks`) —
 and each that passes there counts, so that a wrong `strides_from_shape` costs 2.1 and not
-2.2–2.4 too (and a
-notebook part that lost points while a task did has its cells run again over the reference
-of every task: `one_charge.charge_notebook_once`). Only the verdicts of that second run
+2.2–2.4 too (and a notebook part that lost points while a task did has its cells run again
+over the reference of every task: `one_charge.charge_notebook_once`). Only the verdicts of that second run
 are kept (its tree holds reference code the student's code could print); the feedback comes
 from the whole tree and says which checks passed only alone, and which other tasks fail.
 

@@ -84,9 +84,11 @@ def grade_notebook(nb: NotebookPart, submission: Path, tree: Path, scratch: Path
 
 def notebook_not_started(nb: NotebookPart, submission: Path) -> bool:
     """Whether the submission's notebook for part `nb` runs the code its release runs (its
-    answer cells untouched, none added): then its cells fail over any library, so grading it
-    again over the reference's tasks (`grader.one_charge`) cannot change its score. False
-    when the notebook is missing or nbgrader is not installed (the part is graded as usual)."""
+    answer cells untouched, none added before a test): a part not started. `grader.one_charge`
+    does not grade it again over the reference's tasks: its answers are the release's stubs,
+    so that run could only pass cells that test the library rather than an answer (no
+    notebook of the course has one; a fresh release scoring 0 is `grader check`'s invariant).
+    False when the notebook is missing or nbgrader is not installed (graded as usual)."""
     student = find_notebook(submission, nb.name)
     if student is None:
         return False

@@ -216,8 +216,8 @@ def kernel_steps(submitted: NotebookNode, source: NotebookNode) -> list[tuple[st
 
 def as_released(student_nb: Path, source_nb: Path) -> bool:
     """Whether the submitted notebook runs exactly the code its release runs (`kernel_steps`
-    of both the same): the part is not started, and its cells fail whatever the library
-    under them (`grader.one_charge` then does not grade it again). False when the
+    of both the same: outputs, markdown and cells after the last test do not count): the
+    part is not started (`grader.notebook_grading.notebook_not_started`). False when the
     submission cannot be read: that is for `run_notebook` to report."""
     try:
         return kernel_steps(_read(Path(student_nb)), _read(Path(source_nb))) == _released_steps(Path(source_nb))
