@@ -141,7 +141,8 @@ def grade(
     for t in tasks:
         for name in t.checks:
             if get_check(stage, name) is None:
-                raise GraderBug(f"{manifest.directory.name}/manifest.toml: task {t.id} names check {name!r}, which grader/checks/{stage}.py does not define")
+                raise GraderBug(f"{manifest.directory.name}/manifest.toml: task {t.id} names check {name!r}, which no module "
+                                f"of grader/checks registers (@check({stage!r}, {name!r}))")
     result = GradeResult(stage=stage, title=manifest.title, submission=str(submission), tasks=[], seconds=0.0, isolate=isolate,
                          isolation=isolation)
     scratch = Path(tempfile.mkdtemp(prefix="grader-"))

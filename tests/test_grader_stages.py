@@ -43,3 +43,22 @@ def test_the_reference_scores_full_marks_and_a_release_zero(stage: str, tmp_path
     for row in rel.tasks:
         assert (row.score, row.status) == (0, "error"), (row.id, row.feedback)
         assert row.message.startswith(("not implemented yet", "depends on task")), (row.id, row.message)
+
+
+@pytest.mark.parametrize("stage", ["a2", "a5"])
+def test_a_manifest_naming_an_unregistered_check_is_a_grader_bug_that_says_where_checks_register(
+        stage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A5's checks live in five modules (a5_cells, a5_unroll, …): the message must not name a
+    # file, but the registry every check module uses
+    from dataclasses import replace
+
+    from grader import grading
+    from grader.checks.base import GraderBug
+
+    manifest = load_manifest(stage)
+    first = manifest.tasks[0]
+    broken = replace(manifest, tasks=(replace(first, checks=(*first.checks, "no_such_check")), *manifest.tasks[1:]))
+    monkeypatch.setattr(grading, "load_manifest", lambda s: broken)
+    with pytest.raises(GraderBug, match=rf"task {first.id} names check 'no_such_check', which no module of grader/checks "
+                                        rf"registers \(@check\('{stage}', 'no_such_check'\)\)"):
+        grade(tmp_path, stage, notebooks=False)

@@ -70,7 +70,8 @@ def run_check(name: str, stage: str, reference: Executor, services: Services) ->
     """
     chk = get_check(stage, name)
     if chk is None:
-        raise GraderBug(f"the manifest of {stage} names check {name!r}, which grader/checks/{stage}.py does not define")
+        raise GraderBug(f"the manifest of {stage} names check {name!r}, which no module of grader/checks registers "
+                        f"(@check({stage!r}, {name!r}))")
     session = services.student
     if session is None:
         raise GraderBug(f"check {stage}/{name} was run without a student session")
