@@ -58,8 +58,8 @@ not started (every body of its fences a stub, as released: `grader check` proves
 release's stub scores 0 alone, invariant 3), a task whose body was stubbed because it breaks
 the import (`BrokenFence`: it is broken alone too), and a task whose every failing check
 stopped at a stub of its own (the same stub is reached whatever surrounds it); and a
-notebook part that runs exactly the code of its release (not started: its answer cells fail
-over any library, `grader.notebook_grading.notebook_not_started`).
+notebook part that runs exactly the code of its release (not started: its answers are the
+release's stubs, `grader.notebook_grading.notebook_not_started`).
 
 What the second look gives the student, and what it does not:
 
