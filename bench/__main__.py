@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.table import Table
 
 import minitorch
-import minitorch.fast_ops  # noqa: F401  (its fast_tuned sets NUMBA_SLP_VECTORIZE, shown in the header)
+from minitorch.allocator import tune_malloc
 
 try:  # PyTorch is optional: its column stays empty without it
     import torch
@@ -262,7 +262,8 @@ def machine() -> list[str]:
         f"Python {platform.python_version()}, NumPy {np.__version__}, Numba {numba.__version__} "
         f"({numba.config.NUMBA_NUM_THREADS} threads), "
         + (f"PyTorch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else "no PyTorch"),
-        f"NUMBA_SLP_VECTORIZE={os.environ.get('NUMBA_SLP_VECTORIZE')}",
+        "NUMBA_SLP_VECTORIZE: " + (os.environ["NUMBA_SLP_VECTORIZE"] + " (set by you)" if "NUMBA_SLP_VECTORIZE" in os.environ
+                                   else "1 while minitorch's kernels compile (minitorch.jit.Vectorised)"),
     ]
     return lines
 
@@ -297,6 +298,7 @@ def markdown(rows: list[Row], header: list[str], command: str, busy: bool) -> st
 
 
 def main(argv: Optional[list[str]] = None) -> None:
+    tune_malloc()  # as the examples do: freed step memory stays in the process
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (~1 min)")
     parser.add_argument("--repeats", type=int, default=None, help="repeats per timing (default 7, quick 3)")

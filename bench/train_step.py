@@ -178,6 +178,9 @@ def measure(framework: str, name: str, repeats: int, warmup: int, threads: int) 
         lib.set_num_threads(threads)
     else:
         import minitorch as lib
+        from minitorch.allocator import tune_malloc
+
+        tune_malloc()  # as the examples do: freed step memory stays in the process
     lib.manual_seed(0)
     model, loss_of_batch, _, _ = build(lib, name)
     optimizer = lib.optim.Adam(model.parameters(), lr=1e-3)

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from .import_paths import child_import_paths
+
 __all__ = ["ETC_FILES", "JAIL_UID", "KIT_PACKAGES", "bwrap_args", "import_dirs", "installed_kit", "probe_bwrap", "runtime_dirs"]
 
 #: uid and gid of the student's code inside the bubblewrap jail ("nobody").
@@ -25,8 +27,6 @@ ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternat
 
 
 def import_dirs() -> list[Path]:
-    from .sandbox import child_import_paths  # lazily: sandbox imports this module
-
     return [Path(p) for p in child_import_paths()]
 
 

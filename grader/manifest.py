@@ -21,7 +21,7 @@
     title = "Backpropagation by hand"
 
 A task scores points × Σ weights of its passed checks / Σ weights of its checks. A
-top-level ``reference_only = ["minitorch/fast_tuned.py"]`` (optional; files of
+top-level ``reference_only = ["minitorch/accel/tuned_ops.py"]`` (optional; files of
 ``minitorch/`` without fences) names files holding the stage's reference technique outside
 fences: left out of releases and child trees of this stage and earlier ones.
 `load_manifest("a1")` returns a `Manifest`; every mistake (unknown key, wrong type,
@@ -381,7 +381,7 @@ def _check_reference_only(top: _Reader, rel: str, root: Path) -> None:
     """A reference-only file: an existing file of minitorch/ (not _release.py) without fences."""
     parts = rel.split("/")
     if not re.fullmatch(r"minitorch/[A-Za-z0-9_./-]+", rel) or any(p in ("", ".", "..") for p in parts):
-        top.fail(f"reference_only entry {rel!r} must be a path under minitorch/, e.g. 'minitorch/fast_tuned.py'")
+        top.fail(f"reference_only entry {rel!r} must be a path under minitorch/, e.g. 'minitorch/accel/tuned_ops.py'")
     if rel == "minitorch/_release.py" or rel.endswith("/__init__.py"):
         top.fail(f"reference_only entry {rel!r} cannot be withheld (the package needs it)")
     if not (root / rel).is_file():

@@ -4,18 +4,7 @@ A0 operators and modules · A1 scalar autodiff · A2 tensors · A3 fast backends
 A4 convolution · A5 recurrent networks · A6 attention.
 """
 
-import os
 from typing import Any
-
-# LLVM's SLP vectorizer is off by default in Numba; the fast kernels need it (≈ 8× on the
-# matmul, see fast_tuned). Set before any Numba kernel of the package compiles.
-os.environ.setdefault("NUMBA_SLP_VECTORIZE", "1")
-
-# Freed memory stays in the process for the next training step instead of being paged in
-# afresh (see allocator: 7,200 page faults per char-LSTM step without it).
-from .allocator import tune_malloc
-
-tune_malloc()
 
 from . import operators
 from .autodiff import Context, backpropagate, central_difference, topological_sort
@@ -57,7 +46,7 @@ __version__ = "0.1.0"
 #: What `from minitorch import *` gives: every public name but those that would shadow
 #: Python's own functions in the importing file (`minitorch.sum`, `.max`, … stay reachable
 #: as attributes, as NumPy does it).
-__all__ = [name for name in dir() if not name.startswith("_") and name not in ("abs", "max", "min", "pow", "sum", "os", "Any")]
+__all__ = [name for name in dir() if not name.startswith("_") and name not in ("abs", "max", "min", "pow", "sum", "Any")]
 
 
 def __getattr__(name: str) -> Any:

@@ -6,14 +6,14 @@ serves a large request (from 128 KiB, a threshold it raises up to 32 MiB as it g
 fresh pages from the kernel (`mmap`), and gives memory back (`munmap`, or trimming the heap
 top) as soon as it is freed. The next step asks for the same sizes and gets fresh pages
 again: the first write to each 4 KiB page is a *page fault*, in which the kernel finds and
-zeroes a page. PyTorch allocates far less per step (in-place updates, fused kernels), so it
+zeroes a page. PyTorch allocates far less per step (in-place updates, one kernel per layer), so it
 hardly notices; here every step paid for it. Measured on this project's training steps
 (`python -m bench.train_step` models, 2 threads, float32, `resource.getrusage`):
 
     char LSTM   7,200 page faults and 20 ms of system time per step → 0
     tiny GPT    3,700 page faults and  9 ms of system time per step → 0
 
-The fix is two `mallopt` settings, made once when minitorch is imported:
+The fix is two `mallopt` settings, made by `tune_malloc()`:
 
 * ``M_MMAP_THRESHOLD`` = 32 MiB (glibc's largest): requests below it come from the heap;
 * ``M_TRIM_THRESHOLD`` = 1 GiB: freed heap memory stays in the process for reuse.
@@ -23,6 +23,9 @@ same memory is reused; what changes is that it is not returned between steps). O
 Linux with glibc; elsewhere nothing happens. Settings already made in the environment
 (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``) are left alone, and
 ``MINITORCH_MALLOC_TUNING=0`` turns this off.
+
+It is opt-in: importing minitorch changes nothing in the process. The examples' `main` and
+the benchmarks call `tune_malloc()` first; a training script of your own can do the same.
 """
 
 from __future__ import annotations

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import os
 
+from . import fast_paths
 from .tensor_ops import SimpleOps, TensorBackend, TensorOps
 
 
 def _fast_ops() -> type[TensorOps]:
+    """`FastOps`, or the faster class registered in its place (`fast_paths`), if any."""
     from .fast_ops import FastOps
 
-    return FastOps
+    return fast_paths.replacement("FastOps", FastOps)
 
 
 def _cuda_ops() -> type[TensorOps]:

@@ -27,8 +27,8 @@ What changes from A2
   iterations between threads. Iterations must be independent — each writes its own
   outputs, none reads what another writes.
 
-What makes a kernel fast (measured: PERFORMANCE.md)
-===================================================
+What makes a kernel fast
+========================
 * **Chunked prange.** Give threads chunks of `CHUNK` output elements
   (``for chunk in prange(number_of_chunks)``, then a plain ``range`` over the chunk's
   ordinals), not one element per iteration: every parallel iteration has a cost.
@@ -43,24 +43,14 @@ What makes a kernel fast (measured: PERFORMANCE.md)
 * **No shared accumulators.** Parallelise over outputs, so no two threads ever fold into
   the same value (no races, no partial results to combine).
 
-Beyond the task, the reference (``minitorch/fast_tuned.py``, which arrives with the A4
-release) adds loops for common layouts — contiguous operands with no index arithmetic,
-rows walked with one stride, a packed, register-tiled matmul at BLAS speed — and runs small
-inputs on one thread. `FastOps` uses them when that file exists and your kernels for
-everything else; in your A3 release every call reaches your kernels.
-
 Compiled kernels are cached on disk (in ``__pycache__``, or ``NUMBA_CACHE_DIR``): the first
 run of a kernel compiles it (seconds), later processes load it in milliseconds.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import math
 from functools import lru_cache
-from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numba
 import numpy as np
@@ -68,34 +58,10 @@ from numba import prange
 
 from . import tensor_data
 from .jit import jit_scalar, njit
-from .tensor_data import Shape, Storage, Strides, TensorData
+from .tensor_data import Shape, Storage, Strides
 from .tensor_ops import TensorOps
 
-
-
-def _tuned_module() -> Any:
-    """The reference's tuned loops, `fast_tuned.py` beside this file, or None without it.
-
-    That file holds the stage's reference technique (flat and row-wise loops, the tiled
-    matmul, one thread for small inputs), so A3 releases and the grader's A3 trees leave
-    it out (`reference_only` in the A3 manifest): then FastOps sends every call to the
-    kernels of this file, and a kernel not written yet fails on contiguous tensors too.
-    It ships from A4 on. Only a file in this package counts: an editable install of
-    another copy of minitorch could otherwise lend its own.
-    """
-    spec = importlib.util.find_spec(f"{__package__}.fast_tuned")
-    if spec is None or spec.origin is None:
-        return None
-    if Path(spec.origin).resolve().parent != Path(__file__).resolve().parent:
-        return None
-    return importlib.import_module(spec.name)
-
-
-fast_tuned: Any = _tuned_module()
-
 __all__ = ["FastOps", "tensor_map", "tensor_zip", "tensor_reduce", "tensor_matmul", "CHUNK"]
-
-_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 #: Output elements per parallel chunk: each chunk allocates its index buffers once.
 CHUNK = 1024
@@ -260,170 +226,22 @@ def tensor_matmul(
     # END SOLUTION 3.2
 
 
-# ## The backend: the tuned loops where the layout fits them, else the kernels above
+# ## The backend
 
 
 class FastOps(TensorOps):
-    """The parallel CPU backend (`FastBackend = TensorBackend(FastOps)`).
+    """The parallel CPU backend (`FastBackend = TensorBackend(FastOps)`): the operations of
+    `TensorOps`, with the kernels above in place of the Python loops of stage A2."""
 
-    Each kernel factory returns the task's kernel when `fast_tuned` is absent (an A3
-    release). Otherwise it returns a small Python function that looks at the layouts of
-    each call (a few compiled comparisons of shapes and strides, about a microsecond) and
-    runs the tuned kernel that fits them, or the task's kernel for any other layout —
-    on one thread when the work is small.
-    """
-
-    # ---- the lean path of the reference: outputs without a fill, no re-checks ----------
-
-    @classmethod
-    def new_output(cls, like: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        """With `fast_tuned` (the reference's kernels, which write every output element) an
-        output is `np.empty` — no pass over memory to fill it — over a shared row-major
-        layout; without it (an A3 release) zeros, so a kernel that skips elements shows
-        zeros, the same on every run, rather than whatever the memory held."""
-        if fast_tuned is None:
-            return super().new_output(like, shape, dtype)
-        storage = np.empty(math.prod(shape), dtype=dtype)
-        return like._view(TensorData.row_major(storage, shape))
-
-    @classmethod
-    def map(cls, fn: Callable[[float], float]) -> Any:
-        if fast_tuned is None:
-            return super().map(fn)
-        kernel = cls.map_kernel(fn)
-
-        def ret(a: Any, out: Any = None) -> Any:
-            if out is None:
-                out = cls.new_output(a, a.shape, _F32 if a.dtype == _F32 else _F64)
-            kernel(*out.tuple(), *a.tuple())
-            return out
-
-        return ret
-
-    @classmethod
-    def zip(cls, fn: Callable[[float, float], float]) -> Any:
-        if fast_tuned is None:
-            return super().zip(fn)
-        kernel = cls.zip_kernel(fn)
-
-        def ret(a: Any, b: Any) -> Any:
-            shape = a.shape if a.shape == b.shape else tensor_data.shape_broadcast(a.shape, b.shape)
-            out = cls.new_output(a, shape, _F32 if a.dtype == _F32 and b.dtype == _F32 else _F64)
-            kernel(*out.tuple(), *a.tuple(), *b.tuple())
-            return out
-
-        return ret
-
-    @classmethod
-    def reduce(cls, fn: Callable[[float, float], float], start: float = 0.0) -> Any:
-        if fast_tuned is None:
-            return super().reduce(fn, start)
-        kernel = cls.reduce_kernel(fn)
-
-        def ret(a: Any, dim: int) -> Any:
-            dim = dim + len(a.shape) if dim < 0 else dim
-            shape = a.shape[:dim] + (1,) + a.shape[dim + 1:]
-            storage = np.full(math.prod(shape), start, dtype=_F32 if a.dtype == _F32 else _F64)
-            out = a._view(TensorData.row_major(storage, shape))
-            kernel(*out.tuple(), *a.tuple(), dim)
-            return out
-
-        return ret
-
-    # ---- the kernels ----------------------------------------------------------------------
-
-    @staticmethod
-    def map_kernel(fn: Callable[[float], float]) -> Callable[..., None]:
-        kernel = tensor_map(fn)
-        if fast_tuned is None:
-            return kernel
-        tuned, launch = fast_tuned, fast_tuned.launch
-        fast = tuned.tensor_map_fast(fn)
-
-        def run(out: Storage, out_shape: Shape, out_strides: Strides,
-                in_storage: Storage, in_shape: Shape, in_strides: Strides) -> None:
-            path = tuned.map_path_code(out_shape, out_strides, in_shape, in_strides)
-            work = max(len(out), len(in_storage))
-            args = (out, out_shape, out_strides, in_storage, in_shape, in_strides)
-            if path == tuned.GENERAL:
-                launch(kernel, work, tuned.PARALLEL_MIN, *args)
-            else:
-                launch(fast, work, tuned.PARALLEL_MIN, *args, path == tuned.FLAT)
-
-        return run
-
-    @staticmethod
-    def zip_kernel(fn: Callable[[float, float], float]) -> Callable[..., None]:
-        kernel = tensor_zip(fn)
-        if fast_tuned is None:
-            return kernel
-        tuned, launch = fast_tuned, fast_tuned.launch
-        fast = tuned.tensor_zip_fast(fn)
-
-        def run(out: Storage, out_shape: Shape, out_strides: Strides,
-                a_storage: Storage, a_shape: Shape, a_strides: Strides,
-                b_storage: Storage, b_shape: Shape, b_strides: Strides) -> None:
-            path = tuned.zip_path_code(out_shape, out_strides, a_shape, a_strides, b_shape, b_strides)
-            work = max(len(out), len(a_storage), len(b_storage))
-            args = (out, out_shape, out_strides, a_storage, a_shape, a_strides,
-                    b_storage, b_shape, b_strides)
-            if path == tuned.GENERAL:
-                launch(kernel, work, tuned.PARALLEL_MIN, *args)
-            else:
-                launch(fast, work, tuned.PARALLEL_MIN, *args, path == tuned.FLAT)
-
-        return run
-
-    @staticmethod
-    def reduce_kernel(fn: Callable[[float, float], float]) -> Callable[..., None]:
-        kernel = tensor_reduce(fn)
-        if fast_tuned is None:
-            return kernel
-        tuned, launch = fast_tuned, fast_tuned.launch
-        fast = tuned.tensor_reduce_fast(fn)
-
-        def run(out: Storage, out_shape: Shape, out_strides: Strides,
-                a_storage: Storage, a_shape: Shape, a_strides: Strides, reduce_dim: int) -> None:
-            fits = tuned.reduce_fits(out_shape, out_strides, a_shape, a_strides)
-            launch(fast if fits else kernel, max(len(out), len(a_storage)), tuned.PARALLEL_MIN,
-                   out, out_shape, out_strides, a_storage, a_shape, a_strides, reduce_dim)
-
-        return run
+    map_kernel = staticmethod(tensor_map)
+    zip_kernel = staticmethod(tensor_zip)
+    reduce_kernel = staticmethod(tensor_reduce)
 
     @staticmethod
     def matmul_kernel() -> Callable[..., None]:
-        if fast_tuned is None:
-            return tensor_matmul
-        return _matmul_dispatch
+        return tensor_matmul
 
     @staticmethod
     def compile_kernel(kernel: Callable[..., None], name: str) -> Callable[..., None]:
-        """A library kernel (e.g. A4's im2col), compiled with parallel loops and cached; with
-        `fast_tuned`, a call whose largest array is small runs the kernel's serial twin."""
-        parallel = numba.njit(parallel=True, cache=True)(kernel)
-        if fast_tuned is None:
-            return parallel
-        tuned = fast_tuned
-
-        def run(*args: Any) -> None:
-            work = max((a.size for a in args if isinstance(a, np.ndarray)), default=0)
-            tuned.launch(parallel, work, tuned.PARALLEL_MIN, *args)
-
-        return run
-
-
-def _matmul_dispatch(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    a_storage: Storage, a_shape: Shape, a_strides: Strides,
-    b_storage: Storage, b_shape: Shape, b_strides: Strides,
-) -> None:
-    """The matmul of `FastOps` with `fast_tuned` present: the tiled kernel for large float
-    products of row- or column-major operands (`fast_tuned.tiled_applies`), `tensor_matmul`
-    for the rest; on one thread below `fast_tuned.MATMUL_PARALLEL_MIN` multiply-adds."""
-    tuned: Any = fast_tuned
-    args = (out, out_shape, out_strides, a_storage, a_shape, a_strides, b_storage, b_shape, b_strides)
-    work = int(out_shape[0]) * int(out_shape[1]) * int(out_shape[2]) * int(a_shape[2])
-    if tuned.tiled_applies(out, out_shape, out_strides, a_shape, a_strides, b_shape, b_strides):
-        tuned.launch(tuned.tensor_matmul_tiled, work, tuned.MATMUL_PARALLEL_MIN, *args, tuned.not_packed(out))
-    else:
-        tuned.launch(tensor_matmul, work, tuned.MATMUL_PARALLEL_MIN, *args)
+        """A library kernel (e.g. A4's im2col), compiled with parallel loops and cached."""
+        return numba.njit(parallel=True, cache=True)(kernel)

@@ -25,7 +25,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
-from . import inplace
+from . import write_stamps
 from .autodiff import Context
 
 if TYPE_CHECKING:
@@ -119,6 +119,6 @@ class Function:
         if not is_tensor(out):
             raise TypeError(f"{cls.__name__}.forward must return a Tensor, got {type(out).__name__}")
         if need_grad:
-            ctx.ran_at = inplace.clock()
+            ctx.ran_at = write_stamps.clock()
             out.history = History(cls, ctx, args)
         return out

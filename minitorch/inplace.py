@@ -10,69 +10,22 @@ things could then go wrong with autograd, and both are refused here, as PyTorch 
    optimizers do) or it goes through `.data`, which is the same storage outside the graph.
 2. Writing into a tensor a function *saved* for its backward pass (say `x` of `y = x * w`,
    then `x.add_(1)` before `y.backward()`): the backward would read the new values. Each
-   write stamps the storage with a number from a counter (`_clock`); each recorded function
-   remembers the counter when it ran (`Function.apply`); before a backward runs,
+   write stamps the storage with a number from a counter (`write_stamps`); each recorded
+   function remembers the counter when it ran (`Function.apply`); before a backward runs,
    `check_saved` looks for a saved tensor stamped later. While no in-place write ever
    happens the check costs one comparison of two integers.
 """
 
 from __future__ import annotations
 
-import weakref
 from typing import Any, Optional
 
 import numpy as np
 
+from .function import grad_enabled
+from .write_stamps import check_saved, clock, mark_written
+
 __all__ = ["clock", "check_saved", "strided", "mark_written", "check_writable"]
-
-_clock = 0
-#: id(root storage) → (a weak reference to it, the clock of its last write)
-_stamps: dict[int, tuple[weakref.ref, int]] = {}
-
-
-def clock() -> int:
-    """The number of in-place writes so far (what `Function.apply` records)."""
-    return _clock
-
-
-def _root(storage: np.ndarray) -> np.ndarray:
-    """The array that owns the memory of `storage` (views of a tensor share it)."""
-    while isinstance(storage.base, np.ndarray):
-        storage = storage.base
-    return storage
-
-
-def mark_written(storage: np.ndarray) -> None:
-    """Stamp the memory of `storage` as written now."""
-    global _clock
-    _clock += 1
-    root = _root(storage)
-    key = id(root)
-    _stamps[key] = (weakref.ref(root, lambda _, key=key: _stamps.pop(key, None)), _clock)
-
-
-def _stamp(value: Any) -> int:
-    data = getattr(value, "_tensor", None)
-    storage = getattr(data, "_storage", None)
-    if not isinstance(storage, np.ndarray):
-        return 0
-    root = _root(storage)
-    entry = _stamps.get(id(root))
-    return entry[1] if entry is not None and entry[0]() is root else 0
-
-
-def check_saved(fn_name: str, ran_at: int, saved: tuple[Any, ...]) -> None:
-    """Raise if a tensor `fn_name` saved for backward was written in place after it ran."""
-    if _clock == ran_at:  # no in-place write since: nothing to look at
-        return
-    for value in saved:
-        if _stamp(value) > ran_at:
-            raise RuntimeError(
-                f"one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: a tensor of shape {tuple(value.shape)} saved by {fn_name}.forward was written "
-                f"after it (write to a copy, x.clone(), instead)"
-            )
-
 
 def strided(tensor: Any) -> np.ndarray:
     """A NumPy array over the tensor's own storage, through its strides: writing to it
@@ -91,8 +44,6 @@ def strided(tensor: Any) -> np.ndarray:
 
 def check_writable(name: str, tensor: Any, value: Optional[Any] = None) -> None:
     """Raise when writing `value` into `tensor` in place would fool autograd (module docstring, 1)."""
-    from .function import grad_enabled
-
     if not grad_enabled():
         return
     if tensor.history is not None and tensor.history.last_fn is None:

@@ -534,10 +534,7 @@ def _load_into(param: Union[Parameter, _BufferSlot], arr: np.ndarray) -> None:
             # In place: the tensor object (and anything holding it) sees the new values.
             storage[: arr.size] = arr.reshape(-1)
         else:
-            from .constructors import from_numpy  # tensors exist from stage A2 on
-
-            new = from_numpy(np.array(arr, dtype=value.dtype), backend=value.backend)
-            param.update(new)
+            param.update(value.new_tensor(arr))  # a new tensor of value's dtype and backend
     elif hasattr(value, "requires_grad_"):  # a Scalar: a fresh leaf with the loaded value
         param.update(type(value)(float(arr)))
     else:

@@ -323,7 +323,7 @@ class TensorData:
 
     def numpy_view(self) -> np.ndarray:
         """The values as a NumPy array in this layout's shape and strides, sharing the storage
-        (no copy: writing to it writes the tensor; the fused kernels read their inputs so)."""
+        (no copy: writing to it writes the tensor; kernels over NumPy arrays read their inputs so)."""
         itemsize = self._storage.itemsize
         return np.lib.stride_tricks.as_strided(
             self._storage, shape=self.shape, strides=tuple(s * itemsize for s in self.strides)

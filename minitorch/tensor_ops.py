@@ -10,7 +10,8 @@ A *backend* turns a scalar function from `operators` into a tensor operation:
 Each is built from a *kernel*: a function over raw storage, shape and strides that fills a
 preallocated output. The kernels here are plain Python loops (slow, but every line is the
 definition). `fast_ops` compiles the same kernels with Numba and runs them in parallel
-(`fast_tuned` adds faster loops for common layouts); `cuda_ops` runs them on a GPU.
+(the reference's `minitorch.accel` adds faster loops for common layouts); `cuda_ops` runs
+them on a GPU.
 Tensors call backends only through `TensorBackend`, so a new backend plugs in by providing
 the four kernels (or the four ops).
 
@@ -30,8 +31,7 @@ Kernel signatures (shared by all backends)::
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, TypeVar
 
 import numpy as np
 
@@ -175,20 +175,6 @@ def _lazy(build: Callable[[type[TensorOps]], Any]) -> Any:
     return LazyOp()
 
 
-def _library_kernel(module: str, name: str, label: str) -> Any:
-    """A backend operation made from kernel `name` of `minitorch.nn.<module>` (stage A4's
-    im2col, pooling and embedding loops over raw storages), run as this backend's
-    `compile_kernel` makes it: Python on the simple backend, Numba on the fast one, a
-    NotImplementedError naming `label` and the backend where the backend has no way to run
-    it. The module is imported on first use (`nn` imports this module, not the reverse)."""
-
-    def build(ops: type[TensorOps]) -> Callable[..., None]:
-        kernel = getattr(importlib.import_module(f"{__package__}.nn.{module}"), name)
-        return ops.compile_kernel(kernel, label)
-
-    return _lazy(build)
-
-
 class TensorBackend:
     """The named tensor operations a `Tensor` uses, built from one `TensorOps`.
 
@@ -224,24 +210,15 @@ class TensorBackend:
     mul_reduce = _lazy(lambda ops: ops.reduce(operators.mul, 1.0))
     max_reduce = _lazy(lambda ops: ops.reduce(operators.max, -float("inf")))
     max_zip = _lazy(lambda ops: ops.zip(operators.max))
-    # stage A4 kernels (nn/conv.py, nn/pooling.py, nn/embedding.py); their signatures are
-    # documented where they are defined. Each fills a preallocated `out` in place.
-    im2col1d = _library_kernel("conv", "im2col1d", "conv1d (im2col1d)")
-    col2im1d = _library_kernel("conv", "col2im1d", "conv1d backward (col2im1d)")
-    im2col2d = _library_kernel("conv", "im2col2d", "conv2d (im2col2d)")
-    col2im2d = _library_kernel("conv", "col2im2d", "conv2d backward (col2im2d)")
-    max_pool2d_forward = _library_kernel("pooling", "max_pool2d_forward", "max pooling (max_pool2d_forward)")
-    max_pool2d_backward = _library_kernel("pooling", "max_pool2d_backward", "max pooling backward (max_pool2d_backward)")
-    avg_pool2d_forward = _library_kernel("pooling", "avg_pool2d_forward", "average pooling (avg_pool2d_forward)")
-    avg_pool2d_backward = _library_kernel("pooling", "avg_pool2d_backward", "average pooling backward (avg_pool2d_backward)")
-    embedding_gather = _library_kernel("embedding", "embedding_gather", "embedding lookup (embedding_gather)")
-    embedding_scatter_add = _library_kernel("embedding", "embedding_scatter_add", "embedding backward (embedding_scatter_add)")
+    # Stage A4's library kernels (im2col, pooling, embedding: nn/conv.py, nn/pooling.py,
+    # nn/embedding.py) add themselves here when their module is imported (`backend_kernel`).
 
     def __init__(self, ops: type[TensorOps] | Callable[[], type[TensorOps]], name: str):
         """`ops` is a `TensorOps` class, or a function returning one (imported on first use,
         so that e.g. the CUDA backend costs nothing until a tensor asks for it)."""
         self._ops = ops
         self.name = name
+        _NAMED.setdefault(name, self)
 
     @property
     def ops(self) -> type[TensorOps]:
@@ -262,9 +239,37 @@ class TensorBackend:
     def __reduce__(self) -> tuple:
         """Pickle a backend by name (its compiled kernels cannot be pickled), so tensors and
         modules holding them can be saved."""
-        from .backends import backend_by_name
+        return (backend_named, (self.name,))
 
-        return (backend_by_name, (self.name,))
+
+K = TypeVar("K", bound=Callable[..., None])
+
+
+def backend_kernel(label: str) -> Callable[[K], K]:
+    """Decorator for a library kernel over raw storages (stage A4's im2col, pooling and
+    embedding loops): every backend gets an operation of the kernel's name,
+    ``backend.<name>``, run as its `compile_kernel` makes it: Python on the simple backend,
+    Numba on the fast one, a NotImplementedError naming `label` and the backend where the
+    backend has no way to run it. The kernel itself is returned unchanged."""
+
+    def register(kernel: K) -> K:
+        op = _lazy(lambda ops: ops.compile_kernel(kernel, label))
+        op.__set_name__(TensorBackend, kernel.__name__)
+        setattr(TensorBackend, kernel.__name__, op)
+        return kernel
+
+    return register
+
+
+#: Each backend by its name (the first one made with that name): how unpickling finds it.
+_NAMED: dict[str, TensorBackend] = {}
+
+
+def backend_named(name: str) -> TensorBackend:
+    """The backend called `name` (e.g. "fast"), as a pickled backend names it."""
+    if name not in _NAMED:
+        raise ValueError(f"unknown backend {name!r}: choose one of {sorted(_NAMED)}")
+    return _NAMED[name]
 
 
 # ## Task 2.3: tensor map / zip / reduce / matmul kernels (pure Python)

@@ -3,8 +3,8 @@ input domains that keep them well defined, tolerances, and the comparison helper
 
 Used by the fast (task 3.1/3.2) and CUDA (task 3.3/3.4) backend tests, which check each
 backend against the simple backend and NumPy on the same generated layouts, and by the
-tests of the reference's tuned CPU loops (`test_fast_tuned.py`): the hand-picked layouts of
-`LAYOUT_CASES` and the raw-storage helpers `layout` and `empty`.
+reference's own backend tests: the hand-picked layouts of `LAYOUT_CASES` and the
+raw-storage helpers `layout` and `empty`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`minitorch.fast_exp.exp`, the vectorisable eˣ of the fused kernels, against NumPy's exp."""
+"""`minitorch.accel.fast_exp.exp`, the vectorisable eˣ of the fused kernels, against NumPy's exp."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minitorch.fast_exp import exp
+from minitorch.accel.fast_exp import exp
 from minitorch.jit import njit
 
 pytestmark = pytest.mark.library

@@ -1,4 +1,4 @@
-"""The fused scaled dot-product attention (`minitorch/nn/fused_attention.py`): the same output,
+"""The fused scaled dot-product attention (`minitorch/accel/fused_attention.py`): the same output,
 weights and gradients (q, k, v, a float mask; through the output and through the weights) as
 the composed attention of task 6.2, in float64 and float32, for batch / head dimensions,
 broadcasting, bool and float masks of several shapes with fully masked rows, is_causal with
@@ -14,16 +14,14 @@ import numpy as np
 import pytest
 
 import minitorch
-from minitorch import fused_paths, nn
+from minitorch import fast_paths, nn
 from minitorch.nn import functional as F
 from minitorch.nn.attention import scaled_dot_product_attention_with_weights as sdpa
 from minitorch.testing import grad_check
 
 pytestmark = pytest.mark.library
 
-fused_attention = fused_paths.find("nn.fused_attention")
-if fused_attention is None:  # a release without the reference's fused modules
-    pytest.skip("minitorch.nn.fused_attention is not shipped in this tree", allow_module_level=True)
+from minitorch.accel import fused_attention  # noqa: E402
 
 CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
 TOL = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=1e-4, atol=1e-5)}
@@ -64,7 +62,7 @@ def _run(composed: bool, arrays, mask, kwargs, g_out, g_w, dtype, backend=None, 
         m = (minitorch.tensor(mask, backend=backend) if mask.dtype == bool
              else minitorch.tensor(mask.astype(dtype), requires_grad=True, backend=backend))
     minitorch.manual_seed(seed)
-    with fused_paths.composed_only() if composed else contextlib.nullcontext():
+    with fast_paths.plain_only() if composed else contextlib.nullcontext():
         out, weights = sdpa(q, k, v, attn_mask=m, **kwargs)
         loss = (out * minitorch.tensor(g_out.astype(dtype), backend=backend)).sum()
         if g_w is not None:
@@ -235,7 +233,7 @@ def test_multihead_attention_with_weights_matches_composed() -> None:
     for composed in (False, True):
         mha.zero_grad()
         xs = minitorch.tensor(x, requires_grad=True)
-        with fused_paths.composed_only() if composed else contextlib.nullcontext():
+        with fast_paths.plain_only() if composed else contextlib.nullcontext():
             out, weights = mha(xs, xs, xs, key_padding_mask=minitorch.tensor(padding))
             ((out * minitorch.tensor(_rand(2, 5, 8, seed=2))).sum()
              + (weights * minitorch.tensor(_rand(2, 5, 5, seed=3))).sum()).backward()

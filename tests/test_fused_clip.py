@@ -1,4 +1,4 @@
-"""The fused gradient clipping (`minitorch/nn/fused_clip.py`): the same total norm and the same
+"""The fused gradient clipping (`minitorch/accel/fused_clip.py`): the same total norm and the same
 clipped gradients as the composed `clip_grad_norm_` of task 5.4 — norm types 2, 1, 3 and ∞,
 clipping or not, float64 and float32, strided gradients, gradients shared by two tensors,
 mixed dtypes, the parallel kernels, non-finite norms — that `clip_grad_norm_` takes it, that
@@ -13,14 +13,12 @@ import numpy as np
 import pytest
 
 import minitorch
-from minitorch import fused_paths, nn
+from minitorch import fast_paths, nn
 from minitorch.nn.utils import clip_grad_norm_
 
 pytestmark = pytest.mark.library
 
-fused_clip = fused_paths.find("nn.fused_clip")
-if fused_clip is None:  # a release without the reference's fused modules
-    pytest.skip("minitorch.nn.fused_clip is not shipped in this tree", allow_module_level=True)
+from minitorch.accel import fused_clip  # noqa: E402
 
 NORMS = [2.0, 1.0, 3.0, float("inf")]
 SHAPES = [(4, 3), (5,), (2, 2, 2), (), (300, 256)]  # the last one ≥ fused_clip.PARALLEL_MIN elements
@@ -48,7 +46,7 @@ def _holders(arrays: list[np.ndarray], dtype, strided: bool = False) -> list[min
 def _clip(composed: bool, arrays, dtype, max_norm: float, norm_type: float, strided: bool = False):
     """(total, clipped gradients, the holders) on one path."""
     holders = _holders(arrays, dtype, strided)
-    with fused_paths.composed_only() if composed else contextlib.nullcontext():
+    with fast_paths.plain_only() if composed else contextlib.nullcontext():
         total = clip_grad_norm_(holders, max_norm, norm_type=norm_type)
     return total, [h.grad.numpy() for h in holders], holders
 
@@ -60,7 +58,7 @@ def _clip(composed: bool, arrays, dtype, max_norm: float, norm_type: float, stri
 def test_fused_matches_composed(norm_type, max_norm, dtype, strided, monkeypatch) -> None:
     calls = []
     original = fused_clip.clip_grad_norm_
-    monkeypatch.setattr(fused_clip, "clip_grad_norm_", lambda *a: calls.append(1) or original(*a))
+    monkeypatch.setitem(fast_paths._registry, "clip_grad_norm_", lambda *a, **k: calls.append(1) or original(*a, **k))
     arrays = _arrays(1, scale=2.0)
     fused = _clip(False, arrays, dtype, max_norm, norm_type, strided)
     assert calls, "clip_grad_norm_ did not take the fused path"
@@ -101,7 +99,7 @@ def test_mixed_dtypes_keep_their_own_dtype() -> None:
     arrays = _arrays(3, scale=5.0)[:3]
     for composed in (False, True):
         holders = _holders(arrays[:2], np.float32) + _holders(arrays[2:], np.float64)
-        with fused_paths.composed_only() if composed else contextlib.nullcontext():
+        with fast_paths.plain_only() if composed else contextlib.nullcontext():
             total = clip_grad_norm_(holders, 1.0)
         assert total.dtype == np.float32
         assert [h.grad.dtype for h in holders] == [np.float32, np.float32, np.float64]
@@ -121,7 +119,7 @@ def test_non_finite_totals(norm_type) -> None:
             results = []
             for composed in (False, True):
                 holders = _holders(arrays, np.float64)
-                with fused_paths.composed_only() if composed else contextlib.nullcontext():
+                with fast_paths.plain_only() if composed else contextlib.nullcontext():
                     if error:
                         with pytest.raises(RuntimeError, match="non-finite"):
                             clip_grad_norm_(holders, 1.0, norm_type=norm_type, error_if_nonfinite=True)

@@ -1,4 +1,4 @@
-"""The fused softmax + cross-entropy (`minitorch/nn/fused_losses.py`): the same values and
+"""The fused softmax + cross-entropy (`minitorch/accel/fused_losses.py`): the same values and
 gradients as the composed `cross_entropy` (nll_loss ∘ log_softmax of task 4.4) — float64 and
 float32, every reduction, class weights, ignore_index, the [N, C], [N, C, d…] and unbatched
 layouts, non-contiguous logits, both CPU backends, the parallel kernels — one graph node,
@@ -12,15 +12,13 @@ import numpy as np
 import pytest
 
 import minitorch
-from minitorch import fused_paths
+from minitorch import fast_paths
 from minitorch.nn import functional as F
 from minitorch.testing import grad_check
 
 pytestmark = pytest.mark.library
 
-fused_losses = fused_paths.find("nn.fused_losses")
-if fused_losses is None:  # a release without the reference's fused modules
-    pytest.skip("minitorch.nn.fused_losses is not shipped in this tree", allow_module_level=True)
+from minitorch.accel import fused_losses  # noqa: E402
 
 CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
 TOL = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=2e-5, atol=2e-6)}
@@ -54,7 +52,7 @@ def _run(composed: bool, x: np.ndarray, t: np.ndarray, dtype, backend=None, weig
     assert logits._tensor.is_contiguous() == (layout == "plain")
     w = None if weight is None else minitorch.tensor(weight.astype(dtype), backend=backend)
     target = minitorch.tensor(t, dtype=minitorch.int64, backend=backend)
-    with fused_paths.composed_only() if composed else contextlib.nullcontext():
+    with fast_paths.plain_only() if composed else contextlib.nullcontext():
         loss = F.cross_entropy(logits, target, weight=w, **kw)
         g = np.random.default_rng(99).standard_normal(loss.shape)
         loss.backward(minitorch.tensor(g.astype(dtype), backend=backend))
@@ -131,7 +129,7 @@ def test_one_graph_node_and_targets_as_arrays() -> None:
     loss = F.cross_entropy(logits, t)  # a NumPy array of class ids is accepted, as in the composed path
     assert loss.history.last_fn is fused_losses.CrossEntropyFunction
     assert [i for i in loss.history.inputs if isinstance(i, minitorch.Tensor)] == [logits]
-    with fused_paths.composed_only():
+    with fast_paths.plain_only():
         expected = F.cross_entropy(logits, list(t))
     np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-14)
 
@@ -159,7 +157,7 @@ def test_the_same_errors_as_the_composed_path() -> None:
         if not isinstance(target, minitorch.Tensor):
             target = minitorch.tensor(target, dtype=minitorch.int64)
         for composed in (False, True):
-            with fused_paths.composed_only() if composed else contextlib.nullcontext():
+            with fast_paths.plain_only() if composed else contextlib.nullcontext():
                 with pytest.raises(error, match=message):
                     F.cross_entropy(logits, target, **kw)
 
@@ -186,7 +184,7 @@ def test_cuda_logits_take_the_composed_path() -> None:
     logits = minitorch.tensor(x, backend=minitorch.CudaBackend)
     assert not fused_losses.supports(logits, None)
     loss = F.cross_entropy(logits, minitorch.tensor(t, dtype=minitorch.int64, backend=minitorch.CudaBackend))
-    with fused_paths.composed_only():
+    with fast_paths.plain_only():
         expected = F.cross_entropy(minitorch.tensor(x), minitorch.tensor(t, dtype=minitorch.int64))
     np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-12)
 

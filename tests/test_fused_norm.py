@@ -1,4 +1,4 @@
-"""The fused LayerNorm (`minitorch/nn/fused_norm.py`): the same values and gradients as the
+"""The fused LayerNorm (`minitorch/accel/fused_norm.py`): the same values and gradients as the
 composed `layer_norm` of task 6.4 (float64 and float32, with and without weight / bias,
 several normalized shapes, non-contiguous inputs, both CPU backends, the parallel kernels),
 one graph node, the cases it leaves to the composed path, central differences, and torch."""
@@ -11,15 +11,13 @@ import numpy as np
 import pytest
 
 import minitorch
-from minitorch import fused_paths
+from minitorch import fast_paths
 from minitorch.nn import functional as F
 from minitorch.testing import grad_check
 
 pytestmark = pytest.mark.library
 
-fused_norm = fused_paths.find("nn.fused_norm")
-if fused_norm is None:  # a release without the reference's fused modules
-    pytest.skip("minitorch.nn.fused_norm is not shipped in this tree", allow_module_level=True)
+from minitorch.accel import fused_norm  # noqa: E402
 
 CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
 TOL = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=2e-4, atol=2e-5)}
@@ -38,7 +36,7 @@ def _run(composed: bool, x: np.ndarray, normalized, w, b, g: np.ndarray, dtype, 
     assert x_in._tensor.is_contiguous() != transpose
     ws = make(w) if w is not None else None
     bs = make(b) if b is not None else None
-    with fused_paths.composed_only() if composed else contextlib.nullcontext():
+    with fast_paths.plain_only() if composed else contextlib.nullcontext():
         y = F.layer_norm(x_in, normalized, ws, bs, eps)
         y.backward(minitorch.tensor(g.astype(dtype), backend=backend))
     grad_x = xs.grad.numpy().swapaxes(0, 1) if transpose else xs.grad.numpy()
@@ -104,7 +102,7 @@ def test_unsupported_cases_take_the_composed_path(monkeypatch) -> None:
     w64 = minitorch.tensor(_rand(4, seed=1), requires_grad=True)  # float64 weight, float32 input: promotes
     y = F.layer_norm(x32, 4, w64)
     assert not calls and y.dtype == np.float64
-    with fused_paths.composed_only():
+    with fast_paths.plain_only():
         expected = F.layer_norm(x32, 4, w64)
     np.testing.assert_array_equal(y.numpy(), expected.numpy())
     w_scalar = minitorch.tensor(_rand(1, seed=2))  # broadcasts in the composed code, not normalized_shape

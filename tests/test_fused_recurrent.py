@@ -1,4 +1,4 @@
-"""The fused LSTM and GRU steps (`minitorch/nn/fused_recurrent.py`): the same values and
+"""The fused LSTM and GRU steps (`minitorch/accel/fused_recurrent.py`): the same values and
 gradients as the composed `lstm_step` / `gru_step` of tasks 5.2 and 5.3 (float64 and float32,
 with and without bias, batch 1 and larger, non-contiguous states, both CPU backends, the
 parallel forward kernels), one graph node per step, the cases left to the composed path,
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from minitorch import fused_paths, nn
+from minitorch import fast_paths, nn
 from minitorch.nn.gru import gru_step
 from minitorch.nn.lstm import lstm_step
 from minitorch.nn.recurrent import LayerStep
@@ -22,9 +22,7 @@ from minitorch.testing import grad_check
 
 pytestmark = pytest.mark.library
 
-fused = fused_paths.find("nn.fused_recurrent")
-if fused is None:  # a release without the reference's fused modules
-    pytest.skip("minitorch.nn.fused_recurrent is not shipped in this tree", allow_module_level=True)
+from minitorch.accel import fused_recurrent as fused  # noqa: E402
 
 CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
 TOL = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=2e-4, atol=2e-5)}
@@ -71,7 +69,7 @@ def _run(kind: str, arrays: dict, dtype, composed: bool, backend=None, strided: 
     for n in names:
         leaves[n], fed[n] = _leaf(arrays[n], dtype, backend, transposed=strided and n in ("x_proj", "h", "c"))
     b = fed.get("b_hh")
-    with fused_paths.composed_only() if composed else contextlib.nullcontext():
+    with fast_paths.plain_only() if composed else contextlib.nullcontext():
         if kind == "lstm":
             step = lstm_step if composed else fused.lstm_step
             h_next, c_next = step(fed["x_proj"], (fed["h"], fed["c"]), fed["w_hh"], b)
@@ -167,7 +165,7 @@ def test_only_some_inputs_need_gradients(kind) -> None:
         h = minitorch.tensor(arrays["h"])
         w = minitorch.tensor(arrays["w_hh"])
         b = minitorch.tensor(arrays["b_hh"], requires_grad=True)
-        with fused_paths.composed_only() if composed else contextlib.nullcontext():
+        with fast_paths.plain_only() if composed else contextlib.nullcontext():
             if kind == "lstm":
                 c = minitorch.tensor(arrays["c"], requires_grad=True)
                 h_next, c_next = (lstm_step if composed else fused.lstm_step)(x, (h, c), w, b)
@@ -271,7 +269,7 @@ def _layer_run(kind: str, dtype, composed: bool, batch_first: bool, seed: int = 
                          requires_grad=True)
     states = [minitorch.tensor(_rand(4, B, H, seed=seed + 2 + k).astype(dtype), requires_grad=True)
               for k in range(2 if kind == "lstm" else 1)]
-    with fused_paths.composed_only() if composed else contextlib.nullcontext():
+    with fast_paths.plain_only() if composed else contextlib.nullcontext():
         out, final = layer(x, tuple(states) if kind == "lstm" else states[0])
         finals = list(final) if kind == "lstm" else [final]
         loss = (out * minitorch.tensor(_rand(*out.shape, seed=seed + 5).astype(dtype))).sum()
@@ -294,7 +292,7 @@ def test_stacked_bidirectional_layer_fused_vs_composed(kind, dtype) -> None:
 
 def test_gru_cell_takes_the_fused_step(monkeypatch) -> None:
     """Outside a layer's sequence (a step called on its own), the GRU's cell_step is the fused
-    step when it is there, the composed one in `composed_only`."""
+    step when it is there, the composed one in `plain_only`."""
     calls = []
     monkeypatch.setattr(fused, "gru_step", lambda *args, real=fused.gru_step: calls.append(1) or real(*args))
     layer = nn.GRU(3, 4)
@@ -302,7 +300,7 @@ def test_gru_cell_takes_the_fused_step(monkeypatch) -> None:
     x_proj, h = minitorch.tensor(_rand(2, 12, seed=1)), minitorch.tensor(_rand(2, 4, seed=2))
     layer.cell_step(x_proj, h, w_hh, b_hh)
     assert len(calls) == 1
-    with fused_paths.composed_only():
+    with fast_paths.plain_only():
         layer.cell_step(x_proj, h, w_hh, b_hh)
     assert len(calls) == 1
 
@@ -310,7 +308,7 @@ def test_gru_cell_takes_the_fused_step(monkeypatch) -> None:
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
 def test_layer_runs_each_sequence_as_one_node(kind, monkeypatch) -> None:
     """An LSTM (GRU) layer runs each layer and direction as ONE `LSTMSequence`
-    (`GRUSequence`) node, never step by step, and the composed steps in `composed_only`."""
+    (`GRUSequence`) node, never step by step, and the composed steps in `plain_only`."""
     calls, steps = [], []
     step_name, node = ("lstm_step", fused.LSTMSequence) if kind == "lstm" else ("gru_step", fused.GRUSequence)
     monkeypatch.setattr(fused, step_name, lambda *args, real=getattr(fused, step_name): steps.append(1) or real(*args))
@@ -321,7 +319,7 @@ def test_layer_runs_each_sequence_as_one_node(kind, monkeypatch) -> None:
     out, _ = layer(x)
     assert calls == [False, True, False, True] and steps == []  # (layer, direction) in order; reverse flags
     assert out.history is not None
-    with fused_paths.composed_only():
+    with fast_paths.plain_only():
         layer(x)
     assert len(calls) == 4 and steps == []
 
@@ -348,7 +346,7 @@ def test_a_layer_whose_step_is_overridden_runs_its_own_step(plain_cls, changed_c
     out_plain, _ = plain(x)
     out_changed, _ = changed(x)
     assert not np.allclose(out_plain.numpy(), out_changed.numpy())
-    with fused_paths.composed_only():
+    with fast_paths.plain_only():
         expected, _ = changed(x)
     np.testing.assert_allclose(out_changed.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
 
@@ -472,7 +470,7 @@ def test_unsupported_cell_step_falls_back() -> None:
     state = (minitorch.tensor(a["h"]).to(minitorch.float32), minitorch.tensor(a["c"]).to(minitorch.float32))
     w, b = minitorch.tensor(a["w_hh"]), minitorch.tensor(a["b_hh"])
     h_next, c_next = layer.cell_step(x, state, w, b)
-    with fused_paths.composed_only():
+    with fast_paths.plain_only():
         h_ref, c_ref = layer.cell_step(x, state, w, b)
     assert h_next.dtype == h_ref.dtype
     np.testing.assert_array_equal(h_next.numpy(), h_ref.numpy())
@@ -501,7 +499,7 @@ def test_time_steps_give_the_composed_views_and_gradients(shape) -> None:
     x = minitorch.tensor(rng.standard_normal(shape), requires_grad=True)
     weights = [minitorch.tensor(rng.standard_normal(shape[1:])) for _ in range(shape[0])]
     fused_steps = time_steps(x)
-    with fused_paths.composed_only():
+    with fast_paths.plain_only():
         composed_steps = time_steps(x)
     for a, b in zip(fused_steps, composed_steps):
         np.testing.assert_array_equal(a.numpy(), b.numpy())

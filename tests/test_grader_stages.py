@@ -4,11 +4,14 @@ included (each planted mistake costing only its own task is tests/test_grader_on
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from grader.checks import stage_checks
+from grader.fences import package_fences
 from grader.grading import grade
 from grader.manifest import all_manifests, load_manifest, repo_root
 from grader.release import release
@@ -30,6 +33,37 @@ def test_the_manifest_names_every_registered_check_once_and_the_points_add_up(st
     named = [c for t in manifest.tasks for c in t.checks]
     assert sorted(named) == sorted(stage_checks(stage))  # no check unused, none missing, none twice
     assert manifest.total_points == 100
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_every_task_has_every_piece(stage: str) -> None:
+    """The pieces of a task that docs/ADDING.md lists, beyond what the manifest loader checks
+    (fences that exist, checks that are registered): a handout section naming the files of
+    its fences, public tests carrying its marker, the marker registered in pyproject.toml, a
+    row in the task table of assignments/README.md, and the stage's mutation catalogue."""
+    root = repo_root()
+    files_of: dict[str, set[str]] = {}
+    for rel, fences in package_fences(root / "minitorch").items():
+        for fence in fences:
+            files_of.setdefault(fence.task, set()).add(rel)
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    markers = {m.split(":")[0] for m in pyproject["tool"]["pytest"]["ini_options"]["markers"]}
+    table = (root / "assignments" / "README.md").read_text(encoding="utf-8")
+    folder = next((root / "assignments").glob(f"{stage}-*"))
+    handout = (folder / "README.md").read_text(encoding="utf-8")
+    assert (folder / "mutants.toml").is_file(), f"{folder.name}: no mutants.toml (the mutation catalogue, may be empty)"
+    for task in load_manifest(stage).tasks:
+        header = re.search(rf"^## Task {re.escape(task.id)} · (.*)$", handout, re.M)
+        assert header, f"{folder.name}/README.md: no section '## Task {task.id} · …'"
+        for rel in sorted(files_of[task.id]):
+            assert f"`{rel}`" in header.group(1), f"the handout's section of task {task.id} does not name {rel}"
+        assert task.public_tests, f"task {task.id} has no public tests"
+        for test_file in task.public_tests:
+            text = (root / test_file).read_text(encoding="utf-8")
+            assert f"mark.{task.marker}" in text, f"{test_file} has no test marked {task.marker}"
+        assert task.marker in markers, f"pytest marker {task.marker} is not registered in pyproject.toml"
+        assert re.search(rf"^\| {re.escape(task.id)} \| {stage.upper()} \|", table, re.M), (
+            f"assignments/README.md's task table has no row for {task.id}")
 
 
 @pytest.mark.parametrize("stage", STAGES)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from minitorch import fast_tuned
+from minitorch.accel import tuned_kernels
 from minitorch.jit import serial_and_parallel
 from minitorch.tensor_data import TensorData
 from minitorch.tensor_functions import batched_matmul
@@ -27,9 +27,9 @@ def _t(array: np.ndarray, grad: bool = False) -> minitorch.Tensor:
 
 
 def test_serial_twin_is_a_separate_kernel_with_the_same_result() -> None:
-    kernel = fast_tuned.tensor_zip_fast(minitorch.operators.add)
-    twin = fast_tuned.serial_twin(kernel)
-    assert twin is fast_tuned.serial_twin(kernel)  # made once
+    kernel = tuned_kernels.tensor_zip_fast(minitorch.operators.add)
+    twin = tuned_kernels.serial_twin(kernel)
+    assert twin is tuned_kernels.serial_twin(kernel)  # made once
     assert "parallel" not in twin.targetoptions and kernel.targetoptions.get("parallel")
     # a different name, so Numba's disk cache files the two compilations apart
     assert twin.py_func.__qualname__ == kernel.py_func.__qualname__ + "_serial"
@@ -49,11 +49,11 @@ def test_launch_picks_the_serial_twin_below_the_threshold() -> None:
             out[i] = i
 
     out = np.zeros(5)
-    fast_tuned.launch(fill, 10, 100, out)  # small: the twin
+    tuned_kernels.launch(fill, 10, 100, out)  # small: the twin
     assert getattr(fill, "_minitorch_serial", None) is not None
     np.testing.assert_array_equal(out, np.arange(5.0))
     out[:] = 0
-    fast_tuned.launch(fill, 1000, 100, out)  # large: the parallel kernel
+    tuned_kernels.launch(fill, 1000, 100, out)  # large: the parallel kernel
     np.testing.assert_array_equal(out, np.arange(5.0))
 
 

@@ -141,6 +141,30 @@ def test_no_reference_code_of_the_stage_or_later_ships(releases: dict[str, Path]
                 assert not leaked, f"{stage}: {name} holds reference code: {leaked[:5]}"
 
 
+#: Words that name the reference's faster code, and the `minitorch/accel/` files whose
+#: presence in a release lets its files use them.
+_ACCEL_WORDS = {"tuned": "tuned_", "fused": "fused_"}
+#: What a student reads (the corpora under minitorch/datasets/data are text, not the kit's).
+_READ_SUFFIXES = {".py", ".md", ".ipynb", ".toml", ".yml", ".yaml", ".cfg", ".sh"}
+
+
+def test_no_released_file_names_faster_code_the_release_lacks(releases: dict[str, Path]) -> None:
+    """A student reads what the release gives them: no file of it names the reference's
+    tuned backend or fused layers unless the release ships some of them (issue 28)."""
+    for stage, out in releases.items():
+        accel = {p.name for p in (out / "minitorch" / "accel").glob("*.py")} - {"__init__.py"}
+        for word, prefix in _ACCEL_WORDS.items():
+            if any(name.startswith(prefix) for name in accel):
+                continue
+            pattern = re.compile(rf"(?<![A-Za-z]){word}(?![A-Za-z])", re.IGNORECASE)
+            named = sorted(name for name, text in _texts(out).items()
+                           if Path(name).suffix in _READ_SUFFIXES and pattern.search(text))
+            assert not named, f"{stage}: {named} mention {word!r} code that {stage} does not ship"
+        if stage_number(stage) <= 3:
+            assert accel == set(), f"{stage} ships {accel}"
+            assert "fast_tuned" not in "".join(_texts(out).values())
+
+
 def test_nothing_of_the_grader_ships(releases: dict[str, Path]) -> None:
     # grader/examples holds sample submissions (made from the reference); everything else
     # in grader/ is the grader itself and its hidden checks.

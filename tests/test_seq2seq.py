@@ -195,7 +195,7 @@ def test_training_smoke_run_learns_decodes_and_draws(tmp_path: Path, capsys, mon
     """... without matplotlib (the heatmaps are drawn in test_command_line_prints_the_scores):
     the run says what to install, even when quiet, and goes on."""
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now fails
-    # small sizes: every tensor stays under fast_tuned.PARALLEL_MIN elements (one thread: quick on a busy machine)
+    # small sizes: every tensor stays under the fast backend's one-thread size (one thread: quick on a busy machine)
     config = Config(steps=30, batch_size=8, embedding=16, hidden=16, attention=16, lr=1e-2, eval_every=15,
                     eval_size=20, n_train=1000, n_val=40, n_test=40, heatmap_png=str(tmp_path / "att.png"),
                     heatmap_examples=2)

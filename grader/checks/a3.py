@@ -2,8 +2,8 @@
 (3.3, 3.4; run on Numba's CUDA simulator unless the grader is given a GPU).
 
 The reference's tuned CPU loops (flat and row-wise paths, the tiled matmul) live in
-`minitorch/fast_tuned.py`, which the A3 manifest lists as ``reference_only``: A3 child trees
-do not contain it, so `FastBackend` runs the student's kernels on every layout, contiguous
+`minitorch/accel/` (`tuned_ops`, `tuned_kernels`), which the A3 manifest lists as
+``reference_only``: A3 child trees do not contain them, so `FastBackend` runs the student's kernels on every layout, contiguous
 ones included, and the probes below use both kinds. The probes that call the kernels
 of `fast_ops` directly (`tensor_map(fn)`, …, `tensor_matmul`) reach the student's code
 whatever the tree holds; the parent computes their expected values with the simple kernels

@@ -50,6 +50,7 @@ from minitorch.examples.plots import loss_curve
 from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.nn.language_model import CharLanguageModel, State, evaluate, perplexity, sample, train_chunk, train_step
 from minitorch.optim import Adam
+from minitorch.allocator import tune_malloc
 
 #: Settings that fix the model's shape: a checkpoint only resumes a run that agrees on them.
 MODEL_KEYS = ("cell", "embedding", "hidden", "layers", "dtype")
@@ -338,6 +339,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> TrainResult:
+    tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
     config = parse_args(argv)
     try:
         return train(config)

@@ -47,6 +47,7 @@ from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.nn.gpt import TinyGPT, extend_ids, evaluate, sample, train_step
 from minitorch.nn.positional import sinusoidal_positional_encoding
 from minitorch.optim import Adam
+from minitorch.allocator import tune_malloc
 
 FRAMEWORKS = ("minitorch", "torch")
 
@@ -357,6 +358,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> TrainResult:
+    tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
     config = parse_args(argv)
     try:
         return train(config)

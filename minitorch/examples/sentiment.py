@@ -41,6 +41,7 @@ from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.nn import functional as F
 from minitorch.nn.textcnn import TextCNN, saliency
 from minitorch.text import Vocab, batches, pad_batch, tokenize
+from minitorch.allocator import tune_malloc
 
 
 @dataclass
@@ -276,6 +277,7 @@ def explain(
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
+    tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--emb", type=int, default=300, help="embedding size (Kim: 300)")

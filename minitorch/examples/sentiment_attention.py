@@ -49,6 +49,7 @@ from minitorch.nn import functional as F
 from minitorch.tensor import Tensor
 from minitorch.tensor_ops import TensorBackend
 from minitorch.text import Vocab, batches, pad_batch, tokenize
+from minitorch.allocator import tune_malloc
 
 
 class AttentionClassifier(Module):
@@ -252,6 +253,7 @@ def explain(model: AttentionClassifier, vocab: Vocab, sentence: str, console: Op
 
 
 def main(argv: Optional[Sequence[str]] = None) -> TrainResult:
+    tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--emb", type=int, default=128, help="embedding size")

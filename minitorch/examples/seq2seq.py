@@ -65,6 +65,7 @@ from minitorch.nn.losses import cross_entropy
 from minitorch.optim import Adam
 from minitorch.tensor import Tensor
 from minitorch.tensor_ops import TensorBackend
+from minitorch.allocator import tune_malloc
 
 
 def _ids(array: np.ndarray, backend: TensorBackend) -> Tensor:
@@ -446,6 +447,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> TrainResult:
+    tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
     return train(parse_args(argv))
 
 

@@ -51,7 +51,7 @@ from typing import Optional
 
 import numpy as np
 
-from .. import fused_paths
+from ..fast_paths import replaceable
 from ..tensor import Tensor
 from ..tensor_data import ShapeError
 from .dropout import dropout
@@ -130,6 +130,26 @@ def _check_sdpa(
         )
 
 
+def sdpa_arguments(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Optional[Tensor],
+    dropout_p: float,
+    is_causal: bool,
+    scale: Optional[float],
+    enable_gqa: bool,
+) -> tuple[Optional[Tensor], float]:
+    """Checks the arguments (errors named after `scaled_dot_product_attention`) and returns
+    (attn_mask, scale) as the computation uses them: a float mask in the query's dtype (it
+    is added to the scores), and scale = 1/√E unless given."""
+    _check_sdpa("scaled_dot_product_attention", query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
+    if attn_mask is not None and attn_mask.dtype != bool:
+        attn_mask = attn_mask.to(query.dtype)
+    return attn_mask, 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+
+
+@replaceable("scaled_dot_product_attention_with_weights")
 def scaled_dot_product_attention_with_weights(
     query: Tensor,
     key: Tensor,
@@ -148,16 +168,8 @@ def scaled_dot_product_attention_with_weights(
     i attends to keys j ≤ i. scale: 1/√E unless given. The weights returned are those
     applied to V, so after dropout when dropout_p > 0; an all-masked row has weights 0.
     """
-    name = "scaled_dot_product_attention"
-    _check_sdpa(name, query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
-    if attn_mask is not None and attn_mask.dtype != bool:
-        attn_mask = attn_mask.to(query.dtype)  # a float mask is added in the query's dtype
+    attn_mask, scale = sdpa_arguments(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     L, S = query.shape[-2], key.shape[-2]
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
-    fused = fused_paths.find("nn.fused_attention")  # the reference's fused version (not in A6 releases)
-    if fused is not None and fused.supports(query, key, value, attn_mask):
-        return fused.scaled_dot_product_attention_with_weights(query, key, value, attn_mask, dropout_p, is_causal,
-                                                               scale)
     # BEGIN SOLUTION 6.2
     scores = (query @ key.transpose(-2, -1)) * scale            # Q Kᵀ / √d_k: [..., L, S]
     allowed = None                                              # masked_softmax: True = may attend

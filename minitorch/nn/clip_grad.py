@@ -33,11 +33,11 @@ from typing import Any, Iterable, Union
 
 import numpy as np
 
-from .. import fused_paths
+from ..fast_paths import replaceable
 from ..module import Parameter
 from ..tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "gradient_holders", "set_grad"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_arguments", "gradient_holders", "set_grad"]
 
 Parameters = Union[Parameter, Tensor, Iterable[Union[Parameter, Tensor]]]
 
@@ -67,6 +67,18 @@ def set_grad(holder: Tensor, values: np.ndarray) -> None:
     holder.grad = holder.grad.new_tensor(values)
 
 
+def clip_arguments(
+    parameters: Parameters, max_norm: float, norm_type: Union[float, str]
+) -> tuple[list[Tensor], float, float]:
+    """(the tensors holding a gradient, max_norm, norm_type) as `clip_grad_norm_` uses them,
+    after checking that norm_type is a positive number or inf."""
+    norm_type = float(norm_type)
+    if not norm_type > 0:
+        raise ValueError(f"clip_grad_norm_: norm_type must be a positive number or inf, got {norm_type}")
+    return gradient_holders("clip_grad_norm_", parameters), float(max_norm), norm_type
+
+
+@replaceable("clip_grad_norm_")
 def clip_grad_norm_(
     parameters: Parameters,
     max_norm: float,
@@ -82,17 +94,9 @@ def clip_grad_norm_(
     0 when no parameter has a gradient. `norm_type` may be float("inf") or "inf".
     Raises RuntimeError when error_if_nonfinite and total is NaN or ±inf.
     """
-    norm_type = float(norm_type)
-    if not norm_type > 0:
-        raise ValueError(f"clip_grad_norm_: norm_type must be a positive number or inf, got {norm_type}")
-    max_norm = float(max_norm)
-    holders = gradient_holders("clip_grad_norm_", parameters)
+    holders, max_norm, norm_type = clip_arguments(parameters, max_norm, norm_type)
     if not holders:
         return Tensor.make(np.zeros(1), ())  # as PyTorch: a 0-d zero
-    # The reference's Numba kernels (absent from A5 releases, where this is the task).
-    fused = fused_paths.find("nn.fused_clip")
-    if fused is not None and fused.supports(holders):
-        return fused.clip_grad_norm_(holders, max_norm, norm_type, error_if_nonfinite)
     # BEGIN SOLUTION 5.4
     grads = [h.grad.numpy().astype(np.float64) for h in holders]
     if norm_type == np.inf:

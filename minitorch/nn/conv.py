@@ -50,7 +50,7 @@ from ..module import Module
 from .parameter import Parameter
 from ..tensor import Tensor
 from ..tensor_data import Shape, ShapeError, Storage, Strides
-from ..tensor_ops import TensorBackend
+from ..tensor_ops import TensorBackend, backend_kernel
 from .linear import uniform
 from .validation import check_float, int_tuple
 
@@ -68,6 +68,7 @@ __all__ = [
 # ## Task 4.1: conv1d — the kernels
 
 
+@backend_kernel("conv1d (im2col1d)")
 def im2col1d(
     out: Storage, out_shape: Shape, out_strides: Strides,
     x: Storage, x_shape: Shape, x_strides: Strides,
@@ -101,6 +102,7 @@ def im2col1d(
     # END SOLUTION 4.1
 
 
+@backend_kernel("conv1d backward (col2im1d)")
 def col2im1d(
     out: Storage, out_shape: Shape, out_strides: Strides,
     cols: Storage, cols_shape: Shape, cols_strides: Strides,
@@ -136,6 +138,7 @@ def col2im1d(
 # ## Task 4.2: conv2d — the kernels
 
 
+@backend_kernel("conv2d (im2col2d)")
 def im2col2d(
     out: Storage, out_shape: Shape, out_strides: Strides,
     x: Storage, x_shape: Shape, x_strides: Strides,
@@ -174,6 +177,7 @@ def im2col2d(
     # END SOLUTION 4.2
 
 
+@backend_kernel("conv2d backward (col2im2d)")
 def col2im2d(
     out: Storage, out_shape: Shape, out_strides: Strides,
     cols: Storage, cols_shape: Shape, cols_strides: Strides,

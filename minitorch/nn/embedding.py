@@ -35,7 +35,7 @@ from ..tensor import Tensor
 from ..constructors import randn, tensor
 from ..function import Function
 from ..tensor_data import Shape, Storage, Strides
-from ..tensor_ops import TensorBackend
+from ..tensor_ops import TensorBackend, backend_kernel
 from .validation import check_float
 
 __all__ = ["embedding", "Embedding"]
@@ -45,6 +45,7 @@ __all__ = ["embedding", "Embedding"]
 # The kernels (library code; the backend runs them, see `tensor_ops.compile_kernel`)
 
 
+@backend_kernel("embedding lookup (embedding_gather)")
 def embedding_gather(
     out: Storage, out_shape: Shape, out_strides: Strides,
     weight: Storage, weight_shape: Shape, weight_strides: Strides,
@@ -58,6 +59,7 @@ def embedding_gather(
             out[i * out_strides[0] + j * out_strides[1]] = weight[row * weight_strides[0] + j * weight_strides[1]]
 
 
+@backend_kernel("embedding backward (embedding_scatter_add)")
 def embedding_scatter_add(
     out: Storage, out_shape: Shape, out_strides: Strides,
     grad: Storage, grad_shape: Shape, grad_strides: Strides,

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence, Union
 
-from .. import fused_paths
 from ..constructors import ones, zeros
+from ..fast_paths import replaceable
 from ..module import Module
 from .parameter import Parameter
 from ..tensor import Tensor
@@ -37,6 +37,18 @@ def _as_shape(normalized_shape: Shape) -> tuple[int, ...]:
     return shape
 
 
+def checked_shape(input: Tensor, normalized_shape: Shape) -> tuple[int, ...]:
+    """normalized_shape as a tuple, after checking that the input ends with it."""
+    shape = _as_shape(normalized_shape)
+    if tuple(input.shape[len(input.shape) - len(shape):]) != shape or len(input.shape) < len(shape):
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
+            f"but got input of size {list(input.shape)}"
+        )
+    return shape
+
+
+@replaceable("layer_norm")
 def layer_norm(
     input: Tensor,
     normalized_shape: Shape,
@@ -49,15 +61,7 @@ def layer_norm(
     Shapes: input [..., *normalized_shape] → the same shape; weight and bias, when given,
     have shape normalized_shape.
     """
-    shape = _as_shape(normalized_shape)
-    if tuple(input.shape[len(input.shape) - len(shape):]) != shape or len(input.shape) < len(shape):
-        raise RuntimeError(
-            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
-            f"but got input of size {list(input.shape)}"
-        )
-    fused = fused_paths.find("nn.fused_norm")  # the reference's one-kernel version (not in A6 releases)
-    if fused is not None and fused.supports(input, shape, weight, bias):
-        return fused.layer_norm(input, shape, weight, bias, eps)
+    shape = checked_shape(input, normalized_shape)
     lead = tuple(input.shape[: len(input.shape) - len(shape)])
     x = input.reshape(*lead, math.prod(shape))  # one vector of N values per row
     # BEGIN SOLUTION 6.4

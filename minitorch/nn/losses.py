@@ -26,9 +26,8 @@ the loss could not run on a backend without one, such as CUDA.)
 
 Every reduction is 'mean' (the default), 'sum' or 'none' (per-element losses).
 
-From stage A5 on, `cross_entropy` on a CPU backend runs the reference's fused kernel
-(`fused_losses.py`: softmax and loss in one graph node) instead of this composition; it
-checks its arguments with the same `class_targets` and computes the same values.
+`cross_entropy` may be replaced by a faster version that computes the same values
+(`minitorch.fast_paths`); it checks its arguments with the same `class_targets`.
 """
 
 from __future__ import annotations
@@ -37,8 +36,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import fused_paths
 from ..autodiff import Context
+from ..fast_paths import replaceable
 from ..function import Function
 from ..tensor import Tensor
 from ..tensor_data import ShapeError
@@ -222,6 +221,7 @@ def nll_loss(
     return _reduce_rows(picked.sum(1), t, w, reduction)
 
 
+@replaceable("cross_entropy")
 def cross_entropy(
     input: Tensor,
     target: Any,
@@ -244,11 +244,6 @@ def cross_entropy(
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     if label_smoothing > 0.0:
         return _smoothed_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
-    # The reference's fused kernel (one graph node; absent from A4 releases, where
-    # log_softmax is the task): only for the cases it computes exactly, else composed.
-    fused = fused_paths.find("nn.fused_losses")
-    if fused is not None and fused.supports(input, weight):
-        return fused.cross_entropy(input, target, weight, ignore_index, reduction)
     dim = 0 if input.dims == 1 else 1
     return nll_loss(log_softmax(input, dim), target, weight, ignore_index, reduction)
 

@@ -36,6 +36,7 @@ from ..autodiff import Context
 from ..function import Function
 from ..tensor import Tensor
 from ..tensor_data import Shape, ShapeError, Storage, Strides
+from ..tensor_ops import backend_kernel
 from .validation import check_float, int_tuple
 
 IntOr2 = Union[int, tuple[int, int]]
@@ -47,6 +48,7 @@ __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "max_over_tim
 # ## Task 4.3: the kernels (every array is [N, C, H, W], with any strides)
 
 
+@backend_kernel("max pooling (max_pool2d_forward)")
 def max_pool2d_forward(
     out: Storage, out_shape: Shape, out_strides: Strides, argmax: Storage,
     x: Storage, x_shape: Shape, x_strides: Strides,
@@ -95,6 +97,7 @@ def max_pool2d_forward(
     # END SOLUTION 4.3
 
 
+@backend_kernel("max pooling backward (max_pool2d_backward)")
 def max_pool2d_backward(
     out: Storage, out_shape: Shape, out_strides: Strides, argmax: Storage,
     grad: Storage, grad_shape: Shape, grad_strides: Strides,
@@ -122,6 +125,7 @@ def max_pool2d_backward(
     # END SOLUTION 4.3
 
 
+@backend_kernel("average pooling (avg_pool2d_forward)")
 def avg_pool2d_forward(
     out: Storage, out_shape: Shape, out_strides: Strides,
     x: Storage, x_shape: Shape, x_strides: Strides,
@@ -156,6 +160,7 @@ def avg_pool2d_forward(
     # END SOLUTION 4.3
 
 
+@backend_kernel("average pooling backward (avg_pool2d_backward)")
 def avg_pool2d_backward(
     out: Storage, out_shape: Shape, out_strides: Strides,
     grad: Storage, grad_shape: Shape, grad_strides: Strides,

@@ -31,12 +31,9 @@ layer except the last. Shapes, with D = 2 if bidirectional else 1 and L = num_la
 Speed. The input's share of every step, x_t W_ihᵀ + b_ih, does not depend on the
 recurrence: each layer computes it for all T steps with one matrix product before its loop
 ([T, B, I] @ [I, G·H]); the loop only adds h_{t−1} W_hhᵀ. Every step of every layer goes
-through one method, `cell_step`: for the LSTM and the GRU it runs the reference's fused
-step (`fused_recurrent.py`: one graph node, one Numba kernel for the gates, forward and
-backward) when it is shipped and supports the inputs, else the cell functions. The LSTM
-goes one further there: `unroll` hands a whole layer's sequence to the reference's
-`fused_recurrent.unroll` (one graph node for all T steps, ∂W_hh one product over all
-steps), recognising the LSTM's step by its `LayerStep`.
+through one method, `cell_step`. `cell_step`, `unroll` and `time_steps` may be replaced by
+faster versions that compute the same (`minitorch.fast_paths`); `LayerStep` says which
+cell and weights a step runs, so that a whole layer's sequence can be one operation.
 
 Parameters (torch names and shapes, so a PyTorch state_dict loads): for layer k and
 direction suffix s ("" forward, "_reverse" backward), with G = 1 (RNN), 4 (LSTM: i, f, g,
@@ -52,7 +49,7 @@ import numbers
 import warnings
 from typing import Callable, Optional, Sequence, Union
 
-from .. import fused_paths
+from ..fast_paths import replaceable
 from ..joining import cat, stack
 from ..module import Module
 from ..tensor import Tensor
@@ -71,6 +68,7 @@ __all__ = ["unroll", "time_steps", "RNNBase", "RNN", "LSTM", "GRU"]
 State = Union[Tensor, tuple[Tensor, Tensor]]
 
 
+@replaceable("time_steps")
 def time_steps(x: Tensor) -> list[Tensor]:
     """x [T, ...] as the list of its T views x[0], …, x[T − 1] (as `torch.unbind(x)`).
 
@@ -79,9 +77,6 @@ def time_steps(x: Tensor) -> list[Tensor]:
     tensors — O(T²) work for one sequence. Halving first (x[:T/2] and x[T/2:], then their
     halves, …) gives the same views for O(T log T): each level of halving costs one x.
     """
-    fused = fused_paths.find("nn.fused_recurrent")  # one gradient buffer for all T steps (not in A5 releases)
-    if fused is not None:
-        return fused.time_steps(x)
     steps: list[Tensor] = []
     pending = [x]
     while pending:
@@ -96,6 +91,7 @@ def time_steps(x: Tensor) -> list[Tensor]:
     return steps
 
 
+@replaceable("unroll")
 def unroll(
     step: Callable[[Tensor, State], State],
     inputs: Union[Tensor, Sequence[Tensor]],
@@ -110,11 +106,6 @@ def unroll(
     reverse=True the steps run t = T−1, …, 0 — outputs[t] is still the state after
     reading x_t, and the final state is the one after x_0.
     """
-    fused = fused_paths.find("nn.fused_recurrent")  # a whole LSTM sequence as one node (not in A5 releases)
-    if fused is not None:
-        whole = fused.unroll(step, inputs, state, reverse)  # None unless `step` is an LSTM layer's
-        if whole is not None:
-            return whole
     xs = time_steps(inputs) if isinstance(inputs, Tensor) else list(inputs)
     if not xs:
         raise ValueError("unroll: the sequence is empty (T = 0)")
@@ -147,8 +138,7 @@ class LayerStep:
     ``step(x_proj_t, state)`` is ``cell.cell_step(x_proj_t, state, w_hh, b_hh)``.
 
     A plain function would do for `unroll`; this object also says *which* cell and weights
-    it runs, so that the reference's fused path can run an LSTM layer's whole sequence as
-    one operation (`fused_recurrent.unroll`)."""
+    it runs, so that a faster `unroll` can run a layer's whole sequence as one operation."""
 
     def __init__(self, cell: "RNNBase", w_hh: Tensor, b_hh: Optional[Tensor]) -> None:
         self.cell, self.w_hh, self.b_hh = cell, w_hh, b_hh
@@ -419,10 +409,8 @@ class LSTM(RNNBase):
     ) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype, backend)
 
+    @replaceable("LSTM.cell_step")
     def cell_step(self, x_proj: Tensor, state: State, w_hh: Tensor, b_hh: Optional[Tensor]) -> State:
-        fused = fused_paths.find("nn.fused_recurrent")  # the reference's one-node step (not in A5 releases)
-        if fused is not None and fused.supports(4, x_proj, state, w_hh, b_hh):
-            return fused.lstm_step(x_proj, state, w_hh, b_hh)
         return lstm_step(x_proj, state, w_hh, b_hh)
 
 
@@ -446,8 +434,6 @@ class GRU(RNNBase):
     ) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype, backend)
 
+    @replaceable("GRU.cell_step")
     def cell_step(self, x_proj: Tensor, state: State, w_hh: Tensor, b_hh: Optional[Tensor]) -> State:
-        fused = fused_paths.find("nn.fused_recurrent")  # the reference's one-node step (not in A5 releases)
-        if fused is not None and fused.supports(3, x_proj, (state,), w_hh, b_hh):
-            return fused.gru_step(x_proj, state, w_hh, b_hh)
         return gru_step(x_proj, state, w_hh, b_hh)

@@ -12,39 +12,28 @@ layouts that occur most, each as its own compiled kernel:
 * **contiguous** reduce: input and output row-major. Then a = [outer, R, inner] and the
   fold runs over blocks of `inner` neighbouring outputs at once, reading `a` row by row.
 * **tiled** matmul: operands packed into contiguous panels, 8 × 16 register tiles of
-  accumulators (BLAS-style; about BLAS speed, see PERFORMANCE.md).
+  accumulators (BLAS-style; near BLAS speed on AVX-512, see BENCHMARKS.md).
 * **one thread for small inputs**: entering the thread pool costs more than a small loop, so
   small calls run a serial twin of each kernel (`serial_twin`).
 
-`FastOps` (in `fast_ops`) asks `elementwise_path`, `reduce_path` and `tiled_applies` which
-kernel fits the layouts of a call, and runs it through `launch` (the thread policy);
-otherwise it runs the task's kernel.
-
-Releases: this file is the stage's reference technique outside the fences, so it is listed
-as ``reference_only`` in ``assignments/a3-fast-backends/manifest.toml``: A3 releases and
-the grader's A3 child trees do not contain it (every call then reaches the student's
-kernels, which must work — and are timed — on every layout), and it ships from A4 on.
-Nothing outside `fast_ops` may import it unconditionally.
+`TunedOps` (in `tuned_ops`) asks `map_path_code`, `zip_path_code`, `reduce_fits` and
+`tiled_applies` which kernel fits the layouts of a call, and runs it through `launch` (the
+thread policy); otherwise it runs the task's kernel. Both ship from stage A4 on (the A3
+manifest lists them as ``reference_only``): in an A3 release every call reaches the
+student's kernels, which must work — and are timed — on every layout.
 """
 
 from __future__ import annotations
 
-import os
+from functools import lru_cache
+from typing import Any, Callable
 
-# The tiled matmul needs LLVM's SLP vectorizer (off by default in Numba) to pack its scalar
-# accumulators into vector registers: ~10× faster. Numba re-reads NUMBA_* variables before
-# every compilation, so setting it here works even when numba was imported earlier.
-os.environ.setdefault("NUMBA_SLP_VECTORIZE", "1")
+import numba
+import numpy as np
+from numba import prange
 
-from functools import lru_cache  # noqa: E402
-from typing import Any, Callable  # noqa: E402
-
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
-from numba import prange  # noqa: E402
-
-from .jit import jit_scalar, njit, serial_twin  # noqa: E402
-from .tensor_data import Shape, Storage, Strides  # noqa: E402
+from ..jit import jit_scalar, njit, serial_twin
+from ..tensor_data import Shape, Storage, Strides
 
 __all__ = [
     "elementwise_path",

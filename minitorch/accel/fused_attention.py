@@ -51,9 +51,9 @@ Tricks, each worth a copy or a pass over [B, L, S]:
 * float32 scores are scaled, masked and exponentiated in float32 (expf, twice as fast as
   exp); only the row sums accumulate in float64.
 
-Used through `fused_paths.find("nn.fused_attention")` by `attention.py`, for float32 /
-float64 on CPU backends, when V's batch dimensions add nothing to those of Q Kᵀ (else the
-composed path runs). Dropout draws from the library's generator exactly as `F.dropout`
+It replaces `scaled_dot_product_attention_with_weights` (`nn/attention.py`, through
+`fast_paths`) for float32 / float64 on CPU backends, when V's batch dimensions add nothing
+to those of Q Kᵀ (else the composed path runs). Dropout draws from the library's generator exactly as `F.dropout`
 does, so both paths give the same numbers for the same seed. It is `reference_only` in
 the A6 manifest: A6 releases and grader trees (and earlier ones) leave it out, so a
 student's composed code is what runs and is graded there.
@@ -70,8 +70,10 @@ from numba import prange
 
 from ..autodiff import Context
 from ..constructors import rand
+from ..fast_paths import replaces
 from ..function import Function
 from ..jit import serial_and_parallel
+from ..nn.attention import sdpa_arguments
 from ..tensor import Tensor
 
 __all__ = ["supports", "scaled_dot_product_attention_with_weights"]
@@ -330,7 +332,7 @@ class AttentionWeights(Function):
 
 def supports(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor]) -> bool:
     """Whether the fused path computes exactly what the composed one would (the arguments
-    are already checked by `_check_sdpa`): float32/float64 on CPU backends, no empty
+    are already checked by `sdpa_arguments`): float32/float64 on CPU backends, no empty
     dimension, and V's batch dimensions broadcast into those of Q Kᵀ (the weights keep
     their shape [..., L, S] and multiply V matrix by matrix)."""
     tensors = [query, key, value] + ([attn_mask] if attn_mask is not None else [])
@@ -342,22 +344,30 @@ def supports(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tens
     return tuple(np.broadcast_shapes(batch, value.shape[:-2])) == batch
 
 
+@replaces("scaled_dot_product_attention_with_weights")
 def scaled_dot_product_attention_with_weights(
     query: Tensor,
     key: Tensor,
     value: Tensor,
-    attn_mask: Optional[Tensor],
-    dropout_p: float,
-    is_causal: bool,
-    scale: float,
+    attn_mask: Optional[Tensor] = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: Optional[float] = None,
+    enable_gqa: bool = False,
 ) -> tuple[Tensor, Tensor]:
-    """(softmax(Q Kᵀ · scale + mask) V, the weights), as the composed function of task 6.2.
+    """(softmax(Q Kᵀ · scale + mask) V, the weights), as the composed function of task 6.2;
+    `NotImplemented` (the composed function) unless it `supports` the arguments.
 
-    The caller has checked the arguments, converted a float mask to the query's dtype,
-    resolved `scale`, and asked `supports`. attn_mask: bool (True = may attend), float
-    (added) or None; is_causal: key j ≤ query i. Shapes: query [..., L, E], key [..., S, E],
-    value [..., S, Ev] → (output [..., L, Ev], weights [..., L, S]).
+    The arguments are checked as the composed function checks them (`sdpa_arguments`, with
+    its errors). attn_mask: bool (True = may attend), float (added) or None; is_causal: key
+    j ≤ query i. Shapes: query [..., L, E], key [..., S, E], value [..., S, Ev] →
+    (output [..., L, Ev], weights [..., L, S]).
     """
+    if not all(isinstance(t, Tensor) for t in (query, key, value)):
+        return NotImplemented
+    attn_mask, scale = sdpa_arguments(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    if not supports(query, key, value, attn_mask):
+        return NotImplemented
     batch = tuple(np.broadcast_shapes(query.shape[:-2], key.shape[:-2]))
     bool_mask = attn_mask if attn_mask is not None and attn_mask.dtype == bool else None
     fmask = attn_mask if attn_mask is not None and attn_mask.dtype != bool else None

@@ -65,11 +65,11 @@ up by backpropagation, and no graph node, view or zero tensor is made per step. 
 on the char-LSTM training step (`python -m bench.train_step --models lstm`, B = 32,
 H = 256, T = 64): see BENCHMARKS.md.
 
-Used by `LSTM.cell_step` and `GRU.cell_step` (`minitorch/nn/recurrent.py`) through
-`fused_paths.find`, only on CPU backends, for float32/float64 2-D inputs of one dtype (see
-`supports`); anything else takes the composed step. The reference ships this file from
-stage A6 on (`reference_only` in the A5 manifest), so a student's A5 cells are what runs
-and is graded in A5.
+It replaces `LSTM.cell_step`, `GRU.cell_step`, `unroll` and `time_steps`
+(`minitorch/nn/recurrent.py`, through `fast_paths`) only on CPU backends, for
+float32/float64 2-D inputs of one dtype (see `supports`); anything else takes the composed
+step. The reference ships this file from stage A6 on (`reference_only` in the A5
+manifest), so a student's A5 cells are what runs and is graded in A5.
 """
 
 from __future__ import annotations
@@ -79,14 +79,17 @@ from typing import Any, Optional
 import numpy as np
 from numba import prange
 
-from .. import fast_ops
 from ..autodiff import Context
-from ..fast_exp import exp as fast_exp
+from ..fast_paths import replaces
 from ..function import Function
 from ..jit import njit, serial_and_parallel
+from ..nn.recurrent import GRU, LSTM, LayerStep
 from ..tensor import Tensor
 from ..tensor_data import TensorData
 from ..tensor_ops import TensorBackend
+from . import tuned_kernels
+from .fast_exp import exp as fast_exp
+from .tuned_ops import TunedOps
 
 __all__ = ["supports", "lstm_step", "gru_step", "time_steps", "unroll"]
 
@@ -290,16 +293,16 @@ class _RightFactor:
     W_hh backward): `times(a)` = a @ b as a new C-contiguous [n, m] array.
 
     When the backend's matmul would run the tiled kernel on these shapes, b is packed ONCE
-    here (`fast_tuned.pack_right`) and each step runs that kernel with b already packed —
+    here (`tuned_kernels.pack_right`) and each step runs that kernel with b already packed —
     the same micro-kernel in the same order, so the same numbers as `_product`, without
     packing b again at each of the T steps and without the backend's per-call checks.
     Otherwise each step is `_product`."""
 
     def __init__(self, b: TensorData, rows: int, backend: TensorBackend) -> None:
         self.b, self.backend, self.packed = b, backend, None
-        tuned = fast_ops.fast_tuned if isinstance(backend.ops, type) and issubclass(backend.ops, fast_ops.FastOps) else None
-        if tuned is None:
+        if not (isinstance(backend.ops, type) and issubclass(backend.ops, TunedOps)):
             return
+        tuned = tuned_kernels
         (k, m), dtype = b.shape, b._storage.dtype
         self.out_layout = (np.array([1, rows, m]), np.array([0, m, 1]))
         self.a_layout = (np.array([1, rows, k]), np.array([0, k, 1]))
@@ -428,6 +431,22 @@ def supports(gates: int, x_proj: Tensor, state: tuple[Tensor, ...], w_hh: Tensor
     if any(s.shape != (batch, hidden) for s in state):
         return False
     return b_hh is None or b_hh.shape == (gates * hidden,)
+
+
+@replaces("LSTM.cell_step")
+def lstm_cell_step(cell: LSTM, x_proj: Tensor, state: Any, w_hh: Tensor, b_hh: Optional[Tensor]) -> Any:
+    """`LSTM.cell_step` as one `LSTMStep` node, or `NotImplemented` (the cell functions)."""
+    if not supports(4, x_proj, state, w_hh, b_hh):
+        return NotImplemented
+    return lstm_step(x_proj, state, w_hh, b_hh)
+
+
+@replaces("GRU.cell_step")
+def gru_cell_step(cell: GRU, x_proj: Tensor, state: Any, w_hh: Tensor, b_hh: Optional[Tensor]) -> Any:
+    """`GRU.cell_step` as one `GRUStep` node, or `NotImplemented` (the cell functions)."""
+    if not isinstance(state, Tensor) or not supports(3, x_proj, (state,), w_hh, b_hh):
+        return NotImplemented
+    return gru_step(x_proj, state, w_hh, b_hh)
 
 
 def lstm_step(x_proj: Tensor, hx: tuple[Tensor, Tensor], w_hh: Tensor,
@@ -574,30 +593,29 @@ class GRUSequence(Function):
                 _bias_grad(dgh, grad_output) if has_bias else None, None)
 
 
-def unroll(step: Any, inputs: Tensor, state: Any, reverse: bool) -> Optional[tuple[Tensor, Any]]:
+@replaces("unroll")
+def unroll(step: Any, inputs: Any, state: Any, reverse: bool = False) -> Any:
     """`recurrent.unroll(step, inputs, state, reverse)` as one `LSTMSequence` or
     `GRUSequence` node, when `step` is the step of an LSTM or GRU layer
-    (`recurrent.LayerStep`) over inputs this path supports; None otherwise (the caller then
-    runs the steps one by one)."""
-    from .recurrent import GRU, LSTM, LayerStep
-
+    (`recurrent.LayerStep`) over inputs this path supports; `NotImplemented` otherwise (the
+    steps then run one by one)."""
     if not isinstance(step, LayerStep) or not isinstance(inputs, Tensor) or inputs.dims != 3 or inputs.shape[0] == 0:
-        return None
+        return NotImplemented
     data = inputs._tensor
     first = inputs._view(TensorData(data._storage, data.shape[1:], data.strides[1:]))  # x_proj_0, no graph node
     last = 0 if reverse else inputs.shape[0] - 1
     cell_step = type(step.cell).cell_step  # a subclass that overrides the step keeps its step
     if cell_step is LSTM.cell_step and isinstance(state, tuple) and len(state) == 2:
         if not supports(4, first, state, step.w_hh, step.b_hh):
-            return None
+            return NotImplemented
         hc = LSTMSequence.apply(inputs, state[0], state[1], step.w_hh, step.b_hh, reverse)
         return hc[:, 0], (hc[last, 0], hc[last, 1])
     if cell_step is GRU.cell_step and isinstance(state, Tensor):
         if not supports(3, first, (state,), step.w_hh, step.b_hh):
-            return None
+            return NotImplemented
         out = GRUSequence.apply(inputs, state, step.w_hh, step.b_hh, reverse)
         return out, out[last]
-    return None
+    return NotImplemented
 
 
 # ## The T steps of a sequence, with one gradient buffer
@@ -677,6 +695,7 @@ class Step(Function):
         return grads.write(t, grad_output), None, None
 
 
+@replaces("time_steps")
 def time_steps(x: Tensor) -> list[Tensor]:
     """x [T, ...] as its T views x[0], …, x[T − 1], as `recurrent.time_steps`, with a backward
     that costs one buffer of x's size in all (see `_StepGradients`)."""

@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from .jit import njit
+from ..jit import njit
 
 __all__ = ["exp"]
 

@@ -1,0 +1,167 @@
+"""The reference's fast CPU backend: `FastOps` with the loops of `tuned_kernels` where the
+layout of a call fits them, and the task kernels of `fast_ops` for every other layout.
+
+`TunedOps` registers itself as the replacement of `FastOps` (`fast_paths.replacement`):
+`minitorch.FastBackend` runs it wherever this module ships (from stage A4 on), and runs
+the plain `FastOps` — every call reaching the student's kernels — in an A3 release.
+
+What it changes, per operation:
+
+* **Outputs without a fill.** Every kernel here writes each output element, so an output
+  is `np.empty` over a row-major layout: no pass over memory to zero it. (`FastOps`
+  keeps `TensorOps`' zeros, so that a student's kernel that skips elements shows zeros,
+  the same on every run, rather than whatever the memory held.)
+* **One path choice per call.** Each kernel factory returns a small Python function that
+  looks at the layouts of the call (a few compiled comparisons of shapes and strides,
+  about a microsecond) and runs the tuned kernel that fits them, or the task's kernel.
+* **One thread for small work** (`tuned_kernels.launch`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numba
+import numpy as np
+
+from .. import fast_ops, fast_paths, tensor_data
+from ..fast_ops import FastOps
+from ..tensor_data import Shape, Storage, Strides, TensorData
+from . import tuned_kernels as tuned
+
+__all__ = ["TunedOps"]
+
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+class TunedOps(FastOps):
+    """`FastOps` with the tuned loops (see the module docstring)."""
+
+    @classmethod
+    def new_output(cls, like: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        storage = np.empty(math.prod(shape), dtype=dtype)
+        return like._view(TensorData.row_major(storage, shape))
+
+    # ---- the lean path: no re-checks, outputs without a fill ----------------------------
+
+    @classmethod
+    def map(cls, fn: Callable[[float], float]) -> Any:
+        kernel = cls.map_kernel(fn)
+
+        def ret(a: Any, out: Any = None) -> Any:
+            if out is None:
+                out = cls.new_output(a, a.shape, _F32 if a.dtype == _F32 else _F64)
+            kernel(*out.tuple(), *a.tuple())
+            return out
+
+        return ret
+
+    @classmethod
+    def zip(cls, fn: Callable[[float, float], float]) -> Any:
+        kernel = cls.zip_kernel(fn)
+
+        def ret(a: Any, b: Any) -> Any:
+            shape = a.shape if a.shape == b.shape else tensor_data.shape_broadcast(a.shape, b.shape)
+            out = cls.new_output(a, shape, _F32 if a.dtype == _F32 and b.dtype == _F32 else _F64)
+            kernel(*out.tuple(), *a.tuple(), *b.tuple())
+            return out
+
+        return ret
+
+    @classmethod
+    def reduce(cls, fn: Callable[[float, float], float], start: float = 0.0) -> Any:
+        kernel = cls.reduce_kernel(fn)
+
+        def ret(a: Any, dim: int) -> Any:
+            dim = dim + len(a.shape) if dim < 0 else dim
+            shape = a.shape[:dim] + (1,) + a.shape[dim + 1:]
+            storage = np.full(math.prod(shape), start, dtype=_F32 if a.dtype == _F32 else _F64)
+            out = a._view(TensorData.row_major(storage, shape))
+            kernel(*out.tuple(), *a.tuple(), dim)
+            return out
+
+        return ret
+
+    # ---- the kernels: the tuned loop that fits the layouts, else the task's kernel --------
+
+    @staticmethod
+    def map_kernel(fn: Callable[[float], float]) -> Callable[..., None]:
+        kernel, fast = fast_ops.tensor_map(fn), tuned.tensor_map_fast(fn)
+
+        def run(out: Storage, out_shape: Shape, out_strides: Strides,
+                in_storage: Storage, in_shape: Shape, in_strides: Strides) -> None:
+            path = tuned.map_path_code(out_shape, out_strides, in_shape, in_strides)
+            work = max(len(out), len(in_storage))
+            args = (out, out_shape, out_strides, in_storage, in_shape, in_strides)
+            if path == tuned.GENERAL:
+                tuned.launch(kernel, work, tuned.PARALLEL_MIN, *args)
+            else:
+                tuned.launch(fast, work, tuned.PARALLEL_MIN, *args, path == tuned.FLAT)
+
+        return run
+
+    @staticmethod
+    def zip_kernel(fn: Callable[[float, float], float]) -> Callable[..., None]:
+        kernel, fast = fast_ops.tensor_zip(fn), tuned.tensor_zip_fast(fn)
+
+        def run(out: Storage, out_shape: Shape, out_strides: Strides,
+                a_storage: Storage, a_shape: Shape, a_strides: Strides,
+                b_storage: Storage, b_shape: Shape, b_strides: Strides) -> None:
+            path = tuned.zip_path_code(out_shape, out_strides, a_shape, a_strides, b_shape, b_strides)
+            work = max(len(out), len(a_storage), len(b_storage))
+            args = (out, out_shape, out_strides, a_storage, a_shape, a_strides,
+                    b_storage, b_shape, b_strides)
+            if path == tuned.GENERAL:
+                tuned.launch(kernel, work, tuned.PARALLEL_MIN, *args)
+            else:
+                tuned.launch(fast, work, tuned.PARALLEL_MIN, *args, path == tuned.FLAT)
+
+        return run
+
+    @staticmethod
+    def reduce_kernel(fn: Callable[[float, float], float]) -> Callable[..., None]:
+        kernel, fast = fast_ops.tensor_reduce(fn), tuned.tensor_reduce_fast(fn)
+
+        def run(out: Storage, out_shape: Shape, out_strides: Strides,
+                a_storage: Storage, a_shape: Shape, a_strides: Strides, reduce_dim: int) -> None:
+            fits = tuned.reduce_fits(out_shape, out_strides, a_shape, a_strides)
+            tuned.launch(fast if fits else kernel, max(len(out), len(a_storage)), tuned.PARALLEL_MIN,
+                         out, out_shape, out_strides, a_storage, a_shape, a_strides, reduce_dim)
+
+        return run
+
+    @staticmethod
+    def matmul_kernel() -> Callable[..., None]:
+        return matmul
+
+    @staticmethod
+    def compile_kernel(kernel: Callable[..., None], name: str) -> Callable[..., None]:
+        """A library kernel (e.g. A4's im2col), compiled with parallel loops and cached; a
+        call whose largest array is small runs the kernel's serial twin."""
+        parallel = numba.njit(parallel=True, cache=True)(kernel)
+
+        def run(*args: Any) -> None:
+            work = max((a.size for a in args if isinstance(a, np.ndarray)), default=0)
+            tuned.launch(parallel, work, tuned.PARALLEL_MIN, *args)
+
+        return run
+
+
+def matmul(
+    out: Storage, out_shape: Shape, out_strides: Strides,
+    a_storage: Storage, a_shape: Shape, a_strides: Strides,
+    b_storage: Storage, b_shape: Shape, b_strides: Strides,
+) -> None:
+    """The matmul of `TunedOps`: the tiled kernel for large float products of row- or
+    column-major operands (`tuned_kernels.tiled_applies`), the task's `tensor_matmul` for
+    the rest; on one thread below `tuned_kernels.MATMUL_PARALLEL_MIN` multiply-adds."""
+    args = (out, out_shape, out_strides, a_storage, a_shape, a_strides, b_storage, b_shape, b_strides)
+    work = int(out_shape[0]) * int(out_shape[1]) * int(out_shape[2]) * int(a_shape[2])
+    if tuned.tiled_applies(out, out_shape, out_strides, a_shape, a_strides, b_shape, b_strides):
+        tuned.launch(tuned.tensor_matmul_tiled, work, tuned.MATMUL_PARALLEL_MIN, *args, tuned.not_packed(out))
+    else:
+        tuned.launch(fast_ops.tensor_matmul, work, tuned.MATMUL_PARALLEL_MIN, *args)
+
+
+fast_paths.register("FastOps", TunedOps)
