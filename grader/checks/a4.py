@@ -252,8 +252,9 @@ def dropout(ctx: CheckContext) -> None:
         kept = out != 0
         scale = 1.0 / (1.0 - prob)
         if not np.allclose(out[kept], x[kept] * scale, rtol=1e-12, atol=0):
-            bad = np.argwhere(kept & ~np.isclose(out, x * scale, rtol=1e-12, atol=0))[0]
-            raise CheckFailed(f"{label}: a kept element must be x / (1 − p): at {tuple(bad)} x = {x[tuple(bad)]:.6g}, got {out[tuple(bad)]:.6g}, expected {x[tuple(bad)] * scale:.6g}")
+            bad = tuple(int(i) for i in np.argwhere(kept & ~np.isclose(out, x * scale, rtol=1e-12, atol=0))[0])
+            raise CheckFailed(f"{label}: a kept element must be x / (1 − p): at {bad} x = {x[bad]:.6g}, "
+                              f"got {out[bad]:.6g}, expected {x[bad] * scale:.6g}")
         rate = 1.0 - kept.mean()
         sigma = np.sqrt(prob * (1 - prob) / x.size)
         if abs(rate - prob) > 6 * sigma:
