@@ -101,7 +101,8 @@ class TensorOps:
     @classmethod
     def new_output(cls, like: "Tensor", shape: tuple[int, ...], dtype: np.dtype) -> "Tensor":
         """The tensor a map, zip or matmul kernel writes every element of, on `like`'s
-        backend: zeros here (the fast backend's reference kernels skip the fill)."""
+        backend: zeros here (a backend whose kernels always write every element may skip
+        the fill)."""
         return like.new_zeros(shape, dtype)
 
     @classmethod
