@@ -24,11 +24,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.examples import EXAMPLES, write_example
-from grader.grading import grade
-from grader.manifest import all_manifests, repo_root
-from grader.release import release
-from grader.sandbox import Limits
+from grader.release.examples import EXAMPLES, write_example
+from grader.grading.grade import grade
+from grader.core.manifest import all_manifests, repo_root
+from grader.release.starter import release
+from grader.sandbox.session import Limits
 
 LIMITS = Limits(check_timeout=120, start_timeout=120)
 

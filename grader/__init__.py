@@ -1,28 +1,24 @@
 """The course kit's autograder and release tool (never shipped to students).
 
-The grader is built in one-job layers; each module names what it must never do.
+The grader is built in layers, one package each, lowest first; a module imports only from
+its own package and those before it (tests/test_architecture.py). Each package's
+``__init__`` lists its modules; each module names what it must never do.
 
-* `grader.manifest`, `grader.fences` — the stages (``assignments/aN-*/manifest.toml``) and
-  the solution fences of ``minitorch/`` (parse, validate, render).
-* intake: `grader.intake` — open a submission (directory or zip) safely, find its
-  package and notebooks.
-* release / trees: `grader.release` (student starter repositories) and `grader.trees`
-  (the child trees the sandbox imports), both cut out of the one reference source;
-  `grader.fence_guard` / `grader.import_guard` (a broken fence costs only its task).
-* sandbox: `grader.jail` (the jail every child runs in: bubblewrap, an unprivileged uid, or
-  a declared plain process), `grader.sandbox` (child processes, limits, output drains, the
-  reference child),
-  `grader.child` and `grader.executor` (the code that runs next to student code),
-  `grader.protocol` (the wire format) and `grader.answers` (answers parsed in the parent).
-* checks: `grader.checks` (the hidden checks and their registry), `grader.checks.runner`
-  (run a check, grade a task), `grader.reference` (the reference in the parent);
-  `grader.notebook_grading` (+ `notebooks`, `notebook_tests`, `notebook_judge`) — notebook
-  parts: student cells run in the child, every test cell runs in the parent on their values.
-* results: `grader.results` (CheckResult, TaskResult, GradeResult, Problem).
-* report: `grader.report` (table, Gradescope JSON, JUnit XML).
-* `grader.grading` — `grade()`, which only orchestrates the layers above;
-  `grader.invariants` — `grader check`; `grader.examples` — `grader example`;
-  `grader.cli` — the command line.
+* `core` — the stages (``assignments/aN-*/manifest.toml``), the solution fences of
+  ``minitorch/``, the results, student text as data.
+* `trees` — open a submission safely; build the tree a child imports (a broken fence costs
+  only its task).
+* `sandbox` — the jail every child runs in (bubblewrap, a uid of its own, a plain process),
+  the child processes and their limits; `sandbox.child` is the code that runs next to
+  student code (standard library only) and the wire format.
+* `checks` — the hidden checks (one folder per stage, one module per task), how a task is
+  graded, the reference in the parent.
+* `notebooks` — notebook parts: the student's cells run in the child, every test cell here.
+* `grading` — `grade()` (orchestration only), one mistake one charge, the reports.
+* `release` — starter repositories, the Classroom workflow, the example submissions.
+* `mutation` — ``grader check --mutants``.
+* `batch` — ``grader batch``: a whole class on Dask, the gradebook.
+* `commands` — the command line, ``grader check``, the Gradescope bundle.
 
 Importing the package imports nothing heavy; each command loads what it needs.
 

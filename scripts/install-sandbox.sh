@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install what the grader's jail needs (grader/jail.py), with the system package manager.
+# Install what the grader's jail needs (grader/sandbox/jail.py), with the system package manager.
 #
 #   scripts/install-sandbox.sh              # bubblewrap: the strong tier ("bwrap")
 #   scripts/install-sandbox.sh --uid-tier   # also prepare the fallback tier ("uid", root only)
@@ -61,6 +61,6 @@ elif [ "${1:-}" = "--uid-tier" ]; then
             chmod o-rwx . && echo "o-rwx $(pwd) (the kit: unreadable to the jail's uid)" ;;
     esac
 fi
-python -c 'from grader.jail import tier_reasons
+python -c 'from grader.sandbox.jail import tier_reasons
 for tier, why in tier_reasons().items():
     print("  %-8s %s" % (tier, why or "available"))' 2>/dev/null || echo "(install the kit to see which tiers this machine provides)"

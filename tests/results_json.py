@@ -1,4 +1,4 @@
-"""Reading Gradescope's results.json (`grader.report.gradescope`) in tests.
+"""Reading Gradescope's results.json (`grader.grading.report.gradescope`) in tests.
 
 A task whose hidden checks fail has two tests there: its score test (its points, which
 checks fail) and a details test worth nothing (its feedback, shown after the due date by

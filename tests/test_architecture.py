@@ -261,6 +261,93 @@ def test_minitorch_has_no_import_cycle() -> None:
     assert not cycles, "\n".join(cycles)
 
 
+#: The grader's packages, lowest first: a module imports only from its own package and the
+#: packages before it (function-level imports included), so each layer can be read, and
+#: tested, without those above it.
+GRADER_LAYERS = ("core", "trees", "sandbox", "checks", "notebooks", "grading", "release", "mutation", "batch",
+                 "commands")
+
+#: What the code next to student code (`grader/sandbox/child/`) may import besides the standard
+#: library and its siblings: the student's `minitorch` (from the child's tree) and the libraries
+#: of the student's environment, never the grader.
+CHILD_THIRD_PARTY = {"minitorch", "numpy", "numba", "IPython", "traitlets"}
+
+
+def layer_violations(package_dir: Path, layers: tuple[str, ...]) -> list[str]:
+    """Every import of a module of ``package.<layer>`` from a later layer, as "a -> b", and
+    every module that sits in no layer."""
+    top = package_dir.name
+    rank = {f"{top}.{layer}": i for i, layer in enumerate(layers)}
+
+    def layer_of(module: str) -> int | None:
+        parts = module.split(".")
+        return rank.get(".".join(parts[:2])) if len(parts) > 1 else None
+
+    out = []
+    for module, targets in import_graph(package_dir).items():
+        mine = layer_of(module)
+        if mine is None:
+            if module != top:
+                out.append(f"{module} is in no layer of {layers}")
+            continue
+        out += [f"{module} -> {t}" for t in sorted(targets) if (layer_of(t) or -1) > mine]
+    return sorted(out)
+
+
+def child_imports(child_dir: Path) -> list[str]:
+    """The imports of `child_dir`'s modules that are neither the standard library, a sibling
+    (relative, or the ``_grader_<name>`` copy the parent makes), nor `CHILD_THIRD_PARTY`."""
+    siblings = {p.stem for p in child_dir.glob("*.py")}
+    out = []
+    for path in sorted(child_dir.glob("*.py")):
+        for node in _all_imports(ast.parse(path.read_text(encoding="utf-8")).body):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                reached = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+                if node.level > 1 or not set(reached) <= siblings:
+                    out.append(f"{path.name}: from {'.' * node.level}{node.module or ''} import ...")
+                continue
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for name in names:
+                first = name.split(".")[0]
+                copy = first.startswith("_grader_") and first[len("_grader_"):] in siblings | {"child"}
+                if not (first in sys.stdlib_module_names or copy or first in CHILD_THIRD_PARTY):
+                    out.append(f"{path.name}: {name}")
+    return out
+
+
+@pytest.mark.grader
+def test_grader_packages_import_only_downwards() -> None:
+    problems = layer_violations(ROOT / "grader", GRADER_LAYERS)
+    assert not problems, "imports against the layer order " + " < ".join(GRADER_LAYERS) + ":\n" + "\n".join(problems)
+
+
+@pytest.mark.grader
+def test_a_layer_importing_upwards_fails(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    for layer in ("low", "high"):
+        (pkg / layer).mkdir(parents=True)
+        (pkg / layer / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "high" / "h.py").write_text("from pkg.low import l\n")
+    (pkg / "low" / "l.py").write_text("x = 1\n")
+    assert layer_violations(pkg, ("low", "high")) == []
+    (pkg / "low" / "l.py").write_text("def f():\n    from ..high import h\n")
+    assert layer_violations(pkg, ("low", "high")) == ["pkg.low.l -> pkg.high", "pkg.low.l -> pkg.high.h"]
+    (pkg / "loose.py").write_text("")
+    assert "pkg.loose is in no layer of ('low', 'high')" in layer_violations(pkg, ("low", "high"))
+
+
+@pytest.mark.grader
+def test_the_child_code_imports_the_standard_library_and_its_siblings_only(tmp_path: Path) -> None:
+    child_dir = ROOT / "grader" / "sandbox" / "child"
+    assert child_imports(child_dir) == []
+    planted = tmp_path / "child"
+    planted.mkdir()
+    (planted / "main.py").write_text("import json\nfrom . import executor\n")
+    (planted / "executor.py").write_text("def f():\n    from grader.core import manifest\n    from ..jail import Jail\n")
+    assert child_imports(planted) == ["executor.py: grader.core", "executor.py: from ..jail import ..."]
+
+
 @pytest.mark.grader
 def test_grader_modules_are_small() -> None:
     sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in package_modules(ROOT / "grader").items()}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench import grading_time
-from grader.examples import EXAMPLES
+from grader.release.examples import EXAMPLES
 
 pytestmark = pytest.mark.grader
 

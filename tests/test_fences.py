@@ -9,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.fences import FenceError, find_fences, package_fences, render, stub_line, student_bodies
-from grader.manifest import (
-    ManifestError,
-    all_manifests,
-    all_stages,
-    load_manifest,
-    stage_of_task,
-    task_of_fence,
-)
+from grader.core.fences import FenceError, find_fences, package_fences, render, stub_line, student_bodies
+from grader.core.manifest import (ManifestError, all_manifests, all_stages, load_manifest, stage_of_task,
+    task_of_fence)
 
 pytestmark = pytest.mark.grader
 

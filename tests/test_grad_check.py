@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 import minitorch
-from grader import protocol
+from grader.sandbox.child import protocol
 from grader.checks.base import Check, CheckContext, CheckFailed, Services, StudentError, central_difference
-from grader.reference import reference_executor
-from grader.sandbox import Limits
+from grader.checks.reference import reference_executor
+from grader.sandbox.session import Limits
 from minitorch.function import Context, Function
 from minitorch.testing import grad_check
 
@@ -137,7 +137,7 @@ def _context() -> CheckContext:
     def run_child(programs: list[dict]) -> list[Any]:
         return [wire(executor.run(wire(program))) for program in programs]
 
-    chk = Check("a2", "gradcheck_test", "gradient", lambda ctx: None, "")
+    chk = Check("2.4", "a2", "gradcheck_test", "gradient", lambda ctx: None, "")
     return CheckContext(chk, run_child, executor, Services(limits=Limits()))
 
 

@@ -2,7 +2,7 @@
 
 A reduce with its ``prange`` over the reduced dimension (every thread updating one output
 cell) and a matmul with its ``prange`` over the inner dimension are wrong only when threads
-collide, so comparing outputs caught them by chance. `grader.prange_trace` runs
+collide, so comparing outputs caught them by chance. `grader.sandbox.child.prange_trace` runs
 the kernel's Python source once, remembering which ``prange`` iteration touches which
 output cell: the race is reported every time, whatever the number of cores.
 """
@@ -16,13 +16,13 @@ import pytest
 
 from grader.checks.base import Services
 from grader.checks.runner import run_check
-from grader.examples import write_submission
-from grader.prange_trace import prange_trace
-from grader.grading import grade
-from grader.manifest import load_manifest
-from grader.reference import reference_executor
-from grader.sandbox import Limits, Session
-from grader.trees import build_tree
+from grader.release.examples import write_submission
+from grader.sandbox.child.prange_trace import prange_trace
+from grader.grading.grade import grade
+from grader.core.manifest import load_manifest
+from grader.checks.reference import reference_executor
+from grader.sandbox.session import Limits, Session
+from grader.trees.child_tree import build_tree
 from minitorch import fast_ops, operators
 from minitorch.tensor_data import strides_from_shape
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from grader.examples import write_submission
-from grader.fences import package_fences
-from grader.grading import grade
-from grader.manifest import repo_root
-from grader.results import GradeResult
-from grader.sandbox import Limits
+from grader.release.examples import write_submission
+from grader.core.fences import package_fences
+from grader.grading.grade import grade
+from grader.core.manifest import repo_root
+from grader.core.results import GradeResult
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 

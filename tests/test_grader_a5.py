@@ -18,19 +18,19 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.examples import LSTM_GATES_IFOG, write_submission
-from grader.grading import grade
-from grader.manifest import load_manifest, repo_root
-from grader.notebooks import autograde_notebook, notebook_points, release_notebook
-from grader.results import GradeResult
-from grader.sandbox import Limits
+from grader.release.examples import LSTM_GATES_IFOG, write_submission
+from grader.grading.grade import grade
+from grader.core.manifest import load_manifest, repo_root
+from grader.notebooks.parts import autograde_notebook, notebook_points, release_notebook
+from grader.core.results import GradeResult
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 
 LIMITS = Limits(check_timeout=60, start_timeout=60)
 NOTEBOOK = repo_root() / "solutions" / "a5" / "vanishing_gradients.ipynb"
 
-# the gates cut i, f, o, g: the example a5-lstm-gate-order's body (grader.examples)
+# the gates cut i, f, o, g: the example a5-lstm-gate-order's body (grader.release.examples)
 LSTM_IFOG = LSTM_GATES_IFOG
 GRU_LECTURE_RESET = """\
 hidden = hx.shape[-1]

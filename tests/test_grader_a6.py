@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.examples import write_submission
-from grader.grading import grade
-from grader.results import GradeResult
-from grader.sandbox import Limits
+from grader.release.examples import write_submission
+from grader.grading.grade import grade
+from grader.core.results import GradeResult
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 

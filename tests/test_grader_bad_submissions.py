@@ -1,7 +1,7 @@
 """The grader against hostile and broken submissions.
 
 Each submission is the reference with one fence body replaced (written with
-`grader.examples.write_submission`). Whatever the body does — hang, exit,
+`grader.release.examples.write_submission`). Whatever the body does — hang, exit,
 crash, print fake results, overwrite the report, return impostor objects — the grading
 run completes, the bad task gets a clear message and no points, and every other task is
 still graded (and scores its full points).
@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from results_json import by_number, task_tests
 
-from grader.examples import write_submission
-from grader.grading import grade
-from grader.results import GradeResult
-from grader.sandbox import Limits
+from grader.release.examples import write_submission
+from grader.grading.grade import grade
+from grader.core.results import GradeResult
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 
@@ -166,7 +166,7 @@ def test_printing_fake_results_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_overwriting_the_report_changes_nothing(tmp_path: Path) -> None:
-    from grader.cli import main
+    from grader.commands.cli import main
 
     out = tmp_path / "out"
     out.mkdir()
@@ -276,14 +276,14 @@ def test_wrong_dtype_or_shape(tmp_path: Path, body: str, expected: str) -> None:
 
 
 def test_the_child_cannot_import_the_grader(tmp_path: Path) -> None:
-    body = "import grader.checks.a1 as hidden\nreturn hidden.central_difference(f, *vals)"
+    body = "import grader.checks.a1.task_1_1 as hidden\nreturn hidden.central_difference(f, *vals)"
     result = _grade(tmp_path, "a1", {("1.1", "central_difference"): body}, task="1.1")
     row = _row(result, "1.1")
     assert row.status == "error" and ("ImportError" in row.message or "ModuleNotFoundError" in row.message), row.message
 
 
 def test_the_child_runs_in_a_scratch_directory_without_the_output_path(tmp_path: Path) -> None:
-    from grader.cli import main
+    from grader.commands.cli import main
 
     # central_difference reports what it sees through the value it returns; the parent
     # shows that value in the report.

@@ -21,17 +21,17 @@ from pathlib import Path
 import pytest
 from hostile.container import SHARES_NETWORK
 
-from grader.batch import BatchOptions, Engine, run_batch
-from grader.batch_intake import BatchInputError, find_submissions, pack
-from grader.batch_worker import grade_from_dict, grade_job, merge_task
-from grader.cli import main as cli_main
-from grader.examples import write_submission
-from grader.gradebook import Gradebook, GradebookError, describe_change, grader_version, summarize
-from grader.grading import grade
-from grader.intake import SubmissionError, open_submission
-from grader.release import release
-from grader.results import CheckResult, GradeResult, Problem, TaskResult
-from grader.sandbox import Limits
+from grader.batch.run import BatchOptions, Engine, run_batch
+from grader.batch.submissions import BatchInputError, find_submissions, pack
+from grader.batch.worker import grade_from_dict, grade_job, merge_task
+from grader.commands.cli import main as cli_main
+from grader.release.examples import write_submission
+from grader.batch.gradebook import Gradebook, GradebookError, describe_change, grader_version, summarize
+from grader.grading.grade import grade
+from grader.trees.intake import SubmissionError, open_submission
+from grader.release.starter import release
+from grader.core.results import CheckResult, GradeResult, Problem, TaskResult
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 
@@ -376,7 +376,7 @@ def test_a_batch_killed_halfway_resumes_into_the_gradebook_of_an_uninterrupted_r
         class_folder: Path, engine: Engine, uninterrupted: tuple[int, Path], tmp_path: Path) -> None:
     out = tmp_path / "out"
     gradebook = out / "gradebook.csv"
-    command = [sys.executable, "-m", "grader.batch", str(class_folder), "-a", "a0", "-o", str(out), "--workers", "2", "-q",
+    command = [sys.executable, "-m", "grader.batch.run", str(class_folder), "-a", "a0", "-o", str(out), "--workers", "2", "-q",
                *(["--allow-shared-network"] if SHARES_NETWORK else [])]
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:

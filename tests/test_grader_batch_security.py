@@ -35,14 +35,14 @@ from hostile.attack import MARKER_VAR
 from hostile.container import SHARES_NETWORK, container_path
 from hostile.host import copy_kit, marked_processes
 
-from grader.batch import BatchOptions, Engine, run_batch
-from grader.batch_engine import SHARED_NETWORK_FLAG
-from grader.batch_worker import grade_job
-from grader.examples import write_submission
-from grader.gradebook import grader_version
-from grader.manifest import load_manifest
-from grader.release import release
-from grader.sandbox import Limits
+from grader.batch.run import BatchOptions, Engine, run_batch
+from grader.batch.engine import SHARED_NETWORK_FLAG
+from grader.batch.worker import grade_job
+from grader.release.examples import write_submission
+from grader.batch.gradebook import grader_version
+from grader.core.manifest import load_manifest
+from grader.release.starter import release
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 
@@ -144,7 +144,7 @@ def _container(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     namespace-less container; skips where this machine cannot give the uid tier there."""
     kit = copy_kit(tmp_path / "kit")
     env = _kit_env(kit, PATH=container_path(tmp_path))
-    code = "import json; from grader.jail import tier_reasons, private_network; print(json.dumps([tier_reasons(), private_network()]))"
+    code = "import json; from grader.sandbox.jail import tier_reasons, private_network; print(json.dumps([tier_reasons(), private_network()]))"
     out = subprocess.run([sys.executable, "-c", code], cwd=kit, env=env, capture_output=True, text=True, timeout=120, check=True)
     reasons, private = json.loads(out.stdout)
     if reasons["uid"]:
@@ -161,7 +161,7 @@ def test_a_takeover_from_a_namespace_less_container_is_refused_and_cannot_connec
     write_submission(tmp_path / "class" / "mallory", "a1", {("1.1", "central_difference"): body})
     env = {**env, MARKER_VAR: marker}
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "grader.batch", str(tmp_path / "class"), "-a", "a1", "-o", str(out),
+    command = [sys.executable, "-m", "grader.batch.run", str(tmp_path / "class"), "-a", "a1", "-o", str(out),
                "--no-notebooks", "--workers", "1", "--sandbox", "uid"]
 
     refused = subprocess.run(command, cwd=kit, env=env, capture_output=True, text=True, timeout=600)
@@ -213,7 +213,7 @@ def test_a_scheduler_without_security_is_refused_with_a_clear_message(tmp_path: 
 def test_a_scheduler_needs_tls_files_a_dask_config_that_requires_them_or_the_explicit_opt_out(tmp_path: Path) -> None:
     import dask
 
-    from grader.batch_engine import scheduler_security
+    from grader.batch.engine import scheduler_security
 
     env = _tls_files(tmp_path / "tls")
     ca, cert, key = (env[f"DASK_DISTRIBUTED__COMM__TLS__{k}"] for k in ("CA_FILE", "CLIENT__CERT", "CLIENT__KEY"))
@@ -236,7 +236,7 @@ def test_a_scheduler_needs_tls_files_a_dask_config_that_requires_them_or_the_exp
 
 
 def _a0_job(tmp_path: Path, **extra: object) -> dict:
-    from grader.batch_intake import find_submissions, pack
+    from grader.batch.submissions import find_submissions, pack
 
     write_submission(tmp_path / "jobs" / "alice", "a0")
     sub = find_submissions(tmp_path / "jobs").submissions[0]
@@ -257,7 +257,7 @@ def test_no_grade_of_a_worker_of_another_version_is_recorded(tmp_path: Path, eng
     worker with another kit joined): every job is refused, and no row holds a grade."""
     for student in ("alice", "bob"):
         write_submission(tmp_path / "class" / student, "a0")
-    monkeypatch.setattr("grader.batch.grader_version", lambda: "0.0.0+parent")
+    monkeypatch.setattr("grader.batch.run.grader_version", lambda: "0.0.0+parent")
     out = tmp_path / "out"
     assert run_batch(tmp_path / "class", BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK), engine=engine) == 2
     rows = _rows(out / "gradebook.csv")
@@ -271,7 +271,7 @@ def test_no_grade_of_a_worker_of_another_version_is_recorded(tmp_path: Path, eng
 def test_the_parent_records_no_grade_from_an_older_worker_that_grades_anyway() -> None:
     """A worker whose kit predates the per-job check grades the job: the parent checks the
     version its outcome carries."""
-    from grader.batch_record import outcome_of
+    from grader.batch.record import outcome_of
 
     class Done:
         def result(self) -> dict:
@@ -365,7 +365,7 @@ def test_losing_the_only_worker_ends_the_batch_with_its_rows_written(tmp_path: P
         worker = start([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file),
                         "--no-nanny", "--nthreads", "1", "--no-dashboard", *tls])
         out = tmp_path / "out"
-        batch = start([sys.executable, "-m", "grader.batch", str(tmp_path / "class"), "-a", "a0", "-o", str(out),
+        batch = start([sys.executable, "-m", "grader.batch.run", str(tmp_path / "class"), "-a", "a0", "-o", str(out),
                        "--scheduler", address, "-q", *OPT_IN], output=tmp_path / "batch.txt")
         while not _rows(out / "gradebook.csv") and batch.poll() is None and time.monotonic() < deadline + 300:
             time.sleep(0.1)

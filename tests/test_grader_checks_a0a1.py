@@ -15,14 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.answers import NpScalar
+from grader.sandbox.answers import NpScalar
 from grader.checks.compare import diff, int_zero_note
 from grader.checks.runner import task_score
-from grader.examples import write_submission
-from grader.grading import grade
-from grader.manifest import ManifestError, Task, load_manifest
-from grader.results import CheckResult, GradeResult, TaskResult
-from grader.sandbox import Limits
+from grader.release.examples import write_submission
+from grader.grading.grade import grade
+from grader.core.manifest import ManifestError, Task, load_manifest
+from grader.core.results import CheckResult, GradeResult, TaskResult
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 

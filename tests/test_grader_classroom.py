@@ -1,4 +1,4 @@
-"""The GitHub Classroom workflow that `grader release` writes (`grader.classroom`).
+"""The GitHub Classroom workflow that `grader release` writes (`grader.release.classroom`).
 
 Every stage's workflow is read back with a YAML parser and checked against the format of
 Classroom's two actions: one command-grader step per task with the manifest's points, and
@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.classroom import GRADER_ACTION, REPORTER_ACTION, classroom_workflow
-from grader.examples import write_files
-from grader.manifest import all_manifests, stage_number
-from grader.release import release
-from grader.standalone import files_through
-from grader.trees import build_child_tree
+from grader.release.classroom import GRADER_ACTION, REPORTER_ACTION, classroom_workflow
+from grader.release.examples import write_files
+from grader.core.manifest import all_manifests, stage_number
+from grader.release.starter import release
+from grader.release.standalone import files_through
+from grader.trees.child_tree import build_child_tree
 
 pytestmark = pytest.mark.grader
 

@@ -1,4 +1,4 @@
-"""The grader's consoles (`grader.console`): in a pipe or a CI log nothing is wrapped in
+"""The grader's consoles (`grader.core.console`): in a pipe or a CI log nothing is wrapped in
 the middle of a word — a dotted identifier and a number with its unit come out whole, in
 the feedback and in the report's table; on a terminal rich's own console is kept.
 """
@@ -13,10 +13,10 @@ import sys
 import pytest
 from rich.text import Text
 
-from grader.console import PIPE_WIDTH, make_console
-from grader.manifest import repo_root
-from grader.report import print_report
-from grader.results import CheckResult, GradeResult, TaskResult
+from grader.core.console import PIPE_WIDTH, make_console
+from grader.core.manifest import repo_root
+from grader.grading.report import print_report
+from grader.core.results import CheckResult, GradeResult, TaskResult
 
 pytestmark = pytest.mark.grader
 
@@ -62,7 +62,7 @@ def test_the_report_in_a_pipe_keeps_identifiers_and_numbers_whole() -> None:
 
 @pytest.mark.parametrize("stderr", [False, True])
 def test_a_real_pipe(stderr: bool) -> None:
-    code = f"from grader.console import make_console; make_console(stderr={stderr}).print({LINE!r})"
+    code = f"from grader.core.console import make_console; make_console(stderr={stderr}).print({LINE!r})"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=repo_root(),
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(repo_root()), "COLUMNS": "80"})
     assert done.returncode == 0, done.stderr
@@ -70,10 +70,10 @@ def test_a_real_pipe(stderr: bool) -> None:
 
 
 def test_the_grader_makes_its_consoles_in_one_place() -> None:
-    """No grader module but grader/console.py calls rich's Console(…) itself."""
+    """No grader module but grader/core/console.py calls rich's Console(…) itself."""
     calls = []
     for path in sorted((repo_root() / "grader").rglob("*.py")):
-        if path.name == "console.py" and path.parent.name == "grader":
+        if path.relative_to(repo_root()).as_posix() == "grader/core/console.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Console":

@@ -3,7 +3,7 @@
 The simulator makes shared and local arrays with ``np.empty``, which often holds zeros or the
 last block's values: a 3.3 reduce that folds in cache slots no thread wrote (``or`` for
 ``and`` in the tree's guard) passed the hidden checks that way. The child poisons such
-memory before student code runs (`grader.child._poison_uninitialised_cuda_memory`); the
+memory before student code runs (`grader.sandbox.child.main._poison_uninitialised_cuda_memory`); the
 graded mistake itself is in A3's ``mutants.toml`` (tests/test_grader_mutation.py).
 """
 
@@ -22,7 +22,7 @@ KERNEL = """
 import json
 import numpy as np
 from numba import cuda
-from grader.child import _poison_uninitialised_cuda_memory
+from grader.sandbox.child.main import _poison_uninitialised_cuda_memory
 
 _poison_uninitialised_cuda_memory()
 
@@ -66,7 +66,7 @@ def test_shared_and_local_memory_no_thread_wrote_reads_as_poison() -> None:
 def test_poisoning_is_a_no_op_off_the_simulator() -> None:
     """On a GPU (or with the simulator off) nothing is patched: the function returns at once."""
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0"}
-    script = ("import sys\nfrom grader.child import _poison_uninitialised_cuda_memory\n"
+    script = ("import sys\nfrom grader.sandbox.child.main import _poison_uninitialised_cuda_memory\n"
               "_poison_uninitialised_cuda_memory()\nprint('numba.cuda.simulator.kernelapi' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

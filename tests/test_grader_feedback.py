@@ -17,15 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.answers import ErrorInfo
+from grader.sandbox.answers import ErrorInfo
 from grader.checks.feedback import not_implemented_message
 from grader.checks.probe import Probe
-from grader.examples import write_submission
-from grader.fences import find_fences, stub_line
-from grader.grading import grade
-from grader.manifest import load_manifest, repo_root
-from grader.results import CheckResult, TaskResult
-from grader.sandbox import Limits
+from grader.release.examples import write_submission
+from grader.core.fences import find_fences, stub_line
+from grader.grading.grade import grade
+from grader.core.manifest import load_manifest, repo_root
+from grader.core.results import CheckResult, TaskResult
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 

@@ -15,22 +15,22 @@ import re
 import numpy as np
 import pytest
 
-from grader.answers import Answer, ErrorInfo, NpScalar, TensorVal
+from grader.sandbox.answers import Answer, ErrorInfo, NpScalar, TensorVal
 from grader.checks import get_check
 from grader.checks.base import CheckContext, CheckFailed, Services, StudentError
 from grader.checks.compare import diff
 from grader.checks.feedback import not_implemented_message
 from grader.checks.runner import _task_status, explain_failures, task_messages
 from grader.checks.probe import Probe
-from grader.console import make_console
-from grader.examples import write_submission
-from grader.executor import Executor
-from grader.fences import find_fences, stub_line
-from grader.grading import grade
-from grader.manifest import load_manifest, repo_root
-from grader.report import print_report
-from grader.results import CheckResult, GradeResult, TaskResult
-from grader.sandbox import Limits
+from grader.core.console import make_console
+from grader.release.examples import write_submission
+from grader.sandbox.child.executor import Executor
+from grader.core.fences import find_fences, stub_line
+from grader.grading.grade import grade
+from grader.core.manifest import load_manifest, repo_root
+from grader.grading.report import print_report
+from grader.core.results import CheckResult, GradeResult, TaskResult
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 
@@ -99,7 +99,7 @@ def test_a_check_that_only_reaches_a_stub_of_its_own_task_says_so(first_hour: Gr
 
 @pytest.mark.parametrize("task", ["2.2", "2.3", "2.4"])
 def test_a_later_task_says_it_depends_on_the_unfinished_one(first_hour: GradeResult, task: str) -> None:
-    """Graded alone (grader.one_charge) it loses nothing to 2.1; its checks that fail with
+    """Graded alone (grader.grading.one_charge) it loses nothing to 2.1; its checks that fail with
     the student's own 2.1 say so, in the whole tree's words."""
     row = _row(first_hour, task)
     assert row.score == row.max_points, row.feedback
@@ -173,7 +173,7 @@ def test_an_exception_in_a_passing_earlier_task_only_says_where() -> None:
 
 def test_a_wrong_value_with_an_earlier_task_failing_is_not_blamed_on_it_by_a_guess() -> None:
     """A wrong value has no traceback: whether 2.1 caused it is shown by grading 2.3 alone
-    (grader.one_charge), not guessed here — 1.3 does not use 1.1, yet a guess named it."""
+    (grader.grading.one_charge), not guessed here — 1.3 does not use 1.1, yet a guess named it."""
     wrong = [CheckResult("map_kernel", "equivalence", "failed", "neg_map(a): value at index (1,): expected -0.5, got 0.25")]
     explain_failures(_task("a2", "2.3"), wrong, earlier=[_row_of("2.1", "failed"), _row_of("2.2", "passed")])
     assert wrong[0].message == "neg_map(a): value at index (1,): expected -0.5, got 0.25"  # unchanged

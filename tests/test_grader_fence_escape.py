@@ -2,7 +2,7 @@
 
 Issue 14, hole 5: a line at column 0 inside a fence ended the function, so what followed ran
 at import time as module code; and one fence that stopped ``import minitorch`` zeroed every
-task of the stage. Now (`grader.fence_guard`, `grader.import_guard`) such a body is replaced
+task of the stage. Now (`grader.trees.fence_guard`, `grader.grading.import_guard`) such a body is replaced
 by the release's stub and reported, its task scores 0 and says why, and every other task
 scores what it scores without that body.
 
@@ -16,15 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from grader import fence_guard, import_guard
-from grader.examples import submission_files, write_files, write_submission
-from grader.fence_guard import BrokenFence, compile_error, escapes
-from grader.fences import find_fences, render
-from grader.grading import grade
-from grader.manifest import load_manifest
-from grader.results import GradeResult
-from grader.sandbox import ChildStartFailed, Limits, Session
-from grader.trees import build_tree
+from grader.trees import fence_guard
+from grader.grading import import_guard
+from grader.release.examples import submission_files, write_files, write_submission
+from grader.trees.fence_guard import BrokenFence, compile_error, escapes
+from grader.core.fences import find_fences, render
+from grader.grading.grade import grade
+from grader.core.manifest import load_manifest
+from grader.core.results import GradeResult
+from grader.sandbox.session import ChildStartFailed, Limits, Session
+from grader.trees.child_tree import build_tree
 
 pytestmark = pytest.mark.grader
 

@@ -1,4 +1,4 @@
-"""`grader gradescope` (`grader.gradescope_bundle`): the Gradescope autograder zip, run as Gradescope runs it.
+"""`grader gradescope` (`grader.commands.gradescope`): the Gradescope autograder zip, run as Gradescope runs it.
 
 The bundle of A0 is built once (`build_bundle`), then each test unpacks it into a fresh
 temporary ``autograder/`` shaped like Gradescope's (``source/`` = the zip,
@@ -33,12 +33,13 @@ from hostile.reference import READ_CHECKS
 from results_json import by_number, task_tests
 from test_grader_hostile import _hidden_check_line, _reference_line
 
-from grader.cli import main
-from grader.examples import write_submission
-from grader import gradescope_bundle, grading
-from grader.gradescope_bundle import GRADING_DISTRIBUTIONS, PYTHON_VAR, ROOT_VAR, SANDBOX_VAR, build_bundle
-from grader.manifest import load_manifest, repo_root
-from grader.release import release
+from grader.commands.cli import main
+from grader.release.examples import write_submission
+from grader.commands import gradescope as gradescope_bundle
+from grader.grading import grade as grading
+from grader.commands.gradescope import GRADING_DISTRIBUTIONS, PYTHON_VAR, ROOT_VAR, SANDBOX_VAR, build_bundle
+from grader.core.manifest import load_manifest, repo_root
+from grader.release.starter import release
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -102,7 +103,7 @@ def test_the_zip_has_gradescope_layout_and_the_kit(bundle: Path) -> None:
             assert infos[name].create_system == 3 and stat.S_ISREG(mode) and mode & 0o111 == 0o111, (name, oct(mode))
         assert infos["requirements.txt"].external_attr >> 16 & 0o111 == 0
         kit = [n for n in infos if "/" in n or n == "pyproject.toml"]
-        for name in ("grader/checks/a0.py", "grader/gradescope_bundle.py", "assignments/a0-operators/manifest.toml",
+        for name in ("grader/checks/a0/task_0_1.py", "grader/commands/gradescope.py", "assignments/a0-operators/manifest.toml",
                      "minitorch/operators.py", "solutions/a1/backprop.ipynb", "pyproject.toml"):
             assert name in kit
         assert not [n for n in kit if "__pycache__" in n or n.endswith((".pyc", ".nbi", ".nbc"))]
@@ -137,7 +138,7 @@ def test_setup_sh_parses_and_names_files_of_the_bundle(bundle: Path, tmp_path: P
         assert checked.returncode == 0, checked.stderr
     for name in ("requirements.txt", "scripts/install-sandbox.sh"):
         assert name in setup and name in names
-    assert "install-sandbox.sh --uid-tier" in setup and f"gradescope_bundle selftest \"$STAGE\"" in setup
+    assert "install-sandbox.sh --uid-tier" in setup and "grader.commands.gradescope selftest \"$STAGE\"" in setup
     assert f'STAGE="{STAGE}"' in setup and f"NEED_MINOR={sys.version_info[1]}" in setup
 
 
@@ -251,7 +252,7 @@ def tiers(bundle: Path) -> dict[str, str]:
         with zipfile.ZipFile(bundle) as zf:
             zf.extractall(top / "source")
         os.chmod(top / "source", 0o750)
-        code = "import json; from grader.jail import tier_reasons; print(json.dumps(tier_reasons()))"
+        code = "import json; from grader.sandbox.jail import tier_reasons; print(json.dumps(tier_reasons()))"
         env = {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"}
         out = subprocess.run([sys.executable, "-c", code], cwd=top / "source", env=env, capture_output=True, text=True, check=True)
         return json.loads(out.stdout)
@@ -288,7 +289,7 @@ def test_without_a_jail_the_same_attack_reads_them(autograder: Path) -> None:
     hostile_submission(autograder)
     out = autograder / "results" / "process.json"
     environ = {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"}
-    proc = subprocess.run([sys.executable, "-m", "grader.cli", "run", str(autograder / "submission"), "-a", STAGE,
+    proc = subprocess.run([sys.executable, "-m", "grader.commands.cli", "run", str(autograder / "submission"), "-a", STAGE,
                            "--task", "0.1", "--sandbox", "process", "--json", str(out)],
                           cwd=autograder / "source", env=environ, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr

@@ -1,5 +1,5 @@
-"""Gradescope's results.json (`grader.report.gradescope`) as a stage's ``[gradescope]`` table
-says (`grader.gradescope_settings`): what a student sees at once, what after the due date.
+"""Gradescope's results.json (`grader.grading.report.gradescope`) as a stage's ``[gradescope]`` table
+says (`grader.core.gradescope_settings`): what a student sees at once, what after the due date.
 
 The hidden checks' feedback names their inputs and expected values: shown at once, one
 submission would give away every hidden check. By default (and in every stage's manifest)
@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from results_json import is_details, task_tests
 
-from grader.gradescope_bundle import PYTHON_VAR, ROOT_VAR, RUN_AUTOGRADER, failure_results
-from grader.gradescope_settings import KEYS, VISIBILITIES, GradescopeSettings
-from grader.manifest import all_manifests, load_manifest
-from grader.report import _whole_seconds, gradescope, stage_settings
-from grader.results import CheckResult, GradeResult, TaskResult
+from grader.commands.gradescope import PYTHON_VAR, ROOT_VAR, RUN_AUTOGRADER, failure_results
+from grader.core.gradescope_settings import KEYS, VISIBILITIES, GradescopeSettings
+from grader.core.manifest import all_manifests, load_manifest
+from grader.grading.report import _whole_seconds, gradescope, stage_settings
+from grader.core.results import CheckResult, GradeResult, TaskResult
 
 if sys.version_info >= (3, 11):
     import tomllib

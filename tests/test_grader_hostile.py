@@ -45,12 +45,12 @@ from hostile.container import container_path
 from hostile.host import Outcome, copy_kit, run_attack
 from hostile.neighbours import VICTIM, planted
 
-from grader.fences import find_fences
-from grader.manifest import load_manifest, repo_root
+from grader.core.fences import find_fences
+from grader.core.manifest import load_manifest, repo_root
 
 pytestmark = pytest.mark.grader
 
-#: The tiers that jail student code (`grader.jail.TIERS` less "process").
+#: The tiers that jail student code (`grader.sandbox.jail.TIERS` less "process").
 JAIL_TIERS = ("bwrap", "uid")
 
 
@@ -73,7 +73,7 @@ def tier_reasons(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """For each tier, '' when a kit copy (what grades the attacks) can use it here, else why not."""
     kit = copy_kit(tmp_path_factory.mktemp("tiers") / "kit")
     env = {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"}
-    code = "import json; from grader.jail import tier_reasons; print(json.dumps(tier_reasons()))"
+    code = "import json; from grader.sandbox.jail import tier_reasons; print(json.dumps(tier_reasons()))"
     out = subprocess.run([sys.executable, "-c", code], cwd=kit, env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
@@ -93,7 +93,7 @@ def _honest(attack: Attack) -> dict[str, float]:
 
 def _hidden_check_line() -> str:
     """The first line of the docstring of the hidden checks of 1.4."""
-    source = (repo_root() / "grader" / "checks" / "a1_backprop.py").read_text()
+    source = (repo_root() / "grader" / "checks" / "a1" / "task_1_4.py").read_text()
     line = (ast.get_docstring(ast.parse(source)) or "").splitlines()[0]
     assert len(line) > 40, line  # distinctive enough not to turn up by chance
     return line
@@ -136,7 +136,7 @@ def _tier_env(tier: str, tmp_path: Path, tier_reasons: dict[str, str]) -> tuple[
     if tier != "uid-container":
         return real, {}
     env = {"PATH": container_path(tmp_path)}
-    probe = "from grader.jail import private_network; print(private_network())"
+    probe = "from grader.sandbox.jail import private_network; print(private_network())"
     out = subprocess.run([sys.executable, "-c", probe], env=os.environ | env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out  # the container is simulated: no namespaces for the uid tier
     return real, env
@@ -190,11 +190,11 @@ def test_a_concurrent_grading_is_out_of_reach(tier: str, tmp_path: Path, tier_re
     it must score what it earns itself: nothing."""
     real, env = _tier_env(tier, tmp_path, tier_reasons)
     kit = copy_kit(tmp_path / "kit")
-    from grader.examples import write_submission
+    from grader.release.examples import write_submission
 
     sub = write_submission(tmp_path / "victim", "a1", VICTIM)
     victim_env = {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"} | {"PYTHONPATH": str(kit)} | env
-    victim = subprocess.Popen([sys.executable, "-m", "grader.cli", "run", str(sub), "-a", "a1", "--no-notebooks", "--timeout", "60",
+    victim = subprocess.Popen([sys.executable, "-m", "grader.commands.cli", "run", str(sub), "-a", "a1", "--no-notebooks", "--timeout", "60",
                                "--sandbox", real, "--json", str(tmp_path / "victim.json")], cwd=kit, env=victim_env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     tree: Path | None = None

@@ -10,7 +10,7 @@ must be written whatever that text holds, and show it as text:
   unparseable, HTML must not land raw in feedback.md, a cell starting with ``=`` must not
   be a formula in gradebook.csv, and ``[/bold]`` must not be read as rich markup: finding 9.
 
-The sanitisers of `grader.safe_text` are tested one by one, each report on a hand-made
+The sanitisers of `grader.core.safe_text` are tested one by one, each report on a hand-made
 `GradeResult`, and end to end a real submission whose fence raises such an exception.
 """
 
@@ -31,19 +31,19 @@ from hostile.container import SHARES_NETWORK
 from results_json import task_tests
 from rich.console import Console
 
-from grader.batch import BatchOptions, run_batch
-from grader.batch_screen import BatchScreen
-from grader.batch_worker import feedback_markdown, finished_outcome
-from grader.console import make_console
-from grader.examples import write_submission
-from grader.gradebook import Gradebook, summarize
-from grader.grading import grade
-from grader.manifest import repo_root
-from grader.report import junit, print_report, write_atomic, write_reports
-from grader.results import CheckResult, GradeResult, Problem, TaskResult
-from grader.safe_text import (code_fence, csv_cell, csv_value, json_safe, markdown_cell, markdown_text, terminal_text,
-                              visible, xml_text)
-from grader.sandbox import Limits
+from grader.batch.run import BatchOptions, run_batch
+from grader.batch.screen import BatchScreen
+from grader.batch.worker import feedback_markdown, finished_outcome
+from grader.core.console import make_console
+from grader.release.examples import write_submission
+from grader.batch.gradebook import Gradebook, summarize
+from grader.grading.grade import grade
+from grader.core.manifest import repo_root
+from grader.grading.report import junit, print_report, write_atomic, write_reports
+from grader.core.results import CheckResult, GradeResult, Problem, TaskResult
+from grader.core.safe_text import (code_fence, csv_cell, csv_value, json_safe, markdown_cell, markdown_text,
+    terminal_text, visible, xml_text)
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 
@@ -322,7 +322,7 @@ def hostile_submission(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_grader_run_writes_every_report_of_a_hostile_exception(hostile_submission: Path, tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "grader.cli", "run", str(hostile_submission), "-a", "a1", "--task", "1.1", "--no-notebooks",
+        [sys.executable, "-m", "grader.commands.cli", "run", str(hostile_submission), "-a", "a1", "--task", "1.1", "--no-notebooks",
          "--sandbox", "process", "--json", str(tmp_path / "results.json"), "--junit", str(tmp_path / "junit.xml")],
         capture_output=True, cwd=tmp_path, timeout=600, env={**os.environ, "PYTHONPATH": str(repo_root())})
     assert done.returncode == 0, done.stderr.decode("utf-8", "replace")

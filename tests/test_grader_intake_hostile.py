@@ -26,15 +26,15 @@ from pathlib import Path
 import pytest
 from hostile.container import SHARES_NETWORK
 
-from grader.batch import BatchOptions, run_batch
-from grader.batch_intake import Submission, find_submissions, pack, safe_student_id
-from grader.batch_worker import grade_job
-from grader.cli import main
-from grader.examples import write_submission
-from grader.grading import grade
-from grader.intake import SubmissionError, open_submission
-from grader.manifest import load_manifest
-from grader.sandbox import Limits
+from grader.batch.run import BatchOptions, run_batch
+from grader.batch.submissions import Submission, find_submissions, pack, safe_student_id
+from grader.batch.worker import grade_job
+from grader.commands.cli import main
+from grader.release.examples import write_submission
+from grader.grading.grade import grade
+from grader.trees.intake import SubmissionError, open_submission
+from grader.core.manifest import load_manifest
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 
@@ -151,7 +151,7 @@ def test_a_loop_of_links_is_packed_as_a_link_for_the_workers_intake_to_refuse(tm
 
 
 def test_a_file_that_vanishes_or_cannot_be_read_while_packing_is_a_refusal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import grader.batch_intake as batch_intake
+    import grader.batch.submissions as batch_intake
 
     sub = write_submission(tmp_path / "s" / "fay", "a0")
     listed = batch_intake.walk_folder
@@ -212,7 +212,7 @@ def hook(event, args):
             os._exit(3)
 
 sys.addaudithook(hook)
-from grader.cli import main
+from grader.commands.cli import main
 code = main(sys.argv[2:])
 # VmHWM: this process's own peak (ru_maxrss keeps the peak of pytest, which started it, across exec)
 print("PEAK_KIB", re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
@@ -310,7 +310,7 @@ def test_a_zip_too_deep_or_with_a_file_in_the_way_is_refused_as_such(tmp_path: P
 
 
 def test_a_source_file_that_cannot_be_read_is_a_problem_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from grader.intake import read_student_file
+    from grader.trees.intake import read_student_file
 
     package = write_submission(tmp_path / "kim", "a0") / "minitorch"
     real_open = os.open

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-import grader.trees
-from grader.examples import stage_files, write_submission
-from grader.fences import Fence, find_fences, is_stub, package_fences, student_bodies
-from grader.grading import grade
-from grader.manifest import all_stages, repo_root
-from grader.release import release
-from grader.sandbox import Limits
-from grader.trees import build_child_tree, outside_code_problem, shared_state
+import grader.trees.child_tree
+from grader.release.examples import stage_files, write_submission
+from grader.core.fences import Fence, find_fences, is_stub, package_fences, student_bodies
+from grader.grading.grade import grade
+from grader.core.manifest import all_stages, repo_root
+from grader.release.starter import release
+from grader.sandbox.session import Limits
+from grader.trees.child_tree import build_child_tree, outside_code_problem, shared_state
 
 pytestmark = pytest.mark.grader
 
@@ -164,7 +164,7 @@ def test_a_backward_that_keeps_the_input_scores_full_marks_isolated(tmp_path: Pa
             [(r.id, r.feedback) for r in result.tasks]
     # the unsound splicing this replaces: the reference forward (saving the output) next
     # to the student's backward (reading the input) fails a right 1.3
-    monkeypatch.setattr(grader.trees, "shared_state", lambda text, fences: [])
+    monkeypatch.setattr(grader.trees.child_tree, "shared_state", lambda text, fences: [])
     unsound = grade(sub, "a1", task="1.3", isolate=True, limits=FAST, notebooks=False)
     assert unsound.tasks[0].score < 30
 
@@ -265,8 +265,8 @@ def test_invariant_three_grades_an_other_task_whose_isolated_tree_differs(tmp_pa
     # `grader check` breaks task X and grades the others isolated; where X's fence shares
     # state with Y's (an implemented, not stubbed, forward), Y's tree is not the reference
     # tree and Y is graded: a right pair passes, a forward Y's backward cannot use fails.
-    from grader.invariants import _other_task_keeps_its_points
-    from grader.results import GradeResult, TaskResult
+    from grader.commands.invariants import _other_task_keeps_its_points
+    from grader.core.results import GradeResult, TaskResult
 
     ref_tree = tmp_path / "ref-tree"
     build_child_tree("a1", ROOT, ref_tree)

@@ -1,4 +1,4 @@
-"""The jail (`grader.jail`): tiers, whole-jail freeze and kill, clean-up, fail-closed.
+"""The jail (`grader.sandbox.jail`): tiers, whole-jail freeze and kill, clean-up, fail-closed.
 
 Attacks through whole submissions are in `tests/test_grader_hostile.py`; here the jail's
 own promises are tested on small programs, in every tier this machine provides.
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import jail, jail_host
-from grader.jail import Jail, SandboxUnavailable, choose_tier
-from grader.report import write_reports
-from grader.results import GradeResult, TaskResult
-from grader.sandbox import child_import_paths
+from grader.sandbox import host as jail_host, jail
+from grader.sandbox.jail import Jail, SandboxUnavailable, choose_tier
+from grader.grading.report import write_reports
+from grader.core.results import GradeResult, TaskResult
+from grader.sandbox.session import child_import_paths
 
 pytestmark = pytest.mark.grader
 
@@ -128,8 +128,8 @@ def test_the_bwrap_tier_sees_nothing_of_the_kit(venv_inside: bool, tmp_path: Pat
     point makes the clone's path exist, empty — issue 26, finding 12's false alarm)."""
     if "bwrap" not in jail.available_tiers():
         pytest.skip(f"no bubblewrap here: {jail.tier_reasons()['bwrap']}")
-    from grader import jail_bwrap
-    from grader.manifest import repo_root
+    from grader.sandbox import bwrap as jail_bwrap
+    from grader.core.manifest import repo_root
 
     kit = repo_root()
     if venv_inside:  # a clone holding its venv: the venv is mounted, the kit beside it is not
@@ -177,7 +177,7 @@ def test_require_fails_closed_without_the_strong_jail(monkeypatch: pytest.Monkey
 
 
 def test_grade_refuses_before_running_anything(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from grader import cli
+    from grader.commands import cli
 
     monkeypatch.setattr(jail, "tier_reasons", lambda: {"bwrap": "bubblewrap is not installed", "uid": "not root", "process": ""})
     out = tmp_path / "results.json"
@@ -296,7 +296,7 @@ def test_a_uid_is_leased_to_one_jail_at_a_time() -> None:
     """Finding 2: no two live jails share a uid, in one grader or in two; a grader that dies
     gives its uids back (the kernel drops its locks)."""
     _uid_tier()
-    from grader.jail_uid import UidLease
+    from grader.sandbox.uid import UidLease
 
     a, b = UidLease.acquire(), UidLease.acquire()
     try:
@@ -305,7 +305,7 @@ def test_a_uid_is_leased_to_one_jail_at_a_time() -> None:
     finally:
         a.release()
         b.release()
-    code = "from grader.jail_uid import UidLease; import sys, time; l = UidLease.acquire(); print(l.uid, l.path, flush=True); time.sleep(600)"
+    code = "from grader.sandbox.uid import UidLease; import sys, time; l = UidLease.acquire(); print(l.uid, l.path, flush=True); time.sleep(600)"
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         uid, path = holder.stdout.readline().split()
@@ -347,12 +347,12 @@ def test_a_dead_graders_uid_is_swept_and_not_reused_while_its_folders_last(tmp_p
     removes the uid's litter in the shared folders, and the uid is not leased again while
     a folder it was given still exists."""
     _uid_tier()
-    from grader.jail_uid import UidLease, sweep_abandoned
+    from grader.sandbox.uid import UidLease, sweep_abandoned
 
     given = tmp_path / "scratch"
     given.mkdir()
     litter = Path("/tmp") / f"jail-abandoned-{uuid.uuid4().hex}"
-    code = ("import os, sys, time; from pathlib import Path; from grader.jail_uid import UidLease\n"
+    code = ("import os, sys, time; from pathlib import Path; from grader.sandbox.uid import UidLease\n"
             "l = UidLease.acquire(); l.hold([Path(sys.argv[1])])\n"
             "fd = os.open(sys.argv[2], os.O_CREAT | os.O_WRONLY, 0o600); os.fchown(fd, l.uid, l.uid)\n"
             "print(l.uid, l.path, flush=True); time.sleep(600)\n")

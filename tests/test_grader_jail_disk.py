@@ -1,4 +1,4 @@
-"""The disk watcher's own cost stays bounded (`grader.jail_disk.COST_RATIO`): it runs beside
+"""The disk watcher's own cost stays bounded (`grader.sandbox.disk.COST_RATIO`): it runs beside
 the student's kernels, timed ones included, so a jail holding many files must not make it
 take a core. Modelled with a fake clock: no wall-clock threshold."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader import jail_disk
-from grader.jail_disk import COST_RATIO, DiskUse, DiskWatcher
+from grader.sandbox import disk as jail_disk
+from grader.sandbox.disk import COST_RATIO, DiskUse, DiskWatcher
 
 pytestmark = pytest.mark.grader
 

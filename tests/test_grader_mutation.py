@@ -12,30 +12,23 @@ from pathlib import Path
 
 import pytest
 
-from grader import mutation
+from grader.mutation import analysis as mutation
 from grader.checks import get_check
 from grader.checks.base import REGISTRY, Check
-from grader.cli import main as cli_main
-from grader.examples import stage_files, submission_files
-from grader.fences import find_fences
-from grader.manifest import ManifestError, load_manifest, repo_root
-from grader.mutants import OPERATORS, Mutant, file_mutants, generate, load_catalogue
-from grader.mutation import (
-    StageReport,
-    Verdict,
-    analyse,
-    grade_mutant,
-    render_markdown,
-    select,
-    update_markdown,
-)
-from grader.sandbox import Limits
+from grader.commands.cli import main as cli_main
+from grader.release.examples import stage_files, submission_files
+from grader.core.fences import find_fences
+from grader.core.manifest import ManifestError, load_manifest, repo_root
+from grader.mutation.mutants import OPERATORS, Mutant, file_mutants, generate, load_catalogue
+from grader.mutation.analysis import (StageReport, Verdict, analyse, grade_mutant, render_markdown, select,
+    update_markdown)
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 
 FAST = Limits(check_timeout=8, start_timeout=60)
 
-#: A fence holding every construct an operator of `grader.mutants` applies to.
+#: A fence holding every construct an operator of `grader.mutation.mutants` applies to.
 EVERY_CONSTRUCT = '''\
 def f(xs: list[int], flag: bool = True) -> list[int]:
     """Doc."""
@@ -136,7 +129,7 @@ def test_the_catalogue_loads_and_each_mistake_applies(stage: str) -> None:
 
 def test_a_catalogue_mistake_for_a_missing_fence_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "mutants.toml").write_text('[[mistake]]\ntask = "0.1"\nfunction = "nowhere"\nwhy = "x"\nbody = "pass"\n')
-    monkeypatch.setattr("grader.mutants.stage_dir", lambda stage: tmp_path)
+    monkeypatch.setattr("grader.mutation.mutants.stage_dir", lambda stage: tmp_path)
     with pytest.raises(ManifestError, match="no fence of task 0.1 in nowhere"):
         load_catalogue("a0")
 
@@ -180,7 +173,7 @@ def test_another_task_whose_score_moves_is_violation_b() -> None:
 def test_hidden_checks_weaker_than_the_public_tests_are_violation_a(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in load_manifest("a0").task("0.1").checks:  # every hidden check of 0.1 now passes anything
         chk = get_check("a0", name)
-        monkeypatch.setitem(REGISTRY, ("a0", name), Check(chk.stage, chk.name, chk.kind, lambda ctx: None, chk.doc))
+        monkeypatch.setitem(REGISTRY, ("a0", name), Check(chk.task, chk.stage, chk.name, chk.kind, lambda ctx: None, chk.doc))
     mutant = _one("a0", "0.1", LOG_BACK)
     monkeypatch.setattr(mutation, "select", lambda *args: [mutant])
     report = analyse("a0", task="0.1", limits=FAST)

@@ -1,7 +1,7 @@
 """Notebooks graded by the parent (issue 14, hole 5): the student's kernel gives values only.
 
 A notebook's test cells run in the grader's process on plain data from the student's
-kernel (`grader.notebook_tests`, `grader.notebook_judge`), so a notebook that rewrites its
+kernel (`grader.notebooks.plans`, `grader.notebooks.judge`), so a notebook that rewrites its
 own process — the import machinery, the channel, the answers' types — cannot claim points,
 and nothing of a hidden test is sent to the jailed child: the cases below attack both, in
 every isolation tier this machine provides, and check that honest notebooks still score
@@ -20,17 +20,18 @@ import nbformat
 import numpy as np
 import pytest
 
-from grader import jail, protocol
-from grader.child import _plain
-from grader.examples import solved_notebook, write_submission
-from grader.manifest import NotebookPart, load_manifest, repo_root
-from grader.notebook_grading import grade_notebook
-from grader.notebook_judge import NotebookError, Opaque, decode_value
-from grader.notebook_tests import NotebookDesignError, plan_tests
-from grader.notebooks import release_notebook, run_notebook
-from grader.results import TaskResult
-from grader.sandbox import Limits, Session
-from grader.trees import build_tree
+from grader.sandbox import jail
+from grader.sandbox.child import protocol
+from grader.sandbox.child.main import _plain
+from grader.release.examples import solved_notebook, write_submission
+from grader.core.manifest import NotebookPart, load_manifest, repo_root
+from grader.notebooks.grading import grade_notebook
+from grader.notebooks.judge import NotebookError, Opaque, decode_value
+from grader.notebooks.plans import NotebookDesignError, plan_tests
+from grader.notebooks.parts import release_notebook, run_notebook
+from grader.core.results import TaskResult
+from grader.sandbox.session import Limits, Session
+from grader.trees.child_tree import build_tree
 
 pytestmark = pytest.mark.grader
 

@@ -1,4 +1,4 @@
-"""One mistake, one charge (`grader.one_charge`): a task that loses points in the student's
+"""One mistake, one charge (`grader.grading.one_charge`): a task that loses points in the student's
 whole tree is graded again alone, and only the verdicts of that run count."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from grader.examples import write_submission
-from grader.fence_guard import BrokenFence
-from grader.grading import grade
-from grader.manifest import load_manifest
-from grader.one_charge import ALONE, charge_notebook_once, charge_once, needs_second_look
-from grader.report import gradescope, junit
-from grader.results import CheckResult, TaskResult
-from grader.sandbox import Limits
+from grader.release.examples import write_submission
+from grader.trees.fence_guard import BrokenFence
+from grader.grading.grade import grade
+from grader.core.manifest import load_manifest
+from grader.grading.one_charge import ALONE, charge_notebook_once, charge_once, needs_second_look
+from grader.grading.report import gradescope, junit
+from grader.core.results import CheckResult, TaskResult
+from grader.sandbox.session import Limits
 from test_grader_one_charge_stages import STRIDES_REVERSED
 
 pytestmark = pytest.mark.grader
@@ -115,7 +115,7 @@ def test_a_notebook_cell_that_passes_with_the_reference_tasks_counts_and_only_it
 
 
 def test_a_wrong_strides_from_shape_costs_task_2_1_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from grader import grading
+    from grader.grading import grade as grading
 
     trees: list[str] = []
     real_alone, real_repaired = grading._grade_alone, grading._grade_repaired
@@ -175,8 +175,8 @@ def test_nothing_of_the_reference_in_an_alone_tree_reaches_any_report(tmp_path: 
 
 
 def test_a_task_as_released_is_not_started_and_one_with_a_body_of_the_students_is(tmp_path: Path) -> None:
-    from grader.one_charge import not_started
-    from grader.release import release
+    from grader.grading.one_charge import not_started
+    from grader.release.starter import release
 
     release("a2", tmp_path / "release")
     assert all(not_started(t, tmp_path / "release") for t in load_manifest("a2").tasks)
@@ -185,7 +185,7 @@ def test_a_task_as_released_is_not_started_and_one_with_a_body_of_the_students_i
 
 
 def test_a_second_look_that_fails_keeps_the_whole_trees_rows_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from grader import grading
+    from grader.grading import grade as grading
     from grader.checks.base import GraderBug
 
     def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
@@ -203,7 +203,7 @@ def test_a_task_that_alone_loses_points_is_not_graded_again_unless_graded_by_its
                                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Only task 0.3 fails: its mistake is charged once already (no second child); graded
     by itself (--task), the other tasks are unknown, so it is looked at again."""
-    from grader import grading
+    from grader.grading import grade as grading
 
     calls: list[str] = []
     real = grading._grade_alone
@@ -223,7 +223,7 @@ def test_a_task_that_alone_loses_points_is_not_graded_again_unless_graded_by_its
 def test_a_notebook_that_fails_only_through_a_tasks_mistake_is_not_charged(tmp_path: Path) -> None:
     # A5's notebook runs the student's lstm_cell: a wrong gate order (5.2) failed two of its
     # test cells too (4/15 before notebooks had a second look)
-    from grader.examples import EXAMPLES, write_example
+    from grader.release.examples import EXAMPLES, write_example
 
     write_example("a5-lstm-gate-order", tmp_path / "sub")
     result = grade(tmp_path / "sub", "a5", limits=Limits())  # the grader's limits: Numba compiles cold here
@@ -239,9 +239,9 @@ def test_a_notebook_that_fails_only_through_a_tasks_mistake_is_not_charged(tmp_p
 def test_a_notebook_as_released_is_not_started_and_one_with_an_answer_or_a_cell_of_the_students_is(tmp_path: Path) -> None:
     import nbformat
 
-    from grader.examples import solved_notebook
-    from grader.notebook_grading import notebook_not_started
-    from grader.release import release
+    from grader.release.examples import solved_notebook
+    from grader.notebooks.grading import notebook_not_started
+    from grader.release.starter import release
 
     part = load_manifest("a1").notebooks[0]
     release("a1", tmp_path / "release")
@@ -273,8 +273,8 @@ def test_a_notebook_as_released_is_not_started_and_one_with_an_answer_or_a_cell_
 def test_a_notebook_not_started_is_not_graded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A fresh A1 release: every task loses points, the notebook too, but its answers are the
     release's, so a second run over the reference's tasks cannot change its 0 (one child, not two)."""
-    from grader import grading
-    from grader.release import release
+    from grader.grading import grade as grading
+    from grader.release.starter import release
 
     runs: list[Path] = []
     real = grading.grade_notebook
@@ -298,7 +298,7 @@ def _look_rows(task_id: str, verdicts: dict[str, bool]) -> TaskResult:
 
 
 def test_once_a_task_fails_alone_the_waiting_tasks_run_together_in_one_repaired_tree() -> None:
-    from grader.one_charge import second_looks
+    from grader.grading.one_charge import second_looks
 
     tasks = {t: _task("a2", t) for t in ("2.1", "2.2", "2.3", "2.4")}
     whole = {t: _look_rows(t, {f"c{t}": False, f"d{t}": False}) for t in tasks}
@@ -327,7 +327,7 @@ def test_once_a_task_fails_alone_the_waiting_tasks_run_together_in_one_repaired_
 
 
 def test_no_repaired_tree_before_a_root_is_known_or_for_one_waiting_task() -> None:
-    from grader.one_charge import second_looks
+    from grader.grading.one_charge import second_looks
 
     tasks = [_task("a0", t) for t in ("0.1", "0.2", "0.3")]
     calls: list[str] = []
@@ -344,7 +344,7 @@ def test_no_repaired_tree_before_a_root_is_known_or_for_one_waiting_task() -> No
 
 
 def test_the_repaired_tree_takes_the_roots_from_the_reference_and_the_rest_from_the_student(tmp_path: Path) -> None:
-    from grader.trees import build_tree
+    from grader.trees.child_tree import build_tree
 
     sub = write_submission(tmp_path / "sub", "a2", {("2.1", "strides_from_shape"): STRIDES_REVERSED,
                                                     ("2.2", "broadcast_index"): "pass"})

@@ -7,7 +7,7 @@ one line changed (`changed`); where a later task uses the task, the mistake is
 chosen so that it breaks that task too in the whole tree — a wrong stride breaks every
 tensor operation, a conv1d with its output laid out wrong breaks the text CNN, scaled
 dot-product attention scaled by 1/E breaks multi-head attention and the transformer — which
-is what grading each task alone (`grader.one_charge`) must not charge twice.
+is what grading each task alone (`grader.grading.one_charge`) must not charge twice.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.examples import write_submission
-from grader.fences import package_fences
-from grader.grading import grade
-from grader.manifest import load_manifest, repo_root
-from grader.sandbox import Limits
+from grader.release.examples import write_submission
+from grader.core.fences import package_fences
+from grader.grading.grade import grade
+from grader.core.manifest import load_manifest, repo_root
+from grader.sandbox.session import Limits
 from test_grader_a5 import GRU_LECTURE_RESET, LSTM_IFOG, TRAIN_CHUNK_WITHOUT_CLIPPING, UNROLL_REVERSED_OUTPUTS
 from test_grader_a6 import (GPT_WITHOUT_CAUSAL_MASK, LAYER_NORM_UNBIASED, MHA_MERGE_WITHOUT_TRANSPOSE, SDPA_SCALE_ONE_OVER_E,
                             SOFTMAX_NAN_ON_EMPTY_ROWS)
@@ -112,7 +112,7 @@ PLANTED: dict[str, dict[str, tuple[str, str]]] = {
 
 #: A forward and its backward in two tasks, one of them wrong. The backward's checks call the
 #: forward and the forward's task checks what it saves by calling the backward, so in the whole
-#: tree both tasks fail; each is run again with the other's reference (`grader.one_charge.
+#: tree both tasks fail; each is run again with the other's reference (`grader.grading.one_charge.
 #: second_look`) and only the wrong one is charged. name → (stage, task, function, body).
 FORWARD_AND_BACKWARD: dict[str, tuple[str, str, str, str]] = {
     # computes e^-a, returns it and saves it: Exp.backward (1.3) multiplies by the wrong value

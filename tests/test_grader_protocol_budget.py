@@ -39,10 +39,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from results_json import by_number
 
-from grader import protocol
-from grader.answers import Answer, parse_answer
-from grader.examples import write_submission
-from grader.manifest import load_manifest, repo_root
+from grader.sandbox.child import protocol
+from grader.sandbox.answers import Answer, parse_answer
+from grader.release.examples import write_submission
+from grader.core.manifest import load_manifest, repo_root
 
 pytestmark = pytest.mark.grader
 
@@ -80,7 +80,7 @@ def no_surrogates(value: Any) -> bool:
 #: traced from the first byte read; prints the outcome and the traced peak.
 FLOOD = textwrap.dedent('''
     import json, socket, struct, sys, threading, time, tracemalloc
-    from grader import protocol
+    from grader.sandbox.child import protocol
     mib = int(sys.argv[1])
     n = mib * 1024 * 1024
     header = b'{"body":[' + b"[]," * ((n - 40) // 3) + b'[]],"blobs":[]}'
@@ -429,7 +429,7 @@ SURROGATE_BODY = 'raise ValueError("lone \\ud800 surrogate")\n'
 #: `grader run` with the grading process's peak RSS (KiB) on stderr's last line. The peak is
 #: VmHWM, the high-water mark of this process's own memory: ``getrusage``'s ru_maxrss keeps
 #: the peak of the process that started it across exec (pytest's, over 1 GiB in a full run).
-GRADER_RUN = ("import re, sys\nfrom grader.cli import main\nrc = main(sys.argv[1:])\n"
+GRADER_RUN = ("import re, sys\nfrom grader.commands.cli import main\nrc = main(sys.argv[1:])\n"
               "peak = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
               "print('PEAK_RSS_KIB', peak, file=sys.stderr)\nsys.exit(rc)\n")
 
@@ -453,7 +453,7 @@ PART1_RIGHT = "x, y, z = -2.0, 5.0, -4.0\ndf_dq, df_dx, df_dy, df_dz = -4.0, -4.
 
 def _notebook_with(answers: dict[str, str]) -> str:
     """The a1 notebook as released, with these answer cells (grade id → code)."""
-    from grader.notebooks import release_notebook
+    from grader.notebooks.parts import release_notebook
 
     part = load_manifest("a1").notebooks[0]
     with tempfile.TemporaryDirectory() as tmp:

@@ -13,17 +13,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import protocol
-from grader.answers import ArrayVal, BadTensor, ObjectVal, TensorVal, parse_answer, parse_value
+from grader.sandbox.child import protocol
+from grader.sandbox.answers import ArrayVal, BadTensor, ObjectVal, TensorVal, parse_answer, parse_value
 from grader.checks.compare import Tol, diff
-from grader.cli import main
-from grader.examples import EXAMPLES as EXAMPLE_TABLE, example_files, submission_files, write_example, write_submission
-from grader.fences import find_fences
-from grader.grading import grade
-from grader.manifest import all_stages, load_manifest
-from grader.report import gradescope, junit, write_atomic
-from grader.results import Problem
-from grader.sandbox import Limits
+from grader.commands.cli import main
+from grader.release.examples import (EXAMPLES as EXAMPLE_TABLE, example_files, submission_files,
+    write_example, write_submission)
+from grader.core.fences import find_fences
+from grader.grading.grade import grade
+from grader.core.manifest import all_stages, load_manifest
+from grader.grading.report import gradescope, junit, write_atomic
+from grader.core.results import Problem
+from grader.sandbox.session import Limits
 from results_json import is_details, task_tests
 
 pytestmark = pytest.mark.grader
@@ -339,7 +340,7 @@ def test_write_atomic_replaces_whole_files(tmp_path: Path) -> None:
 
 
 def test_report_builders_without_files() -> None:
-    from grader.results import GradeResult, TaskResult
+    from grader.core.results import GradeResult, TaskResult
 
     res = GradeResult("a9", "T", "sub", [TaskResult("9.1", "t", 10, 5, "failed", "m", "fb"),
                                           TaskResult("nb:x.ipynb", "nb", 5, 5, "passed", "ok", kind="notebook")], 1.0,
@@ -366,8 +367,8 @@ def test_problems_concern_their_tasks_or_files() -> None:
 
 
 def test_the_child_imports_its_own_tree_and_only_it(tmp_path: Path, examples: Path) -> None:
-    from grader.sandbox import ChildStartFailed, Session
-    from grader.trees import build_child_tree
+    from grader.sandbox.session import ChildStartFailed, Session
+    from grader.trees.child_tree import build_child_tree
 
     tree = tmp_path / "tree"
     build_child_tree("a1", examples / "a1-complete", tree)  # operators (A0): the reference
@@ -389,7 +390,7 @@ def test_the_child_imports_its_own_tree_and_only_it(tmp_path: Path, examples: Pa
 
 
 def test_grader_version_names_the_kit_and_the_digest_of_the_grading_code(capsys: pytest.CaptureFixture[str]) -> None:
-    from grader.gradebook import grader_version
+    from grader.batch.gradebook import grader_version
 
     with pytest.raises(SystemExit) as exc:
         main(["--version"])
@@ -402,7 +403,7 @@ def test_a_stage_id_is_read_in_either_case(tmp_path: Path, capsys: pytest.Captur
     """The reports print "A1"; typing it back works (`manifest.stage_arg`)."""
     assert main(["release", "A0", "-o", str(tmp_path / "starter")]) == 0
     assert "released a0" in capsys.readouterr().out
-    from grader.cli import build_parser
+    from grader.commands.cli import build_parser
 
     assert build_parser().parse_args(["run", "sub", "-a", " A1"]).assignment == "a1"
     assert build_parser().parse_args(["check", "-a", "A3"]).assignment == "a3"

@@ -2,7 +2,7 @@
 
 Two kinds of test:
 
-* The measurement itself (`grader.checks.a3_speed`), driven through a context whose
+* The measurement itself (`grader.checks.a3.speed`), driven through a context whose
   "children" run the probes in this process on the kit's kernels and report modelled times
   (so nothing depends on the machine's speed): every timed call gets inputs of its own and
   an `out` of its own (never the values of another call, nor those of a set-up batch),
@@ -42,25 +42,21 @@ import numpy as np
 import pytest
 
 import minitorch
-from grader.checks import a3_speed, get_check
-from grader.checks.a3_speed import (
-    ROUNDS,
-    SETUP_SLACK,
-    TASK_3_1,
-    TASK_3_2,
-    Timed,
-    _speed,
-)
+from grader.checks import get_check
+from grader.checks.a3 import speed as a3_speed
+from grader.checks.a3.speed import ROUNDS, SETUP_SLACK, Timed, _speed
+from grader.checks.a3.task_3_1 import TASK_3_1
+from grader.checks.a3.task_3_2 import TASK_3_2
 from grader.checks.base import REGISTRY, Check, CheckContext, CheckFailed, Services
 from grader.checks.runner import VerdictWithheld, run_check, task_score
-from grader.cpu_clock import Usage
+from grader.sandbox.cpu_clock import Usage
 from grader.checks.probe import Answer, ArrayVal, Probe, parse_answer
-from grader.examples import write_submission
-from grader.executor import Executor
-from grader.grading import grade
-from grader.manifest import load_manifest
-from grader.results import GradeResult
-from grader.sandbox import Limits
+from grader.release.examples import write_submission
+from grader.sandbox.child.executor import Executor
+from grader.grading.grade import grade
+from grader.core.manifest import load_manifest
+from grader.core.results import GradeResult
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 
@@ -258,7 +254,7 @@ def test_a_withheld_verdict_scores_nothing_and_is_a_grader_error(monkeypatch: py
     def withheld(ctx: CheckContext) -> str:
         raise VerdictWithheld("the machine was too busy to judge; grade task 3.2 again on a quiet machine", "figures")
 
-    monkeypatch.setitem(REGISTRY, ("a3", "withheld_for_test"), Check("a3", "withheld_for_test", "performance", withheld, ""))
+    monkeypatch.setitem(REGISTRY, ("a3", "withheld_for_test"), Check("3.1", "a3", "withheld_for_test", "performance", withheld, ""))
     task = next(t for t in load_manifest("a3").tasks if t.id == "3.2")
     session = SimpleNamespace(ensure=lambda: None)
     result = run_check("withheld_for_test", "a3", Executor(minitorch), Services(limits=Limits(), task=task, student=session))  # type: ignore[arg-type]

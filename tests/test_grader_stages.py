@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from grader.checks import stage_checks
-from grader.fences import package_fences
-from grader.grading import grade
-from grader.manifest import all_manifests, load_manifest, repo_root
-from grader.release import release
-from grader.sandbox import Limits
+from grader.core.fences import package_fences
+from grader.grading.grade import grade
+from grader.core.manifest import all_manifests, load_manifest, repo_root
+from grader.release.starter import release
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 
@@ -33,6 +33,18 @@ def test_the_manifest_names_every_registered_check_once_and_the_points_add_up(st
     named = [c for t in manifest.tasks for c in t.checks]
     assert sorted(named) == sorted(stage_checks(stage))  # no check unused, none missing, none twice
     assert manifest.total_points == 100
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_each_check_lives_in_the_module_of_the_task_that_lists_it(stage: str) -> None:
+    """One convention: the checks of task X.Y are registered with ``@check("X.Y", …)`` in
+    grader/checks/aX/task_X_Y.py, and the manifest lists them under X.Y."""
+    registered = stage_checks(stage)
+    for task in load_manifest(stage).tasks:
+        module = f"grader.checks.{stage}.task_{task.id.replace('.', '_')}"
+        for name in task.checks:
+            check = registered[name]
+            assert (check.task, check.fn.__module__) == (task.id, module), f"{stage} check {name}"
 
 
 @pytest.mark.parametrize("stage", STAGES)
@@ -82,17 +94,25 @@ def test_the_reference_scores_full_marks_and_a_release_zero(stage: str, tmp_path
 @pytest.mark.parametrize("stage", ["a2", "a5"])
 def test_a_manifest_naming_an_unregistered_check_is_a_grader_bug_that_says_where_checks_register(
         stage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A5's checks live in five modules (a5_cells, a5_unroll, …): the message must not name a
-    # file, but the registry every check module uses
+    # the message names the task's module and the decorator the check needs
     from dataclasses import replace
 
-    from grader import grading
+    from grader.grading import grade as grading
     from grader.checks.base import GraderBug
 
     manifest = load_manifest(stage)
     first = manifest.tasks[0]
+    module = f"grader/checks/{stage}/task_{first.id.replace('.', '_')}.py"
     broken = replace(manifest, tasks=(replace(first, checks=(*first.checks, "no_such_check")), *manifest.tasks[1:]))
     monkeypatch.setattr(grading, "load_manifest", lambda s: broken)
-    with pytest.raises(GraderBug, match=rf"task {first.id} names check 'no_such_check', which no module of grader/checks "
-                                        rf"registers \(@check\('{stage}', 'no_such_check'\)\)"):
+    with pytest.raises(GraderBug, match=rf"task {first.id} names check 'no_such_check', which no module registers "
+                                        rf"@check\('{first.id}', 'no_such_check'\) in {module}"):
+        grade(tmp_path, stage, notebooks=False)
+    # a check the manifest lists under another task than the one it is registered for
+    second = manifest.tasks[1]
+    moved = second.checks[0]
+    broken = replace(manifest, tasks=(replace(first, checks=(*first.checks, moved)),
+                                      replace(second, checks=second.checks[1:]), *manifest.tasks[2:]))
+    with pytest.raises(GraderBug, match=rf"task {first.id} names check '{moved}', which is registered for task "
+                                        rf"{second.id}, not @check\('{first.id}', '{moved}'\) in {module}"):
         grade(tmp_path, stage, notebooks=False)

@@ -1,4 +1,4 @@
-"""Invariant 5 (`grader.standalone`): a task's public tests stand alone.
+"""Invariant 5 (`grader.release.standalone`): a task's public tests stand alone.
 
 Each test writes a release of A0 (the smallest stage), changes its shipped tests the way a
 careless test author would, and checks that the verdict of task 0.1 names the fault: a
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.manifest import load_manifest
-from grader.release import release
-from grader.standalone import StandAlone, check_task, files_through
+from grader.core.manifest import load_manifest
+from grader.release.starter import release
+from grader.release.standalone import StandAlone, check_task, files_through
 
 pytestmark = pytest.mark.grader
 

@@ -24,9 +24,9 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from grader.checks.runner import task_score
-from grader.manifest import all_manifests, stage_number
-from grader.release import _pyproject, _readme, release
-from grader.results import CheckResult
+from grader.core.manifest import all_manifests, stage_number
+from grader.release.starter import _pyproject, _readme, release
+from grader.core.results import CheckResult
 
 pytestmark = pytest.mark.grader
 
@@ -141,7 +141,7 @@ def test_the_kit_ships_its_licence_and_its_type_hints() -> None:
 
 def test_grader_without_its_extra_says_in_one_line_what_to_install() -> None:
     hide = "import sys; sys.modules['nbgrader'] = None; sys.modules['mutmut'] = None\n"
-    run = "import sys; from grader.cli import main; sys.exit(main(['--help']))\n"
+    run = "import sys; from grader.commands.cli import main; sys.exit(main(['--help']))\n"
     proc = subprocess.run([sys.executable, "-c", hide + run], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     lines = proc.stderr.strip().splitlines()

@@ -1,5 +1,5 @@
 """`grader nbgrader-export`: a batch's grades land in nbgrader's gradebook.db, read back with
-nbgrader's own API (`grader/nbgrader_export.py`).
+nbgrader's own API (`grader/batch/nbgrader_export.py`).
 
 The batch output is made with the kit's own functions (`finished_outcome` /
 `crashed_outcome` of a worker, `record_or_crash` of the parent: the reports, then the
@@ -17,16 +17,16 @@ from typing import Optional
 
 import pytest
 
-from grader.batch_record import record_or_crash
-from grader.batch_worker import crashed_outcome, finished_outcome
-from grader.cli import main as cli_main
-from grader.gradebook import Gradebook as KitGradebook
-from grader.manifest import load_manifest, repo_root
-from grader.nbgrader_export import LIBRARY_NOTEBOOK, ExportError, export_batch, library_cell
-from grader.notebook_grading import NOTEBOOK_CELL, grade_notebook
-from grader.notebooks import CellGrade, NotebookRun, notebook_points
-from grader.results import CheckResult, GradeResult, TaskResult
-from grader.sandbox import Limits
+from grader.batch.record import record_or_crash
+from grader.batch.worker import crashed_outcome, finished_outcome
+from grader.commands.cli import main as cli_main
+from grader.batch.gradebook import Gradebook as KitGradebook
+from grader.core.manifest import load_manifest, repo_root
+from grader.batch.nbgrader_export import LIBRARY_NOTEBOOK, ExportError, export_batch, library_cell
+from grader.notebooks.grading import NOTEBOOK_CELL, grade_notebook
+from grader.notebooks.parts import CellGrade, NotebookRun, notebook_points
+from grader.core.results import CheckResult, GradeResult, TaskResult
+from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
 
@@ -284,11 +284,11 @@ def test_a_new_database_that_nbgrader_cannot_set_up_is_not_left_half_made(batch:
 
 
 def test_a_notebook_row_keeps_the_verdict_of_each_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import grader.notebooks
+    import grader.notebooks.parts
 
     grades = [CellGrade("part1_tests", 6.0, 6.0, True, "passed"), CellGrade("part2_local_tests", 0.0, 3.0, False, "AssertionError"),
               CellGrade("part2_grad_tests", 6.0, 6.0, True, "passed")]
-    monkeypatch.setattr(grader.notebooks, "run_notebook", lambda *a, **k: NotebookRun(grades, "failed"))
+    monkeypatch.setattr(grader.notebooks.parts, "run_notebook", lambda *a, **k: NotebookRun(grades, "failed"))
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / PART.name).write_text("{}")
     row = grade_notebook(PART, tmp_path / "sub", tmp_path / "tree", tmp_path, Limits(sandbox="process"))

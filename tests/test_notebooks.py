@@ -14,8 +14,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.manifest import all_manifests
-from grader.notebooks import autograde_notebook, notebook_points, release_notebook
+from grader.core.manifest import all_manifests
+from grader.notebooks.parts import autograde_notebook, notebook_points, release_notebook
 
 pytestmark = pytest.mark.grader
 

@@ -26,12 +26,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from grader.fences import find_fences, package_fences, stub_line
-from grader.manifest import all_manifests, all_stages, stage_number
-from grader.intake import SubmissionError, find_notebook, find_package, open_submission
-from grader.manifest import ManifestError, load_manifest
-from grader.release import ReleaseError, release
-from grader.trees import build_child_tree, default_backend
+from grader.core.fences import find_fences, package_fences, stub_line
+from grader.core.manifest import all_manifests, all_stages, stage_number
+from grader.trees.intake import SubmissionError, find_notebook, find_package, open_submission
+from grader.core.manifest import ManifestError, load_manifest
+from grader.release.starter import ReleaseError, release
+from grader.trees.child_tree import build_child_tree, default_backend
 
 pytestmark = pytest.mark.grader
 
@@ -389,7 +389,7 @@ def test_student_bodies_are_spliced_and_edits_outside_fences_ignored(releases: d
     text = text.replace("import math\n", "import math\nimport os  # outside a fence: ignored\n", 1)
     ops.write_text(text, encoding="utf-8")
     problems = build_child_tree("a0", student, tmp_path / "t", repo_root=ROOT)
-    # the edit outside the fences is dropped, with a note (`trees.outside_code_problem`)
+    # the edit outside the fences is dropped, with a note (`child_tree.outside_code_problem`)
     assert [(p.file, p.tasks) for p in problems] == [("minitorch/operators.py", ("0.1", "0.2"))]
     assert "code outside the task markers is not graded (`import os" in problems[0].message
     out = (tmp_path / "t" / "minitorch" / "operators.py").read_text(encoding="utf-8")
@@ -437,7 +437,7 @@ def test_isolating_a_task_fills_the_others_of_the_stage(releases: dict[str, Path
 
 
 def test_a_syntax_error_is_stubbed_and_reported(releases: dict[str, Path], tmp_path: Path) -> None:
-    # a body that does not compile costs its own task only (grader/fence_guard.py)
+    # a body that does not compile costs its own task only (grader/trees/fence_guard.py)
     student = _student(releases, "a1", tmp_path)
     path = student / "minitorch" / "autodiff.py"
     text = path.read_text(encoding="utf-8")
@@ -495,7 +495,7 @@ def test_zip_symlinks_and_directory_symlinks_are_refused(releases: dict[str, Pat
 
 
 def test_a_zip_bomb_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import grader.intake as intake
+    import grader.trees.intake as intake
 
     monkeypatch.setattr(intake, "MAX_SUBMISSION_BYTES", 100_000)
     archive = tmp_path / "bomb.zip"

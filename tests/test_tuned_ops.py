@@ -182,9 +182,9 @@ def test_a3_release_stub_fails_on_contiguous_tensors(tmp_path: Path) -> None:
     """The package as an A3 release has it — no tuned_ops.py, the 3.1 fences stubbed —
     raises the task's NotImplementedError for `a + a` on contiguous FastBackend tensors
     (no tuned loop answers in front of the student's kernel)."""
-    from grader.fences import render
-    from grader.manifest import all_manifests
-    from grader.trees import reference_only_files
+    from grader.core.fences import render
+    from grader.core.manifest import all_manifests
+    from grader.trees.child_tree import reference_only_files
 
     source = Path(minitorch.__file__).resolve().parent
     package = tmp_path / "minitorch"

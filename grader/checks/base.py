@@ -3,7 +3,7 @@
 A hidden check is a function of a `CheckContext`, registered under the name that a
 manifest's ``checks = [...]`` uses::
 
-    @check("a0", "operators_forward", kind="equivalence")
+    @check("0.1", "operators_forward", kind="equivalence")   # task 0.1, in grader/checks/a0/task_0_1.py
     def operators_forward(ctx: CheckContext) -> None:
         ctx.equivalent([...probes...])
 
@@ -37,10 +37,10 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .. import protocol
-from ..executor import Executor
-from ..manifest import Task
-from ..sandbox import Limits, ReferenceChild, Session
+from grader.sandbox.child import protocol
+from grader.sandbox.child.executor import Executor
+from grader.core.manifest import Task, stage_of_task
+from grader.sandbox.session import Limits, ReferenceChild, Session
 from .feedback import inputs_text, join_lines as _join, short
 from .probe import Answer, Probe, TensorVal, Tol, describe, diff, fmt_array, parse_answer
 from .compare import int_zero_note, relative_difference
@@ -53,6 +53,7 @@ SHOWN_OF = 3
 
 @dataclass(frozen=True)
 class Check:
+    task: str  #: the task id ("2.4") whose manifest entry lists the check
     stage: str
     name: str
     kind: str
@@ -64,20 +65,24 @@ class Check:
 REGISTRY: dict[tuple[str, str], Check] = {}
 
 
-def check(stage: str, name: str, kind: str, timeout_scale: float = 1.0) -> Callable:
-    """Register a check function under (stage, name).
+def check(task: str, name: str, kind: str, timeout_scale: float = 1.0) -> Callable:
+    """Register a check function of task `task` (``"2.4"``) under the name its manifest uses.
 
-    The function may return a string: the message shown when it passes (e.g. measured
-    speed ratios).
+    The checks of task X.Y live in ``grader/checks/aX/task_X_Y.py``; the manifest of stage
+    aX lists the name under that task (tests/test_grader_stages.py holds the two equal). The
+    function may return a string: the message shown when it passes (e.g. measured speed
+    ratios).
     """
     if kind not in KINDS:
         raise ValueError(f"unknown check kind {kind!r}")
+    stage = stage_of_task(task)
 
     def register(fn: Callable[["CheckContext"], Optional[str]]) -> Callable[["CheckContext"], Optional[str]]:
         key = (stage, name)
         if key in REGISTRY:
             raise ValueError(f"check {stage}/{name} registered twice")
-        REGISTRY[key] = Check(stage, name, kind, fn, (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "", timeout_scale)
+        doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
+        REGISTRY[key] = Check(task, stage, name, kind, fn, doc, timeout_scale)
         return fn
 
     return register

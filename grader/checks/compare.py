@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..answers import ArrayVal, BadTensor, NpScalar, ObjectVal, TensorVal
+from grader.sandbox.answers import ArrayVal, BadTensor, NpScalar, ObjectVal, TensorVal
 
 __all__ = ["F32", "Shown", "Tol", "describe", "diff", "diff_arrays", "fmt_array", "int_zero_note", "is_number", "kind_name", "num_text",
            "number_kind", "relative_difference"]

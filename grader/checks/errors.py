@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..manifest import Task
+from grader.core.manifest import Task
 from .feedback import error_message, join_lines as _join, not_implemented_message
 from .probe import ErrorInfo
 

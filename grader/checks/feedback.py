@@ -7,7 +7,7 @@
     fails because it reaches `tensor_data.strides_from_shape` (also task 2.1), which is not implemented yet: finish that first
 
 A stub raises ``NotImplementedError("Task X.Y: Title (function) — write your code between
-the markers")`` (`grader.fences.stub_line`); the innermost frame of the traceback (frames
+the markers")`` (`grader.core.fences.stub_line`); the innermost frame of the traceback (frames
 in the child's tree only) names the file and the function that raised. The reference's
 fences tell which task that function belongs to, so the message can say when the check
 of one task stopped at a stub of *another* task (a dependency the student has not done
@@ -29,9 +29,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..answers import ErrorInfo
-from ..fences import Fence, package_fences
-from ..manifest import Task, repo_root
+from grader.sandbox.answers import ErrorInfo
+from grader.core.fences import Fence, package_fences
+from grader.core.manifest import Task, repo_root
 from .compare import fmt_array
 
 __all__ = [

@@ -6,11 +6,11 @@ A `Probe` is written like straight-line code against ``minitorch``::
     mul = p.get("minitorch.operators.mul")
     p.returns(p.call(mul, 2.0, 3.0))
 
-and serialised to the data program that `grader.executor.Executor` runs, in the child on
+and serialised to the data program that `grader.sandbox.child.executor.Executor` runs, in the child on
 the student's code and in the parent on the reference. The label and the inputs shown in
 feedback stay here, in the parent: a program names only inputs and calls.
 
-The answers come back through `grader.answers` and are compared by `grader.checks.compare`;
+The answers come back through `grader.sandbox.answers` and are compared by `grader.checks.compare`;
 their names are re-exported here so that a stage's checks import what they use from one
 place.
 """
@@ -22,18 +22,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..answers import (  # noqa: F401 - re-exported for the stage modules
-    Answer,
-    ArrayVal,
-    BadTensor,
-    ErrorInfo,
-    NpScalar,
-    ObjectVal,
-    TensorVal,
-    parse_answer,
-    parse_error,
-    parse_value,
-)
+from grader.sandbox.answers import (Answer, ArrayVal, BadTensor, ErrorInfo, NpScalar, ObjectVal, TensorVal,
+    parse_answer, parse_error, parse_value)
 from .compare import F32, Tol, describe, diff, diff_arrays, fmt_array, is_number, kind_name, num_text  # noqa: F401
 
 
@@ -186,7 +176,7 @@ class Probe:
 
     def prange_trace(self, kernel: Ref, out: int, *args: Any) -> Ref:
         """The cells of argument `out` that two iterations of the kernel's outermost
-        ``prange`` touch (one writing): its data races (`grader.prange_trace`)."""
+        ``prange`` touch (one writing): its data races (`grader.sandbox.child.prange_trace`)."""
         return self._add("prange_trace", kernel=kernel, out=out, args=list(args))
 
     def returns(self, *refs: Ref, names: Optional[Sequence[str]] = None) -> "Probe":

@@ -27,12 +27,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import AbstractSet, Optional, Sequence
 
-from .. import protocol
-from ..executor import Executor
-from ..fences import package_fences
-from ..manifest import Task, repo_root
-from ..results import CheckResult, Problem, TaskResult
-from ..sandbox import ChildStartFailed, Limits, ReferenceChild, Session, exit_text
+from grader.sandbox.child import protocol
+from grader.sandbox.child.executor import Executor
+from grader.core.fences import package_fences
+from grader.core.manifest import Task, repo_root
+from grader.core.results import CheckResult, Problem, TaskResult
+from grader.sandbox.session import ChildStartFailed, Limits, ReferenceChild, Session, exit_text
 from . import get_check
 from .base import CheckContext, CheckFailed, GraderBug, Services, StudentError
 from .feedback import belongs_to, depends_on_broken, raised_in, raised_in_other, reaches_stub
@@ -42,7 +42,7 @@ __all__ = ["VerdictWithheld", "explain_failures", "grade_task", "run_check", "ta
 
 class VerdictWithheld(Exception):
     """A check that cannot judge here and now: neither a pass nor a failure (a performance
-    check on a machine too busy to time fairly, `grader.checks.a3_speed`).
+    check on a machine too busy to time fairly, `grader.checks.a3.speed`).
 
     Its result is an ``error`` that scores nothing and carries a `grader_error`, never a
     silent score: `grader run` exits 2, `grader batch` records the row as ``grader-error``,
@@ -70,8 +70,8 @@ def run_check(name: str, stage: str, reference: Executor, services: Services) ->
     """
     chk = get_check(stage, name)
     if chk is None:
-        raise GraderBug(f"the manifest of {stage} names check {name!r}, which no module of grader/checks registers "
-                        f"(@check({stage!r}, {name!r}))")
+        raise GraderBug(f"the manifest of {stage} names check {name!r}, which no module of grader/checks/{stage}/ "
+                        f"registers (@check(task, {name!r}))")
     session = services.student
     if session is None:
         raise GraderBug(f"check {stage}/{name} was run without a student session")
@@ -216,7 +216,7 @@ def explain_failures(task: Task, results: Sequence[CheckResult], earlier: Sequen
       failed, else where it was raised. (A stub of another task already says "depends on".)
 
     A wrong value carries no traceback, so nothing here guesses where it came from: grading
-    the task alone shows it (`grader.one_charge`).
+    the task alone shows it (`grader.grading.one_charge`).
     """
     stopped = [r for r in results if r.status != "passed" and r.unfinished and r.raised_in_task and belongs_to(r.raised_in_task, task)]
     stopped_ids = {id(r) for r in stopped}

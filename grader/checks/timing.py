@@ -1,9 +1,9 @@
 """What a performance check measured, and the rule that judges it under load.
 
 `Run` is one timed round trip (wall time, and the CPU time and run-queue wait the child's
-processes had meanwhile, read by the parent from the kernel: `grader.cpu_clock`); `Ratios`
+processes had meanwhile, read by the parent from the kernel: `grader.sandbox.cpu_clock`); `Ratios`
 is a kernel measured against the reference's, and `Ratios.verdict` the rule
-(`grader.checks.a3_speed` says how the batches are built and timed).
+(`grader.checks.a3.speed` says how the batches are built and timed).
 
 Why two ratios: on a busy machine the wall time of a parallel kernel grows far more than a
 serial one's (each of its threads must get a core), so a serial kernel doing several times
@@ -33,7 +33,7 @@ RANK = {"passed": 0, "withheld": 1, "failed": 2}
 @dataclass(frozen=True)
 class Run:
     """One timed round trip: its wall time, and the CPU time the child's processes ran and
-    waited for a CPU meanwhile (`grader.cpu_clock`; zero where not measured)."""
+    waited for a CPU meanwhile (`grader.sandbox.cpu_clock`; zero where not measured)."""
 
     wall: float
     cpu: float = 0.0
@@ -53,7 +53,7 @@ class Ratios:
         wall: of wall time: what the check is about, but on a busy machine a parallel
             kernel's wall time grows far more than a serial one's (each of its threads must
             get a core), so it is trusted only on a machine that is not busy.
-        work: of CPU time (every thread of every process of each child, `grader.cpu_clock`):
+        work: of CPU time (every thread of every process of each child, `grader.sandbox.cpu_clock`):
             the work done per call, which load does not change (NaN: not measured).
         waited: the larger share of their runnable time that the timed batches the ratios
             come from (either side's) spent waiting for a CPU: how busy the machine was.

@@ -1,6 +1,6 @@
 """What an attack is: a submission (fence bodies) that tries one thing the grader must stop.
 
-An `Attack` is data. Its bodies are the fence bodies `grader.examples.write_submission`
+An `Attack` is data. Its bodies are the fence bodies `grader.release.examples.write_submission`
 takes; before they are written, `Attack.edits` puts one line in front of each,
 
     T = {"marker": "...", "kit": "...", "results": "...", "port": ..., "secret_name": "..."}

@@ -9,7 +9,7 @@ connection to the test's listener), which the test observes from outside.
 
 from __future__ import annotations
 
-from grader.jail import private_network
+from grader.sandbox.jail import private_network
 
 from .attack import Attack
 from .snippets import FORGED, MARKED, ONCE
@@ -154,7 +154,7 @@ ATTACKS = [
            "make the results path a directory, so that writing the results fails", "a1", {CD: RESULTS_DIRECTORY}),
     Attack("network_connect", "1 processes", "open a TCP connection to a port the test listens on", "a1", {CD: NETWORK},
            gets_through={} if private_network() else {
-               "uid": "namespaces are forbidden here: the uid tier has no network of its own (grader.jail)"}),
+               "uid": "namespaces are forbidden here: the uid tier has no network of its own (grader.sandbox.jail)"}),
     Attack("forge_grader_output", "1 processes",
            "write a passing table into the grading process's stdout through /proc/PID/fd/1", "a1", {CD: FORGE_GRADER_OUTPUT}),
 ]

@@ -5,7 +5,7 @@
     assert outcome.violations(honest, leaks) == []
 
 `run_attack` writes the submission, listens on a port, records the kit's files, runs
-``python -m grader.cli run SUB -a STAGE --json OUT`` (from the kit copy, with a secret
+``python -m grader.commands.cli run SUB -a STAGE --json OUT`` (from the kit copy, with a secret
 and the test's marker in its environment) under `reaper.py`, and collects: the exit
 status, whether the grader was ever stopped, the results file right after the grader
 exited and a little later, the processes left behind, the kit's files, files left in
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from results_json import is_details, task_tests
 
-from grader.examples import write_submission
+from grader.release.examples import write_submission
 
 from .attack import MARKER_VAR, SECRET_VAR, Attack, Target
 from .writes import HOST_DIRS
@@ -87,7 +87,7 @@ def marked_processes(marker: str) -> dict[int, str]:
 
 def sandbox_args(tier: str, kit: Path) -> list[str]:
     """The ``grader run`` option that picks `tier` (none for a grader from before the jail)."""
-    if not (kit / "grader" / "jail.py").is_file():
+    if not any((kit / "grader" / p).is_file() for p in ("jail.py", "sandbox/jail.py")):
         assert tier == "process", f"the grader in {kit} has no jail, so no tier {tier!r}"
         return []
     return ["--sandbox", tier]
@@ -264,10 +264,10 @@ def run_attack(attack: Attack, tier: str, kit: Path, work: Path, *, timeout: flo
         if graded_before:  # one grader process grades them all, one after another
             argv = [sys.executable, str(HERE / "sequence.py"), json.dumps(runs)]
         else:
-            argv = [sys.executable, "-m", "grader.cli", *runs[0]]
+            argv = [sys.executable, "-m", "grader.commands.cli", *runs[0]]
         spec = {
             "argv": argv,
-            "cwd": str(kit),  # `-m grader.cli` imports the grader of the kit in cwd, not the checkout's
+            "cwd": str(kit),  # `-m grader.commands.cli` imports the grader of the kit in cwd, not the checkout's
             "env": {"PYTHONPATH": str(kit), MARKER_VAR: marker, SECRET_VAR: secret, "COLUMNS": "200", **(env or {})},
             "unset": ["MINITORCH_KIT_ROOT"],
             "stdout": str(work / "stdout"),

@@ -3,7 +3,7 @@
 
     python sequence.py '[["run", SUB1, "-a", "a1", ...], ["run", SUB2, ...]]'
 
-Each list is the arguments of one ``grader`` command (`grader.cli.main`); the exit status
+Each list is the arguments of one ``grader`` command (`grader.commands.cli.main`); the exit status
 is the last one's, after every earlier one exited 0.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-from grader.cli import main
+from grader.commands.cli import main
 
 if __name__ == "__main__":
     runs = json.loads(sys.argv[1])

@@ -1,0 +1,414 @@
+"""Release: the student starter repository of a stage, cut out of the one reference source.
+
+    release("a1", Path("out/a1"))          # `grader release a1 -o out/a1`
+
+writes a starter repository for stage A1:
+
+    README.md                  the handout, the task table, setup and rules
+    pyproject.toml             the student package: the library's dependencies, a `dev` extra
+                               (pytest, hypothesis), a `notebooks` extra (Jupyter) for a
+                               stage with notebooks; never the grader's or PyTorch; pytest
+                               config with every task marker registered
+    .github/workflows/tests.yml  CI: install, run the public tests of stages ≤ A1
+    .github/workflows/classroom.yml  GitHub Classroom: each A1 task's public tests, for its points
+    .gitignore
+    minitorch/                 fences of A1 and later: `raise NotImplementedError("Task …")`
+                               between the kept markers; earlier stages: the reference
+                               (rendered by `grader.trees.child_tree`; ``reference_only`` files of A1
+                               and later are left out)
+    minitorch/_release.py      STAGE = "a1", DEFAULT_BACKEND = "simple" ("fast" from A4)
+    tests/                     the public tests of the tasks of stages ≤ A1 (+ helpers)
+    notebooks/backprop.ipynb   the stage's notebooks, released by nbgrader
+
+The release is deterministic (sorted walks, no timestamps, fixed notebook metadata), holds
+no reference code of the released stage or later and nothing of `grader/`: this module
+never copies a hidden check, a solution notebook or a withheld file.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from .classroom import classroom_workflow
+from grader.core.fences import Fence, render
+from grader.trees.intake import MAX_SUBMISSION_BYTES, MAX_SUBMISSION_FILES
+from grader.core.manifest import Manifest, Task, all_manifests, stage_number
+from grader.core.results import Problem
+from grader.trees.child_tree import (fence_stage, fence_titles, kit_root, reference_only_files,
+    release_module_source, render_package, write_file)
+
+__all__ = ["ReleaseError", "ReleaseResult", "release"]
+
+
+class ReleaseError(RuntimeError):
+    """The release cannot be written (unknown stage, missing file, a test that imports the grader…)."""
+
+
+@dataclass(frozen=True)
+class ReleaseResult:
+    """What `release` wrote.
+
+    Attributes:
+        stage: the released stage.
+        out_dir: the starter repository.
+        files: every file written, as sorted POSIX paths relative to out_dir.
+        stubbed: task ids of the fences replaced by stubs (the stage and later).
+        filled: task ids of the fences that keep the reference (earlier stages).
+        public_tests: the test files shipped (paths relative to out_dir).
+        notebooks: the notebooks shipped (paths relative to out_dir).
+    """
+
+    stage: str
+    out_dir: Path
+    files: tuple[str, ...]
+    stubbed: tuple[str, ...]
+    filled: tuple[str, ...]
+    public_tests: tuple[str, ...]
+    notebooks: tuple[str, ...]
+
+
+# ---------------------------------------------------------------------------- release
+
+
+def _test_helpers(tests_dir: Path, files: Iterable[str]) -> list[str]:
+    """Helper modules of tests/ (e.g. strategies.py) imported by `files`, transitively."""
+    local = {p.stem for p in tests_dir.glob("*.py") if not p.name.startswith("test_")}
+    wanted: set[str] = set()
+    todo = list(files)
+    while todo:
+        rel = todo.pop()
+        tree = ast.parse((tests_dir.parent / rel).read_text(encoding="utf-8"), rel)
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module.split(".")[0]]
+            elif isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                names = [node.module.split(".")[0]]
+            for n in names:
+                if n in local and f"tests/{n}.py" not in wanted:
+                    wanted.add(f"tests/{n}.py")
+                    todo.append(f"tests/{n}.py")
+    return sorted(wanted)
+
+
+def _imports_grader(text: str, name: str) -> bool:
+    for node in ast.walk(ast.parse(text, name)):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "grader" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "grader":
+            return True
+    return False
+
+
+def _toml_list(values: Iterable[str], indent: str = "    ") -> str:
+    items = "".join(f"{indent}{json.dumps(v, ensure_ascii=False)},\n" for v in values)
+    return "[\n" + items + "]"
+
+
+def _requirement_name(requirement: str) -> str:
+    """The normalized project name of a requirement: "minitorch-kit[grader]" -> "minitorch-kit"."""
+    match = re.match(r"[A-Za-z0-9._-]+", requirement.strip())
+    return re.sub(r"[-_.]+", "-", match.group(0)).lower() if match else ""
+
+
+def _pyproject(stage: str, manifest: Manifest, root: Path) -> str:
+    """The student's pyproject.toml: what a student installs, and the kit's pytest configuration.
+
+    dependencies: the kit's (the library: NumPy, Numba, rich for the examples' progress bars);
+    `dev`: the kit's `dev` without the kit's own extras: "minitorch-kit[grader]" (nbgrader,
+    mutmut: the grader's) and "minitorch-kit[plot]" (matplotlib: the examples' pictures, optional);
+    `notebooks`: the kit's, only when the stage has notebook parts.
+    The kit's `grader` and `oracle` (PyTorch) extras never ship.
+    """
+    kit = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    project = kit.get("project", {})
+    optional = project.get("optional-dependencies", {})
+    kit_name = _requirement_name(project.get("name", "minitorch-kit"))
+    extras = {"dev": [d for d in optional.get("dev", []) if _requirement_name(d) != kit_name]}
+    if manifest.notebooks:
+        extras["notebooks"] = list(optional.get("notebooks", ["jupyterlab>=4"]))
+    pytest_cfg = kit.get("tool", {}).get("pytest", {}).get("ini_options", {})
+    markers = pytest_cfg.get("markers", [])
+    lines = [
+        "[build-system]",
+        'requires = ["setuptools>=68"]',
+        'build-backend = "setuptools.build_meta"',
+        "",
+        "[project]",
+        f'name = "minitorch-{stage}"',
+        f'version = {json.dumps(project.get("version", "0.1.0"))}',
+        f"description = {json.dumps(f'minitorch, assignment {stage.upper()}: {manifest.title}', ensure_ascii=False)}",
+        'readme = "README.md"',
+        f'requires-python = {json.dumps(project.get("requires-python", ">=3.10"))}',
+        f"dependencies = {_toml_list(project.get('dependencies', []))}",
+        "",
+        "[project.optional-dependencies]",
+        *(f"{key} = {_toml_list(values)}" for key, values in extras.items()),
+        "",
+        "[tool.setuptools.packages.find]",
+        'include = ["minitorch*"]',
+        "",
+        "[tool.setuptools.package-data]",
+        '"minitorch" = ["datasets/data/**/*"]',
+        "",
+        "[tool.pytest.ini_options]",
+        'testpaths = ["tests"]',
+        # short tracebacks: a student's run of a task that is still stubs would print ~60
+        # lines per failing test (1,800 for one task) with pytest's long default
+        f'addopts = {json.dumps(pytest_cfg.get("addopts", "--strict-markers -ra") + " --tb=short")}',
+        f"markers = {_toml_list(markers)}",
+    ]
+    if pytest_cfg.get("filterwarnings"):
+        lines.append(f"filterwarnings = {_toml_list(pytest_cfg['filterwarnings'])}")
+    return "\n".join(lines) + "\n"
+
+
+def _marker_expr(tasks: Iterable[Task]) -> str:
+    return " or ".join(t.marker for t in tasks)
+
+
+def _workflow(stage: str, tasks: list[Task]) -> str:
+    env = ""
+    if stage_number(stage) >= 3:
+        env = "    env:\n      NUMBA_ENABLE_CUDASIM: \"1\"  # CUDA kernels run on the simulator\n"
+    return (
+        "name: tests\n"
+        "on: [push, pull_request]\n"
+        "jobs:\n"
+        "  public-tests:\n"
+        "    runs-on: ubuntu-latest\n"
+        f"{env}"
+        "    steps:\n"
+        "      - uses: actions/checkout@v4\n"
+        "      - uses: actions/setup-python@v5\n"
+        "        with:\n"
+        '          python-version: "3.11"\n'
+        "      - name: Install\n"
+        '        run: python -m pip install -e ".[dev]"\n'
+        "      - name: Public tests\n"
+        f"        run: python -m pytest -m {json.dumps(_marker_expr(tasks))}\n"
+    )
+
+
+_GITIGNORE = """__pycache__/
+*.py[co]
+*.nbi
+*.nbc
+*.egg-info/
+.pytest_cache/
+.hypothesis/
+.ipynb_checkpoints/
+.venv/
+"""
+
+
+def _readme(stage: str, manifest: Manifest, tasks: list[Task], notebooks: list[str]) -> str:
+    """The starter's README: the handout, then the task table, setup, tests, rules,
+    submission and how the grade is computed (as `grader.checks.runner` computes it)."""
+    handout = manifest.handout.read_text(encoding="utf-8").rstrip() + "\n"
+    rows = [f"| {t.id} | {t.title} | {t.points:g} | {len(t.checks)} | `pytest -m {t.marker}` |" for t in manifest.tasks]
+    for part, path in zip(manifest.notebooks, notebooks):
+        rows.append(f"| notebook | {part.title or part.name} (`{path}`) | {part.points:g} | its test cells | — |")
+    earlier = [t for t in tasks if t.stage != stage]
+    speed = any(t.performance for t in manifest.tasks)
+    these = ", ".join(f"`{n}`" for n in notebooks)
+    notebook_setup = [
+        f"The notebook part{'s' if len(notebooks) > 1 else ''} ({these}) need{'' if len(notebooks) > 1 else 's'} "
+        "Jupyter: `python -m pip install -e \".[notebooks]\"`, then `jupyter lab`. Fill in the cells "
+        "marked `# YOUR CODE HERE` and run the notebook top to bottom before you submit.",
+        "",
+    ]
+    parts = [
+        handout,
+        "---",
+        "",
+        f"## Tasks and points ({manifest.total_points:g} in all)",
+        "",
+        "| task | title | points | hidden checks | its public tests |",
+        "|---|---|---|---|---|",
+        *rows,
+        "",
+        "## Getting started",
+        "",
+        "```bash",
+        "python -m venv .venv && source .venv/bin/activate",
+        'python -m pip install -e ".[dev]"     # NumPy, Numba, rich; pytest and hypothesis',
+        "```",
+        "",
+        "PyTorch is not needed: minitorch is your own library on NumPy and Numba, and the public "
+        "tests do not use PyTorch.",
+        "",
+        *(notebook_setup if notebooks else []),
+        "## Running the public tests",
+        "",
+        "```bash",
+        f"python -m pytest -m {manifest.tasks[0].marker}          # the public tests of one task",
+        f'python -m pytest -m "{_marker_expr(manifest.tasks)}"   # all of this assignment',
+        "```",
+        "",
+        "A task's tests fail with `NotImplementedError: Task X.Y` until you write it. The CI "
+        "workflow (`.github/workflows/tests.yml`) runs the public tests of this assignment"
+        + (" and of the earlier ones" if earlier else "") + " on every push. With GitHub Classroom, "
+        "`.github/workflows/classroom.yml` also runs on every push: each task's public tests "
+        "(`python -m pytest -q -x -m taskX_Y`) earn the task's points when they all pass, and the "
+        "total shows in Classroom and the Actions tab. It is a preview: the grade comes from "
+        "hidden checks, which can fail where the public tests pass.",
+        "",
+        "## Rules",
+        "",
+        "* Write your code **only between the markers** `# BEGIN SOLUTION X.Y` and "
+        "`# END SOLUTION X.Y`, and keep the markers. The grader takes those regions from "
+        "your files and nothing else: edits outside them (and new files) are ignored, so "
+        "define any helper you need inside the fence.",
+        "* A function holds `raise NotImplementedError(\"Task X.Y: …\")` until you replace it.",
+        "* Earlier assignments come filled in with the reference solution; later ones are stubs.",
+        "",
+        "## Submitting",
+        "",
+        "Submit this repository (as your course asks: an upload or a link) or a zip of it; what "
+        "the grader needs is the `minitorch/` folder"
+        + (f" and {these}" if notebooks else "") + ". Leave out `.venv/`: a zip may hold at most "
+        f"{MAX_SUBMISSION_FILES:,} files and {MAX_SUBMISSION_BYTES // 2**20} MiB. For example:",
+        "",
+        "```bash",
+        "zip -r submission.zip minitorch" + (" notebooks" if notebooks else "") + " -x '*/__pycache__/*'",
+        "```",
+        "",
+        "Only the code between the markers is graded: the grader puts each of your fenced regions "
+        "into its own copy of this release. A region that does not compile, or breaks the import of "
+        "the package, is replaced by its stub: it costs that task only.",
+        "",
+        "## How the grade is computed",
+        "",
+        "Each task is graded by hidden checks (the table gives how many), such as: your outputs "
+        "(and gradients) against the reference on generated inputs, your backward against central "
+        "differences of your own forward, and properties such as broadcasting rules"
+        + (", and the speed of your kernels" if speed else "") + ". A check passes or fails "
+        "as a whole. A task's points are shared among its checks by weight (equal unless the "
+        "assignment weighs one more): score = points × (weight of the checks passed) / (weight "
+        "of all its checks). When a check runs out of time, the task's remaining checks are not "
+        "run and score nothing.",
+        *([f"A notebook part's points are shared among its autograded test cells; a cell scores "
+           "when it runs to its end on the values your cells computed."] if notebooks else []),
+        "",
+        "The public tests are a sample of what the checks test: a failing public test points to "
+        "a failing check, but passing them all does not guarantee full marks.",
+        "",
+        "## Seeing your grade",
+        "",
+        "Your instructor grades the submission with the course kit's `grader run` (the hidden "
+        "checks are not in this repository). Its report gives each task's points and, for a "
+        "failed check, the call, the expected value and yours, and the task's hint. Before you "
+        "submit, run the public tests: they are what you can check yourself.",
+        "",
+    ]
+    return "\n".join(parts)
+
+
+def release(stage: str, out_dir: Path, *, repo_root: Path | str | None = None, force: bool = False) -> ReleaseResult:
+    """Write the student starter repository of `stage` to `out_dir`.
+
+    `out_dir` must not exist or be empty; with `force=True` an earlier release there
+    (a folder holding minitorch/_release.py) is replaced.
+
+    Raises:
+        ReleaseError: unknown stage, a non-empty out_dir, a missing public test or notebook,
+            a public test that imports the grader.
+        FenceError / ManifestError: a malformed fence or manifest.
+    """
+    root = kit_root(repo_root)
+    out_dir = Path(out_dir)
+    manifests = all_manifests(root)
+    if stage not in manifests:
+        raise ReleaseError(f"no assignment for stage {stage!r} (stages: {', '.join(manifests) or 'none'})")
+    manifest = manifests[stage]
+    n = stage_number(stage)
+
+    # Public tests of every task of stages ≤ n (checked before anything is written).
+    tasks = [t for s, m in manifests.items() if stage_number(s) <= n for t in m.tasks]
+    listed = sorted({p for t in tasks for p in t.public_tests})
+    for rel in listed:
+        if not (root / rel).is_file():
+            raise ReleaseError(f"public test {rel} (listed in a manifest) does not exist")
+    shipped = set(listed) | set(_test_helpers(root / "tests", listed))
+    if (root / "tests" / "conftest.py").is_file():
+        shipped.add("tests/conftest.py")
+    tests: dict[str, str] = {}
+    for rel in sorted(shipped):
+        tests[rel] = (root / rel).read_text(encoding="utf-8")
+        if _imports_grader(tests[rel], rel):
+            raise ReleaseError(f"{rel} imports the grader: it cannot ship to students")
+
+    if out_dir.exists() and any(out_dir.iterdir()):
+        if force and (out_dir / "minitorch" / "_release.py").is_file():
+            shutil.rmtree(out_dir)
+        else:
+            raise ReleaseError(
+                f"{out_dir} is not empty: choose an empty folder, or --force to replace an earlier release there"
+                if not force else f"{out_dir} is not empty and does not hold an earlier release (--force replaces only a release)"
+            )
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    titles = fence_titles(manifests)
+    stubbed: set[str] = set()
+    filled: set[str] = set()
+
+    def choose(rel: Path, fences: list[Fence], text: str) -> tuple[str, list[Problem]]:
+        ids = {f.task for f in fences}
+        keep = {t for t in ids if fence_stage(t) < n}
+        stub = ids - keep
+        filled.update(keep)
+        stubbed.update(stub)
+        return render(text, keep=keep, stub=stub, titles=titles, filename=f"minitorch/{rel.as_posix()}")
+
+    render_package(root / "minitorch", out_dir / "minitorch", choose, reference_only_files(stage, manifests))
+    write_file(out_dir / "minitorch" / "_release.py", release_module_source(stage))
+
+    for rel, text in tests.items():
+        write_file(out_dir / rel, text)
+
+    # Notebooks of this stage, released by nbgrader.
+    notebooks: list[str] = []
+    if manifest.notebooks:
+        from grader.notebooks.parts import release_notebook
+
+        for part in manifest.notebooks:
+            rel = f"notebooks/{part.name}"
+            release_notebook(root / "solutions" / part.path, out_dir / rel)
+            notebooks.append(rel)
+
+    write_file(out_dir / "pyproject.toml", _pyproject(stage, manifest, root))
+    write_file(out_dir / "README.md", _readme(stage, manifest, tasks, notebooks))
+    write_file(out_dir / ".github" / "workflows" / "tests.yml", _workflow(stage, tasks))
+    write_file(out_dir / ".github" / "workflows" / "classroom.yml", classroom_workflow(manifest))
+    write_file(out_dir / ".gitignore", _GITIGNORE)
+
+    files = sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file())
+    return ReleaseResult(
+        stage=stage,
+        out_dir=out_dir,
+        files=tuple(files),
+        stubbed=tuple(sorted(stubbed, key=_task_key)),
+        filled=tuple(sorted(filled, key=_task_key)),
+        public_tests=tuple(tests),  # sorted keys
+        notebooks=tuple(notebooks),
+    )
+
+
+def _task_key(task_id: str) -> tuple[int, int]:
+    a, b = task_id.split(".")
+    return int(a), int(b)

@@ -1,0 +1,9 @@
+"""Where student code runs, and how the parent talks to it.
+
+`jail` (the tiers: bubblewrap, a uid of its own, a plain process) with `bwrap`, `uid`,
+`disk` and `host` · `session` (Limits, Child, Session, ReferenceChild) · `import_paths`
+(the installation directories a child may import from) · `answers` (a child's answers,
+parsed in the parent) · `cpu_clock` (a process's CPU time, read from the kernel) ·
+`child/` (the code that runs next to student code: standard library only). Below:
+`core/`, `trees/`.
+"""
