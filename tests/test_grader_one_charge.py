@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,28 @@ def test_only_the_verdicts_of_the_alone_run_reach_the_row() -> None:
     assert row.checks[1].message == "Mul.apply(a, b).backward(g): expected 1.0, got 2.0"  # the whole tree's words
     assert "task 2.1 (strides_from_shape) fails its own checks: fix it first" in row.feedback
     assert row.feedback.endswith("whole-tree feedback")
+
+
+def test_a_check_the_whole_tree_could_not_judge_counts_when_it_passes_alone_and_blames_no_task() -> None:
+    """A verdict withheld in the whole tree (a speed check on a busy machine) is not a failure:
+    passing alone judges the task's own code, no other task is named as its cause, and the
+    staff is not asked to grade it again (seen beside two busy loops: the row claimed that
+    "the cause is in your code of another task" for the reference itself)."""
+    task = _task("a3", "3.1")
+    withheld = CheckResult("fast_map_zip_reduce_speed", "performance", "error", "not judged: the grading machine was too busy",
+                           grader_error="a3/fast_map_zip_reduce_speed: verdict withheld: 2 busy CPUs")
+    whole = _row("3.1", [CheckResult(name, "equivalence", "passed") for name in task.checks if name != withheld.name] + [withheld],
+                 points=task.points)
+    alone = TaskResult("3.1", "", task.points, task.points, "passed", "x", checks=[replace(withheld, status="passed", message="x", grader_error="")])
+    culprit = _row("3.2", [CheckResult("matmul", "", "failed", "expected 1.0")])
+    row = charge_once(task, whole, alone, [culprit])
+    assert row.score == row.max_points and row.status == "passed"
+    speed = next(c for c in row.checks if c.name == withheld.name)
+    assert speed.status == "passed" and speed.grader_error == ""
+    assert speed.message == f"passes {ALONE}; with your own code for every task it could not be judged (not your fault)"
+    assert row.message == f"passes {ALONE}"
+    assert "3.2" not in row.feedback and "another task" not in row.feedback
+    assert f"{withheld.name} could not be judged with your code for every task (not your fault) and passes {ALONE}" in row.feedback
 
 
 def test_a_task_that_fails_alone_too_is_told_the_mistake_is_its_own() -> None:

@@ -78,7 +78,10 @@ What the second look gives the student, and what it does not:
   alone fails because of code outside the task: the feedback says so and names the other
   tasks of the stage that fail their own checks (and those checks: "task 2.1
   (strides_from_shape) fails its own checks"). A check that fails alone too is the task's own mistake,
-  and the feedback says that instead of guessing about the other tasks.
+  and the feedback says that instead of guessing about the other tasks. A check the whole
+  tree could not judge (a speed verdict withheld on a busy machine, a grader error) did not
+  fail there: passing alone judges the task's own code, so it counts, no other task is
+  blamed for it, and the staff is not asked to grade it again.
 
 Without ``one_charge`` (``grader run --whole-tree``) the whole tree's rows are the grade.
 ``--isolate`` grades every task alone (a diagnosis; its messages are shown, so it is for
@@ -97,7 +100,7 @@ from grader.trees.fence_guard import BrokenFence
 from grader.core.fences import is_stub, student_bodies
 from grader.trees.intake import find_package, read_student_file
 from grader.core.manifest import Task
-from grader.core.results import Problem, TaskResult
+from grader.core.results import CheckResult, Problem, TaskResult
 from grader.core.shared_state import state_partners
 
 __all__ = ["ALONE", "Look", "charge_once", "needs_second_look", "not_started", "passed_in_either", "second_look", "second_looks"]
@@ -173,20 +176,38 @@ def charge_once(task: Task, whole: TaskResult, alone: TaskResult, others: Sequen
             return replace(whole, seconds=seconds)
         note = f"graded again {ALONE}, this task fails the same checks: the mistake is in this task's own code"
         return replace(whole, seconds=seconds, feedback=_join(whole.feedback, f"Note: {note}"))
+    # a check the whole tree could not judge (a verdict withheld on a busy machine, a grader
+    # error) did not fail there: passing alone judges it, and no other task is blamed for it
+    unjudged = {c.name for c in whole.checks if c.grader_error}
     fixed_by = f"with the reference in place of {_tasks_text(roots)}"
-    checks = [c if c.name not in rescued else
-              replace(c, status="passed", grader_error="",
-                      message=f"passes {fixed_by if c.name in repaired else ALONE}; with your own code: {c.message}")
+
+    def rescued_message(c: CheckResult) -> str:
+        where = fixed_by if c.name in repaired else ALONE
+        if c.name in unjudged:
+            return f"passes {where}; with your own code for every task it could not be judged (not your fault)"
+        return f"passes {where}; with your own code: {c.message}"
+
+    checks = [c if c.name not in rescued else replace(c, status="passed", grader_error="", message=rescued_message(c))
               for c in whole.checks]
     score = task_score(task, checks)
-    names = [c.name for c in whole.checks if c.name in rescued]
-    many = len(names) > 1
-    cause = _culprits(others) or "the cause is in your code of another task"
-    head = (f"{', '.join(names)} fail{'' if many else 's'} with your code for the other tasks and pass{'' if many else 'es'} "
-            f"with the reference in their place, so {'they count' if many else 'it counts'}: {cause}")
     failing = [c for c in checks if c.status != "passed"]
-    fix = _culprits(others, names=False) or "the cause is in your code of another task"
-    short = f"{'passes' if not failing else 'passes more checks'} with the reference for the other tasks: {fix}"
+    blamed = [c.name for c in whole.checks if c.name in rescued - unjudged]
+    judged = [c.name for c in whole.checks if c.name in rescued & unjudged]
+    heads = []
+    if blamed:
+        many = len(blamed) > 1
+        cause = _culprits(others) or "the cause is in your code of another task"
+        heads.append(f"{', '.join(blamed)} fail{'' if many else 's'} with your code for the other tasks and pass{'' if many else 'es'} "
+                     f"with the reference in their place, so {'they count' if many else 'it counts'}: {cause}")
+        fix = _culprits(others, names=False) or "the cause is in your code of another task"
+        short = f"{'passes' if not failing else 'passes more checks'} with the reference for the other tasks: {fix}"
+    else:
+        short = f"{'passes' if not failing else 'passes more checks'} {ALONE}"
+    if judged:
+        many = len(judged) > 1
+        heads.append(f"{', '.join(judged)} could not be judged with your code for every task (not your fault) and "
+                     f"pass{'' if many else 'es'} {ALONE}, so {'they count' if many else 'it counts'}")
+    head = "; ".join(heads)
     feedback = _join(f"{score:g} of {whole.max_points:g} points: {head}.", "With your own code for every task:", whole.feedback)
     return replace(whole, score=score, status=failing[0].status if failing else "passed",
                    message=failing[0].message if failing else short, checks=checks, seconds=seconds, feedback=feedback,
