@@ -16,6 +16,7 @@ from grader.grading.grade import grade
 from grader.core.manifest import load_manifest
 from grader.grading.one_charge import ALONE, charge_notebook_once, charge_once, needs_second_look
 from grader.grading.report import gradescope, junit
+from grader.checks.runner import VerdictWithheld
 from grader.core.results import CheckResult, TaskResult
 from grader.sandbox.session import Limits
 from test_grader_one_charge_stages import STRIDES_REVERSED
@@ -82,7 +83,7 @@ def test_a_check_the_whole_tree_could_not_judge_counts_when_it_passes_alone_and_
     staff is not asked to grade it again (seen beside two busy loops: the row claimed that
     "the cause is in your code of another task" for the reference itself)."""
     task = _task("a3", "3.1")
-    withheld = CheckResult("fast_map_zip_reduce_speed", "performance", "error", "not judged: the grading machine was too busy",
+    withheld = CheckResult("fast_map_zip_reduce_speed", "performance", "error", VerdictWithheld.message,
                            grader_error="a3/fast_map_zip_reduce_speed: verdict withheld: 2 busy CPUs")
     whole = _row("3.1", [CheckResult(name, "equivalence", "passed") for name in task.checks if name != withheld.name] + [withheld],
                  points=task.points)
@@ -96,6 +97,19 @@ def test_a_check_the_whole_tree_could_not_judge_counts_when_it_passes_alone_and_
     assert row.message == f"passes {ALONE}"
     assert "3.2" not in row.feedback and "another task" not in row.feedback
     assert f"{withheld.name} could not be judged with your code for every task (not your fault) and passes {ALONE}" in row.feedback
+
+
+def test_a_grader_error_in_the_whole_tree_counts_when_the_check_passes_alone_and_is_still_reported() -> None:
+    task = _task("a3", "3.1")
+    crashed = CheckResult("fast_map_zip_reduce", "equivalence", "error", "internal grader error (not your fault; tell the course staff)",
+                          grader_error="a3/fast_map_zip_reduce: KeyError: 'x'")
+    whole = _row("3.1", [crashed] + [CheckResult(name, "", "passed") for name in task.checks if name != crashed.name],
+                 points=task.points)
+    alone = TaskResult("3.1", "", task.points, task.points, "passed", "x", checks=[replace(crashed, status="passed", grader_error="")])
+    row = charge_once(task, whole, alone, [])
+    check = next(c for c in row.checks if c.name == crashed.name)
+    assert row.score == row.max_points and check.status == "passed"
+    assert check.grader_error == crashed.grader_error  # the staff still hears of the grader's bug
 
 
 def test_a_task_that_fails_alone_too_is_told_the_mistake_is_its_own() -> None:

@@ -80,8 +80,9 @@ What the second look gives the student, and what it does not:
   (strides_from_shape) fails its own checks"). A check that fails alone too is the task's own mistake,
   and the feedback says that instead of guessing about the other tasks. A check the whole
   tree could not judge (a speed verdict withheld on a busy machine, a grader error) did not
-  fail there: passing alone judges the task's own code, so it counts, no other task is
-  blamed for it, and the staff is not asked to grade it again.
+  fail there: passing alone judges the task's own code, so it counts and no other task is
+  blamed for it; a withheld verdict is then settled (the staff is not asked to grade it
+  again), a grader error is still reported.
 
 Without ``one_charge`` (``grader run --whole-tree``) the whole tree's rows are the grade.
 ``--isolate`` grades every task alone (a diagnosis; its messages are shown, so it is for
@@ -95,7 +96,7 @@ from functools import partial
 from pathlib import Path
 from typing import AbstractSet, Callable, Mapping, NamedTuple, Optional, Sequence
 
-from grader.checks.runner import task_files, task_score
+from grader.checks.runner import VerdictWithheld, task_files, task_score
 from grader.trees.fence_guard import BrokenFence
 from grader.core.fences import is_stub, student_bodies
 from grader.trees.intake import find_package, read_student_file
@@ -187,8 +188,12 @@ def charge_once(task: Task, whole: TaskResult, alone: TaskResult, others: Sequen
             return f"passes {where}; with your own code for every task it could not be judged (not your fault)"
         return f"passes {where}; with your own code: {c.message}"
 
-    checks = [c if c.name not in rescued else replace(c, status="passed", grader_error="", message=rescued_message(c))
-              for c in whole.checks]
+    def rescued_check(c: CheckResult) -> CheckResult:
+        # a withheld verdict is settled by the alone run; a grader error stays for the staff
+        error = "" if c.message == VerdictWithheld.message else c.grader_error
+        return replace(c, status="passed", grader_error=error, message=rescued_message(c))
+
+    checks = [rescued_check(c) if c.name in rescued else c for c in whole.checks]
     score = task_score(task, checks)
     failing = [c for c in checks if c.status != "passed"]
     blamed = [c.name for c in whole.checks if c.name in rescued - unjudged]
