@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.machine import cpu_name
 from grader.release.examples import EXAMPLES, write_example
 from grader.grading.grade import grade
 from grader.core.manifest import all_manifests, repo_root
@@ -47,17 +48,6 @@ class Timing:
     @property
     def ratio(self) -> float:
         return self.one_charge / self.whole_tree
-
-
-def cpu_name() -> str:
-    """The CPU's model name (Linux), or what `platform` knows."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def timed_grade(submission: Path, stage: str, one_charge: bool) -> tuple[float, float]:

@@ -7,12 +7,18 @@ The quick subset, ``pytest -m "not slow"``: besides the tests marked ``slow`` in
 file, the tests listed in ``tests/slow_tests.txt`` (written by ``scripts/slow_tests.py``
 from the timings of a full run) are marked slow here. A test missing from the list (a new
 one) is in the quick subset until the list is written again.
+
+The examples' `main` calls `minitorch.threads.share_the_cpu()`, which would set the wait
+policy and the thread count of the whole test process from the load of the moment;
+``MINITORCH_SHARE_CPU=0`` keeps the suite's process as it started (tests/test_threads.py
+tests the function in fresh interpreters).
 """
 
 import os
 from pathlib import Path
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+os.environ.setdefault("MINITORCH_SHARE_CPU", "0")
 
 
 def pytest_configure(config):

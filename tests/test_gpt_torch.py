@@ -80,3 +80,37 @@ def test_example_in_torch_starts_from_the_same_weights_and_batches(tmp_path: Pat
     np.testing.assert_allclose([e.val_loss for e in theirs.evals], [e.val_loss for e in ours.evals], rtol=1e-7)
     assert np.mean(theirs.train_losses[-5:]) < np.mean(theirs.train_losses[:5]) - 0.5
     assert len(theirs.sample) == 20
+
+
+
+TORCH_BEFORE_NUMBAS_POOL = """
+import json, sys
+import numba.np.ufunc.parallel as parallel
+seen = []
+launch = parallel._launch_threads
+def recording_launch():
+    seen.append("torch" in sys.modules)
+    launch()
+parallel._launch_threads = recording_launch
+from minitorch.examples import gpt
+gpt.main(sys.argv[1:])
+print(json.dumps(seen[:1]))
+"""
+
+
+@pytest.mark.library
+def test_the_example_in_torch_imports_torch_before_numbas_pool_starts(tmp_path: Path) -> None:
+    """Numba's pool and PyTorch each bring an OpenMP runtime (libgomp); when Numba's pool
+    starts first, PyTorch's steps in the same process ran 100× slower (the example's default
+    model: 1184 ms against 10.9 ms per step, idle 2-core machine, `python -m
+    minitorch.examples.gpt --steps 30 --framework torch`). So with ``--framework torch`` the
+    example imports torch before its first parallel loop (the hook here sees Numba start its
+    threads: a private function of Numba's, the only place that says when)."""
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", TORCH_BEFORE_NUMBAS_POOL, *_example_args(tmp_path, "torch", steps=2)],
+                          cwd=root, capture_output=True, text=True, timeout=300, check=True)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [True]

@@ -26,8 +26,9 @@ exists: an interrupted run continued this way ends exactly where an uninterrupte
 `--out DIR` writes the loss curve (`loss_curve.csv`, and `loss_curve.png` when matplotlib, the
 `plot` extra, is installed) and the generated sample (`sample.txt`).
 
-On a machine whose cores are busy with other work, parallel kernels wait for descheduled
-threads: `NUMBA_NUM_THREADS=1` is then often faster.
+When other work keeps some cores busy as it starts, `main` uses only the free cores and its
+threads sleep instead of spinning between kernels (`minitorch.threads.share_the_cpu`;
+`MINITORCH_SHARE_CPU=0` turns it off).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.nn.language_model import CharLanguageModel, State, evaluate, perplexity, sample, train_chunk, train_step
 from minitorch.optim import Adam
 from minitorch.allocator import tune_malloc
+from minitorch.threads import share_the_cpu
 
 #: Settings that fix the model's shape: a checkpoint only resumes a run that agrees on them.
 MODEL_KEYS = ("cell", "embedding", "hidden", "layers", "dtype")
@@ -340,6 +342,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
 
 def main(argv: Optional[Sequence[str]] = None) -> TrainResult:
     tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
+    share_the_cpu()  # on a busy machine: the free cores only, threads that sleep (minitorch.threads)
     config = parse_args(argv)
     try:
         return train(config)

@@ -21,11 +21,14 @@ perplexity exp(loss) are printed. At the end the model writes a sample of text.
 (`torch_twin`), starts from the minitorch model's initial weights (copied through its
 state_dict), draws the same batches (the same NumPy generator) and evaluates and samples the
 same way, so the two validation perplexities after the same number of steps can be compared.
-PyTorch uses as many threads as Numba does (`NUMBA_NUM_THREADS`).
+PyTorch uses as many threads as Numba does (`numba.get_num_threads()`).
 
 `--out DIR` writes the loss curve (`loss_curve.csv`, and `loss_curve.png` when matplotlib, the
-`plot` extra, is installed) and the generated sample (`sample.txt`). On a machine whose cores are busy with
-other work, `NUMBA_NUM_THREADS=1` is often faster.
+`plot` extra, is installed) and the generated sample (`sample.txt`).
+
+When other work keeps some cores busy as it starts, `main` uses only the free cores and its
+threads sleep instead of spinning between kernels (`minitorch.threads.share_the_cpu`;
+`MINITORCH_SHARE_CPU=0` turns it off).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from minitorch.nn.gpt import TinyGPT, extend_ids, evaluate, sample, train_step
 from minitorch.nn.positional import sinusoidal_positional_encoding
 from minitorch.optim import Adam
 from minitorch.allocator import tune_malloc
+from minitorch.threads import share_the_cpu
 
 FRAMEWORKS = ("minitorch", "torch")
 
@@ -190,7 +194,7 @@ class TorchRun:
 
         self.torch, self.config = torch, config
         torch.manual_seed(config.seed)  # dropout masks (only with --dropout > 0)
-        torch.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        torch.set_num_threads(numba.get_num_threads())  # after main's share_the_cpu()
         self.model = torch_twin(model)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr)
 
@@ -360,6 +364,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
 def main(argv: Optional[Sequence[str]] = None) -> TrainResult:
     tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
     config = parse_args(argv)
+    if config.framework == "torch":
+        # PyTorch before Numba's first parallel loop: Numba's pool loads the system's OpenMP
+        # (libgomp), which PyTorch would then share instead of its own; measured on the
+        # step of bench.train_step's tiny GPT, idle 2-core machine: 10 ms → 770–820 ms.
+        import torch  # noqa: F401
+    share_the_cpu()  # on a busy machine: the free cores only, threads that sleep (minitorch.threads)
     try:
         return train(config)
     except NotImplementedError as error:

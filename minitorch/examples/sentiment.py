@@ -12,8 +12,9 @@ cross-entropy (learning rate 10⁻³, halved before each epoch from the third on
 <pad> = 0, <unk> = 1); each batch is padded to its longest sentence (at least the widest
 filter). The model keeps the parameters of the epoch with the best dev accuracy.
 
-On a machine whose cores are busy with other work, parallel kernels wait for descheduled
-threads: `NUMBA_NUM_THREADS=1` is then often faster.
+When other work keeps some cores busy as it starts, `main` uses only the free cores and its
+threads sleep instead of spinning between kernels (`minitorch.threads.share_the_cpu`;
+`MINITORCH_SHARE_CPU=0` turns it off).
 
 `--saliency` then explains one sentence: for each token, the L2 norm of the gradient of
 the loss (of the predicted class) with respect to that token's embedding — a large norm
@@ -42,6 +43,7 @@ from minitorch.nn import functional as F
 from minitorch.nn.textcnn import TextCNN, saliency
 from minitorch.text import Vocab, batches, pad_batch, tokenize
 from minitorch.allocator import tune_malloc
+from minitorch.threads import share_the_cpu
 
 
 @dataclass
@@ -278,6 +280,7 @@ def explain(
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
+    share_the_cpu()  # on a busy machine: the free cores only, threads that sleep (minitorch.threads)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--emb", type=int, default=300, help="embedding size (Kim: 300)")

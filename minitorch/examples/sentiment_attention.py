@@ -25,7 +25,9 @@ heatmap over the tokens (with matplotlib: the `plot` extra). (Weights show where
 was taken, not what the classifier did with it: a heavily weighted word can still push either
 way.)
 
-On a machine whose cores are busy with other work, `NUMBA_NUM_THREADS=1` is often faster.
+When other work keeps some cores busy as it starts, `main` uses only the free cores and its
+threads sleep instead of spinning between kernels (`minitorch.threads.share_the_cpu`;
+`MINITORCH_SHARE_CPU=0` turns it off).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from minitorch.tensor import Tensor
 from minitorch.tensor_ops import TensorBackend
 from minitorch.text import Vocab, batches, pad_batch, tokenize
 from minitorch.allocator import tune_malloc
+from minitorch.threads import share_the_cpu
 
 
 class AttentionClassifier(Module):
@@ -254,6 +257,7 @@ def explain(model: AttentionClassifier, vocab: Vocab, sentence: str, console: Op
 
 def main(argv: Optional[Sequence[str]] = None) -> TrainResult:
     tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
+    share_the_cpu()  # on a busy machine: the free cores only, threads that sleep (minitorch.threads)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--emb", type=int, default=128, help="embedding size")

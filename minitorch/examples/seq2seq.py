@@ -66,6 +66,7 @@ from minitorch.optim import Adam
 from minitorch.tensor import Tensor
 from minitorch.tensor_ops import TensorBackend
 from minitorch.allocator import tune_malloc
+from minitorch.threads import share_the_cpu
 
 
 def _ids(array: np.ndarray, backend: TensorBackend) -> Tensor:
@@ -448,6 +449,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
 
 def main(argv: Optional[Sequence[str]] = None) -> TrainResult:
     tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
+    share_the_cpu()  # on a busy machine: the free cores only, threads that sleep (minitorch.threads)
     return train(parse_args(argv))
 
 

@@ -21,6 +21,7 @@ from minitorch import nn
 from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.nn import functional as Fn
 from minitorch.allocator import tune_malloc
+from minitorch.threads import share_the_cpu
 
 
 class MLP(nn.Module):
@@ -93,6 +94,7 @@ def train(
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
+    share_the_cpu()  # on a busy machine: the free cores only, threads that sleep (minitorch.threads)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", choices=sorted(minitorch.datasets.DATASETS), default="xor")
     parser.add_argument("--points", type=int, default=100)
