@@ -97,6 +97,8 @@ def test_a_check_the_whole_tree_could_not_judge_counts_when_it_passes_alone_and_
     assert row.message == f"passes {ALONE}"
     assert "3.2" not in row.feedback and "another task" not in row.feedback
     assert f"{withheld.name} could not be judged with your code for every task (not your fault) and passes {ALONE}" in row.feedback
+    repaired = charge_once(task, whole, alone, [culprit], repaired={withheld.name}, roots=["3.2"])
+    assert repaired.message == "passes with the reference in place of task 3.2"  # where it passed: the repaired tree
 
 
 def test_a_grader_error_in_the_whole_tree_counts_when_the_check_passes_alone_and_is_still_reported() -> None:

@@ -206,12 +206,13 @@ def charge_once(task: Task, whole: TaskResult, alone: TaskResult, others: Sequen
                      f"with the reference in their place, so {'they count' if many else 'it counts'}: {cause}")
         fix = _culprits(others, names=False) or "the cause is in your code of another task"
         short = f"{'passes' if not failing else 'passes more checks'} with the reference for the other tasks: {fix}"
-    else:
-        short = f"{'passes' if not failing else 'passes more checks'} {ALONE}"
+    judged_where = fixed_by if judged and all(n in repaired for n in judged) else ALONE
+    if not blamed:
+        short = f"{'passes' if not failing else 'passes more checks'} {judged_where}"
     if judged:
         many = len(judged) > 1
         heads.append(f"{', '.join(judged)} could not be judged with your code for every task (not your fault) and "
-                     f"pass{'' if many else 'es'} {ALONE}, so {'they count' if many else 'it counts'}")
+                     f"pass{'' if many else 'es'} {judged_where}, so {'they count' if many else 'it counts'}")
     head = "; ".join(heads)
     feedback = _join(f"{score:g} of {whole.max_points:g} points: {head}.", "With your own code for every task:", whole.feedback)
     return replace(whole, score=score, status=failing[0].status if failing else "passed",
