@@ -1,7 +1,7 @@
 """The course kit's autograder and release tool (never shipped to students).
 
 The grader is built in layers, one package each, lowest first; a module imports only from
-its own package and those before it (tests/test_architecture.py). Each package's
+its own package and those before it (tests/grader/test_architecture.py). Each package's
 ``__init__`` lists its modules; each module names what it must never do.
 
 * `core` — the stages (``assignments/aN-*/manifest.toml``), the solution fences of

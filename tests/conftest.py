@@ -8,17 +8,37 @@ file, the tests listed in ``tests/slow_tests.txt`` (written by ``scripts/slow_te
 from the timings of a full run) are marked slow here. A test missing from the list (a new
 one) is in the quick subset until the list is written again.
 
+The tests are in four folders, by who reads them (docs/ADDING.md):
+
+* ``public/``: the tests of the students' tasks, and their helpers (``strategies.py`` …). A
+  release ships this folder (the files of its stages) and this conftest, nothing else.
+* ``oracle/``: the PyTorch companions of the public tests (``*_torch.py``; they skip
+  without torch).
+* ``reference/``: the reference library beyond the tasks, its fast paths and its speed
+  machinery.
+* ``grader/``: the grader, the releases, the layout of both packages, hostile submissions.
+
+The helpers and the test modules are imported by name across folders (an oracle test reuses
+the cases of the test it accompanies), so ``public/`` and ``reference/`` are put on
+``sys.path`` here (``grader/`` and ``oracle/`` import from them, never the other way).
+
 The examples' `main` calls `minitorch.threads.share_the_cpu()`, which would set the wait
 policy and the thread count of the whole test process from the load of the moment;
-``MINITORCH_SHARE_CPU=0`` keeps the suite's process as it started (tests/test_threads.py
+``MINITORCH_SHARE_CPU=0`` keeps the suite's process as it started (tests/reference/test_threads.py
 tests the function in fresh interpreters).
 """
 
 import os
+import sys
 from pathlib import Path
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 os.environ.setdefault("MINITORCH_SHARE_CPU", "0")
+
+for _folder in ("reference", "public"):
+    _path = Path(__file__).resolve().with_name(_folder)
+    if _path.is_dir() and str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 
 def pytest_configure(config):

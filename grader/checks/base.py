@@ -69,7 +69,7 @@ def check(task: str, name: str, kind: str, timeout_scale: float = 1.0) -> Callab
     """Register a check function of task `task` (``"2.4"``) under the name its manifest uses.
 
     The checks of task X.Y live in ``grader/checks/aX/task_X_Y.py``; the manifest of stage
-    aX lists the name under that task (tests/test_grader_stages.py holds the two equal). The
+    aX lists the name under that task (tests/grader/test_grader_stages.py holds the two equal). The
     function may return a string: the message shown when it passes (e.g. measured speed
     ratios).
     """

@@ -12,7 +12,7 @@
     checks = ["central_difference"]       # hidden checks, grader/checks/a1/task_1_1.py, run in order
     weights = { central_difference = 2.0 }   # optional: a check's share (others weigh 1)
     hint = "f'(x) ≈ (f(x+ε) − f(x−ε)) / 2ε"
-    public_tests = ["tests/test_autodiff.py"]   # test files that ship (run with -m task1_1)
+    public_tests = ["tests/public/test_autodiff.py"]   # test files that ship (run with -m task1_1)
     performance = { max_ratio = 3.0 }     # optional (A3): thresholds of performance checks
 
     [[notebooks]]                         # optional: nbgrader notebook parts
@@ -314,8 +314,8 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
             seen_fences[f] = tid
         tests = r.strings("public_tests", required=False)
         for t in tests:
-            if not re.fullmatch(r"tests/[A-Za-z0-9_/]+\.py", t) or ".." in t:
-                r.fail(f"{where}: public test {t!r} must be a .py file under tests/")
+            if not re.fullmatch(r"tests/public/[A-Za-z0-9_/]+\.py", t) or ".." in t:
+                r.fail(f"{where}: public test {t!r} must be a .py file under tests/public/ (only that folder ships)")
         perf = None
         if "performance" in raw:
             pr = _Reader(path, f"{where}.performance", raw["performance"], _PERF_KEYS)

@@ -290,7 +290,7 @@ class Example:
 
 #: The examples by name (`grader example NAME -o DIR`): for each stage the reference solved
 #: (`-complete`), then realistic mistakes, one at a time. Each `about` says what `grader run
-#: DIR -a STAGE` gives it (measured; tests/test_grader_run.py checks that every edit applies).
+#: DIR -a STAGE` gives it (measured; tests/grader/test_grader_run.py checks that every edit applies).
 EXAMPLES: dict[str, Example] = {
     "a0-complete": Example("a0", "the reference bodies: full marks (100/100)"),
     "a0-naive-sigmoid": Example(

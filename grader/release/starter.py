@@ -17,7 +17,7 @@ writes a starter repository for stage A1:
                                (rendered by `grader.trees.child_tree`; ``reference_only`` files of A1
                                and later are left out)
     minitorch/_release.py      STAGE = "a1", DEFAULT_BACKEND = "simple" ("fast" from A4)
-    tests/                     the public tests of the tasks of stages ≤ A1 (+ helpers)
+    tests/public/              the public tests of the tasks of stages ≤ A1 (+ helpers)
     notebooks/backprop.ipynb   the stage's notebooks, released by nbgrader
 
 The release is deterministic (sorted walks, no timestamps, fixed notebook metadata), holds
@@ -82,26 +82,26 @@ class ReleaseResult:
 # ---------------------------------------------------------------------------- release
 
 
-def _test_helpers(tests_dir: Path, files: Iterable[str]) -> list[str]:
-    """Helper modules of tests/ (e.g. strategies.py) imported by `files`, transitively."""
-    local = {p.stem for p in tests_dir.glob("*.py") if not p.name.startswith("test_")}
+def _test_helpers(public_dir: Path, files: Iterable[str]) -> list[str]:
+    """Helper modules of tests/public/ (e.g. strategies.py) imported by `files`, transitively."""
+    local = {p.stem for p in public_dir.glob("*.py") if not p.name.startswith("test_")}
+    root = public_dir.parents[1]
     wanted: set[str] = set()
     todo = list(files)
     while todo:
         rel = todo.pop()
-        tree = ast.parse((tests_dir.parent / rel).read_text(encoding="utf-8"), rel)
+        tree = ast.parse((root / rel).read_text(encoding="utf-8"), rel)
         for node in ast.walk(tree):
             names: list[str] = []
             if isinstance(node, ast.Import):
                 names = [a.name.split(".")[0] for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module.split(".")[0]]
-            elif isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            elif isinstance(node, ast.ImportFrom) and node.level in (0, 1) and node.module:
                 names = [node.module.split(".")[0]]
             for n in names:
-                if n in local and f"tests/{n}.py" not in wanted:
-                    wanted.add(f"tests/{n}.py")
-                    todo.append(f"tests/{n}.py")
+                helper = f"tests/public/{n}.py"
+                if n in local and helper not in wanted:
+                    wanted.add(helper)
+                    todo.append(helper)
     return sorted(wanted)
 
 
@@ -342,9 +342,11 @@ def release(stage: str, out_dir: Path, *, repo_root: Path | str | None = None, f
     tasks = [t for s, m in manifests.items() if stage_number(s) <= n for t in m.tasks]
     listed = sorted({p for t in tasks for p in t.public_tests})
     for rel in listed:
+        if not rel.startswith("tests/public/"):
+            raise ReleaseError(f"public test {rel} (listed in a manifest) is not in tests/public/: only that folder ships")
         if not (root / rel).is_file():
             raise ReleaseError(f"public test {rel} (listed in a manifest) does not exist")
-    shipped = set(listed) | set(_test_helpers(root / "tests", listed))
+    shipped = set(listed) | set(_test_helpers(root / "tests" / "public", listed))
     if (root / "tests" / "conftest.py").is_file():
         shipped.add("tests/conftest.py")
     tests: dict[str, str] = {}

@@ -188,7 +188,7 @@ class Child:
             # time in the A3 speed checks grew 5-20x while a serial gaming kernel's did not,
             # and any thread the student starts (even one that only sleeps) changed the
             # measurement. Passive waiting (sleep at barriers) makes the timings of both
-            # children depend on the work, not on the load (tests/test_grader_speed_stderr.py).
+            # children depend on the work, not on the load (tests/grader/test_grader_speed_stderr.py).
             "OMP_WAIT_POLICY": "PASSIVE",
         }
         if self.own_cache:  # a submission's compiled kernels stay in its own scratch

@@ -22,7 +22,7 @@ the state is per class: pairing 1.2 with 1.3 would also bring in the student's S
 operators, which share nothing with chain_rule, and lose the isolation the option is for.
 Every stage was scanned for fences that store state (``ctx.save_for_backward``, attribute
 assignments, ``global``): only the Functions of A1 (1.2/1.3) and A2 (2.3/2.4) do so across
-tasks (`tests/test_grader_isolate.py` repeats the scan, so a new case fails it).
+tasks (`tests/grader/test_grader_isolate.py` repeats the scan, so a new case fails it).
 
 Only the fences are the student's: `outside_code_problem` reports a file whose code outside
 the markers differs from the release (a helper function, an import), which the tree drops.

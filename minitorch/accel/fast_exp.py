@@ -16,7 +16,7 @@ The method (as in every vector math library):
                                            (n = 1024 or −1075: 2·eʳ · 2¹⁰²³ or ½·eʳ · 2⁻¹⁰⁷⁴)
 
 The table lookup is a SIMD gather; `math.ldexp` would be a library call again. Accuracy:
-within 2 ulp of NumPy's `exp` over the float64 range (tested in tests/test_fast_exp.py);
+within 2 ulp of NumPy's `exp` over the float64 range (tested in tests/reference/test_fast_exp.py);
 float32 values are computed in float64 and round once. Special values as `math.exp`:
 exp(−inf) = 0, exp(+inf) = inf, exp(nan) = nan, 0 below about −745.1 and inf above
 about 709.8.
