@@ -128,10 +128,24 @@ def bench_elementwise(sizes: list[int], repeats: int) -> list[Row]:
                 ("exp (map)", lambda a, b, c: a.exp(), lambda: np.exp(x), lambda tx, ty, tv: tx.exp()),
                 ("add (zip)", lambda a, b, c: a + b, lambda: x + y, lambda tx, ty, tv: tx + ty),
                 ("mul row-broadcast (zip)", lambda a, b, c: a * c, lambda: x * v, lambda tx, ty, tv: tx * tv),
-                ("transposed copy (map)", lambda a, b, c: a.transpose(0, 1).contiguous(),
-                 lambda: np.ascontiguousarray(x.T), lambda tx, ty, tv: tx.T.contiguous()),
-                ("sum dim 1 (reduce)", lambda a, b, c: a.sum(1), lambda: x.sum(1), lambda tx, ty, tv: tx.sum(1)),
-                ("sum dim 0 (reduce)", lambda a, b, c: a.sum(0), lambda: x.sum(0), lambda tx, ty, tv: tx.sum(0)),
+                (
+                    "transposed copy (map)",
+                    lambda a, b, c: a.transpose(0, 1).contiguous(),
+                    lambda: np.ascontiguousarray(x.T),
+                    lambda tx, ty, tv: tx.T.contiguous(),
+                ),
+                (
+                    "sum dim 1 (reduce)",
+                    lambda a, b, c: a.sum(1),
+                    lambda: x.sum(1),
+                    lambda tx, ty, tv: tx.sum(1),
+                ),
+                (
+                    "sum dim 0 (reduce)",
+                    lambda a, b, c: a.sum(0),
+                    lambda: x.sum(0),
+                    lambda tx, ty, tv: tx.sum(0),
+                ),
             ]
             backends = {"fast": minitorch.FastBackend}
             if size <= 10_000:
@@ -151,8 +165,9 @@ def bench_elementwise(sizes: list[int], repeats: int) -> list[Row]:
     return rows
 
 
-def mlp_epoch_factory(backend: Optional[minitorch.TensorBackend], hidden: int, batch: int,
-                      samples: int) -> Callable[[], None]:
+def mlp_epoch_factory(
+    backend: Optional[minitorch.TensorBackend], hidden: int, batch: int, samples: int
+) -> Callable[[], None]:
     """One training epoch (SGD, MSE loss on a sigmoid output) of an MLP 2-hidden-hidden-1
     over `samples` points in batches of `batch`; backend None builds the same in PyTorch."""
     rng = np.random.default_rng(2)
@@ -161,11 +176,14 @@ def mlp_epoch_factory(backend: Optional[minitorch.TensorBackend], hidden: int, b
     starts = range(0, samples, batch)
     if backend is None:
         model = torch.nn.Sequential(
-            torch.nn.Linear(2, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, hidden),
-            torch.nn.ReLU(), torch.nn.Linear(hidden, 1),
+            torch.nn.Linear(2, hidden),
+            torch.nn.ReLU(),
+            torch.nn.Linear(hidden, hidden),
+            torch.nn.ReLU(),
+            torch.nn.Linear(hidden, 1),
         ).double()
         opt = torch.optim.SGD(model.parameters(), lr=0.05)
-        data = [(torch.from_numpy(x[s:s + batch]), torch.from_numpy(y[s:s + batch])) for s in starts]
+        data = [(torch.from_numpy(x[s : s + batch]), torch.from_numpy(y[s : s + batch])) for s in starts]
 
         def torch_epoch() -> None:
             for tx, ty in data:
@@ -190,7 +208,9 @@ def mlp_epoch_factory(backend: Optional[minitorch.TensorBackend], hidden: int, b
 
     model = MLP()
     opt = minitorch.optim.SGD(model.parameters(), lr=0.05)
-    batches = [(fast_tensor(x[s:s + batch], backend), fast_tensor(y[s:s + batch], backend)) for s in starts]
+    batches = [
+        (fast_tensor(x[s : s + batch], backend), fast_tensor(y[s : s + batch], backend)) for s in starts
+    ]
 
     def epoch() -> None:
         for mx, my in batches:
@@ -203,10 +223,16 @@ def mlp_epoch_factory(backend: Optional[minitorch.TensorBackend], hidden: int, b
 
 
 def bench_mlp(repeats: int, samples: int, hidden: int = 100, batch: int = 50) -> list[Row]:
-    row = Row("training", f"MLP 2-{hidden}-{hidden}-1, one SGD epoch", f"{samples} samples, batch {batch}",
-              "float64")
+    row = Row(
+        "training",
+        f"MLP 2-{hidden}-{hidden}-1, one SGD epoch",
+        f"{samples} samples, batch {batch}",
+        "float64",
+    )
     row.fast = best_time(mlp_epoch_factory(minitorch.FastBackend, hidden, batch, samples), repeats)
-    row.simple = best_time(mlp_epoch_factory(minitorch.SimpleBackend, hidden, batch, samples), 1, min_time=0.0)
+    row.simple = best_time(
+        mlp_epoch_factory(minitorch.SimpleBackend, hidden, batch, samples), 1, min_time=0.0
+    )
     if torch is not None:
         row.torch = best_time(mlp_epoch_factory(None, hidden, batch, samples), repeats)
     row.rate = f"{samples / row.fast:.0f} samples/s"
@@ -221,8 +247,12 @@ def bench_compile() -> list[Row]:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, MINITORCH_BACKEND="fast")
         for label in ("cold", "warm"):
             done = subprocess.run(
-                [sys.executable, "-m", "bench.compile_probe"], cwd=root, env=env,
-                capture_output=True, text=True, check=True,
+                [sys.executable, "-m", "bench.compile_probe"],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
             )
             for step, seconds in json.loads(done.stdout.strip().splitlines()[-1]).items():
                 rows.append(Row("compile", f"{step}", f"{label} cache", "float64", fast=seconds))
@@ -231,22 +261,44 @@ def bench_compile() -> list[Row]:
 
 # ---- output -----------------------------------------------------------------------------
 
-COLUMNS = ["section", "op", "size", "dtype", "simple", "fast", "NumPy", "PyTorch",
-           "fast throughput", "NumPy÷fast", "PyTorch÷fast"]
+COLUMNS = [
+    "section",
+    "op",
+    "size",
+    "dtype",
+    "simple",
+    "fast",
+    "NumPy",
+    "PyTorch",
+    "fast throughput",
+    "NumPy÷fast",
+    "PyTorch÷fast",
+]
 
 
 def cells(row: Row) -> list[str]:
-    return [row.section, row.op, row.size, row.dtype, fmt_time(row.simple), fmt_time(row.fast),
-            fmt_time(row.numpy), fmt_time(row.torch), row.rate,
-            fmt_ratio(row.numpy, row.fast), fmt_ratio(row.torch, row.fast)]
+    return [
+        row.section,
+        row.op,
+        row.size,
+        row.dtype,
+        fmt_time(row.simple),
+        fmt_time(row.fast),
+        fmt_time(row.numpy),
+        fmt_time(row.torch),
+        row.rate,
+        fmt_ratio(row.numpy, row.fast),
+        fmt_ratio(row.torch, row.fast),
+    ]
 
 
 def machine() -> list[str]:
     cpu = platform.processor() or platform.machine()
     try:
         info = dict(
-            line.split(":", 1) for line in
-            subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines() if ":" in line
+            line.split(":", 1)
+            for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
+            if ":" in line
         )
         info = {k.strip(): v.strip() for k, v in info.items()}
         flags = set(info.get("Flags", "").split())
@@ -262,8 +314,12 @@ def machine() -> list[str]:
         f"Python {platform.python_version()}, NumPy {np.__version__}, Numba {numba.__version__} "
         f"({numba.config.NUMBA_NUM_THREADS} threads), "
         + (f"PyTorch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else "no PyTorch"),
-        "NUMBA_SLP_VECTORIZE: " + (os.environ["NUMBA_SLP_VECTORIZE"] + " (set by you)" if "NUMBA_SLP_VECTORIZE" in os.environ
-                                   else "1 while minitorch's kernels compile (minitorch.jit.Vectorised)"),
+        "NUMBA_SLP_VECTORIZE: "
+        + (
+            os.environ["NUMBA_SLP_VECTORIZE"] + " (set by you)"
+            if "NUMBA_SLP_VECTORIZE" in os.environ
+            else "1 while minitorch's kernels compile (minitorch.jit.Vectorised)"
+        ),
     ]
     return lines
 
@@ -284,13 +340,15 @@ def render(rows: list[Row], header: list[str], console: Console) -> None:
 
 
 def markdown(rows: list[Row], header: list[str], command: str, busy: bool) -> str:
-    out = ["# Benchmarks", "", f"Generated by `{command}` (see `bench/__main__.py`).", "",
-           "## Machine", ""]
+    out = ["# Benchmarks", "", f"Generated by `{command}` (see `bench/__main__.py`).", "", "## Machine", ""]
     out += [f"* {line}" for line in header]
     out += ["", "## What is measured", "", __doc__.split("\n\n", 1)[1].strip()]
     if busy:
-        out += ["", "**Measured while other processes were running** (load average above): "
-                "parallel timings are noisy and pessimistic; regenerate on an idle machine."]
+        out += [
+            "",
+            "**Measured while other processes were running** (load average above): "
+            "parallel timings are noisy and pessimistic; regenerate on an idle machine.",
+        ]
     out += ["", "## Results", ""]
     out += ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     out += ["| " + " | ".join(cells(row)) + " |" for row in rows]
@@ -302,8 +360,12 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (~1 min)")
     parser.add_argument("--repeats", type=int, default=None, help="repeats per timing (default 7, quick 3)")
-    parser.add_argument("--only", choices=["matmul", "elementwise", "training", "compile"], action="append",
-                        help="run only these sections (repeatable)")
+    parser.add_argument(
+        "--only",
+        choices=["matmul", "elementwise", "training", "compile"],
+        action="append",
+        help="run only these sections (repeatable)",
+    )
     parser.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown to FILE")
     args = parser.parse_args(argv)
 
@@ -357,7 +419,7 @@ def _training_section(path: str) -> str:
     if start < 0:
         return ""
     end = text.find("\n## ", start + len(SECTION))
-    return text[start:] if end < 0 else text[start:end + 1]
+    return text[start:] if end < 0 else text[start : end + 1]
 
 
 if __name__ == "__main__":

@@ -73,8 +73,19 @@ def worker(setting: str, model: str, repeats: int, warmup: int) -> dict[str, Any
 
 
 def run(setting: str, model: str, args: argparse.Namespace) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "bench.busy_machine", "--worker", setting, "--models", model,
-           "--repeats", str(args.repeats), "--warmup", str(args.warmup)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.busy_machine",
+        "--worker",
+        setting,
+        "--models",
+        model,
+        "--repeats",
+        str(args.repeats),
+        "--warmup",
+        str(args.warmup),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{setting} {model} failed:\n{done.stderr[-4000:]}")
@@ -82,13 +93,23 @@ def run(setting: str, model: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--models", default="lstm,gpt", help="comma-separated, from " + ", ".join(MODELS))
-    parser.add_argument("--busy", type=int, default=os.cpu_count() or 1, help="busy loops beside the step (default: one per core)")
+    parser.add_argument(
+        "--busy",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="busy loops beside the step (default: one per core)",
+    )
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--settings", default="0,1,4,5,6,9",
-                        help="which settings, by number (0-based, in the order of SETTINGS)")
+    parser.add_argument(
+        "--settings",
+        default="0,1,4,5,6,9",
+        help="which settings, by number (0-based, in the order of SETTINGS)",
+    )
     parser.add_argument("--worker", choices=sorted(SETTINGS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     names = [n for n in args.models.split(",") if n]
@@ -96,8 +117,10 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(worker(args.worker, names[0], args.repeats, args.warmup)))
         return
     chosen = [list(SETTINGS)[int(i)] for i in args.settings.split(",") if i]
-    print(f"{cpu_name()}, {os.cpu_count()} cores; {args.busy} busy loop(s) in the busy columns; "
-          f"median of {args.repeats} steps, one fresh process per cell")
+    print(
+        f"{cpu_name()}, {os.cpu_count()} cores; {args.busy} busy loop(s) in the busy columns; "
+        f"median of {args.repeats} steps, one fresh process per cell"
+    )
     print()
     print("| model | setting | idle: step (threads) | busy: step (threads) | busy ÷ idle |")
     print("|---|---|---|---|---|")
@@ -112,9 +135,11 @@ def main(argv: list[str] | None = None) -> None:
                 for loop in loops:
                     loop.kill()
                     loop.wait()
-            print(f"| {DESCRIPTIONS[name]} | {setting} | {idle['median_ms']:.1f} ms ({idle['threads']}) "
-                  f"| {busy['median_ms']:.1f} ms ({busy['threads']}) | {busy['median_ms'] / idle['median_ms']:.1f}× |",
-                  flush=True)
+            print(
+                f"| {DESCRIPTIONS[name]} | {setting} | {idle['median_ms']:.1f} ms ({idle['threads']}) "
+                f"| {busy['median_ms']:.1f} ms ({busy['threads']}) | {busy['median_ms'] / idle['median_ms']:.1f}× |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -84,28 +84,44 @@ def time_stage(stage: str, repeat: int, root: Path) -> list[Timing]:
                 seconds, score = timed_grade(folder, stage, one_charge)
                 best[one_charge] = min(best[one_charge], (seconds, score))
         rows.append(Timing(stage, name, best[False][0], best[True][0], best[False][1], best[True][1]))
-        print(f"  {name}: whole tree {rows[-1].whole_tree:.1f} s ({rows[-1].whole_score:g}), "
-              f"one charge {rows[-1].one_charge:.1f} s ({rows[-1].one_score:g})", file=sys.stderr, flush=True)
+        print(
+            f"  {name}: whole tree {rows[-1].whole_tree:.1f} s ({rows[-1].whole_score:g}), "
+            f"one charge {rows[-1].one_charge:.1f} s ({rows[-1].one_score:g})",
+            file=sys.stderr,
+            flush=True,
+        )
     return rows
 
 
 def table(rows: list[Timing]) -> str:
-    lines = ["| stage | submission | whole tree s (score) | one charge s (score) | ratio |", "|---|---|---|---|---|"]
+    lines = [
+        "| stage | submission | whole tree s (score) | one charge s (score) | ratio |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r.stage} | {r.name} | {r.whole_tree:.1f} ({r.whole_score:g}) | "
-                     f"{r.one_charge:.1f} ({r.one_score:g}) | {r.ratio:.2f} |")
+        lines.append(
+            f"| {r.stage} | {r.name} | {r.whole_tree:.1f} ({r.whole_score:g}) | "
+            f"{r.one_charge:.1f} ({r.one_score:g}) | {r.ratio:.2f} |"
+        )
     for stage in dict.fromkeys(r.stage for r in rows):
         mine = [r for r in rows if r.stage == stage]
         whole, one = sum(r.whole_tree for r in mine), sum(r.one_charge for r in mine)
-        lines.append(f"| **{stage}** | all {len(mine)} | **{whole:.1f}** | **{one:.1f}** | **{one / whole:.2f}** |")
+        lines.append(
+            f"| **{stage}** | all {len(mine)} | **{whole:.1f}** | **{one:.1f}** | **{one / whole:.2f}** |"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stages", default=",".join(sorted(all_manifests(repo_root()))),
-                        help="comma-separated stages (default: all)")
-    parser.add_argument("--repeat", type=int, default=1, help="grade each submission this many times each way")
+    parser.add_argument(
+        "--stages",
+        default=",".join(sorted(all_manifests(repo_root()))),
+        help="comma-separated stages (default: all)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="grade each submission this many times each way"
+    )
     args = parser.parse_args(argv)
     rows: list[Timing] = []
     with tempfile.TemporaryDirectory(prefix="grading-time-") as tmp:

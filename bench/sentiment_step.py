@@ -131,8 +131,19 @@ def _worker(framework: str, dtype: str, repeats: int, threads: int) -> Optional[
 
 def _in_subprocess(framework: str, args: argparse.Namespace) -> Optional[tuple[float, float]]:
     """Measure one framework in a fresh process: the two never share thread pools."""
-    cmd = [sys.executable, "-m", "bench.sentiment_step", "--worker", framework, "--dtype", args.dtype,
-           "--repeats", str(args.repeats), "--threads", str(args.threads)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.sentiment_step",
+        "--worker",
+        framework,
+        "--dtype",
+        args.dtype,
+        "--repeats",
+        str(args.repeats),
+        "--threads",
+        str(args.threads),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
     if done.returncode != 0:
         raise RuntimeError(f"{framework} benchmark failed:\n{done.stderr}")
@@ -141,7 +152,9 @@ def _in_subprocess(framework: str, args: argparse.Namespace) -> Optional[tuple[f
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--threads", type=int, default=2, help="threads for Numba, BLAS and PyTorch")
@@ -153,9 +166,11 @@ def main() -> None:
         print(json.dumps(_worker(args.worker, args.dtype, args.repeats, args.threads)))
         return
     load = os.getloadavg()
-    print(f"Kim CNN step: vocab {VOCAB}, emb {EMB}, seq {SEQ}, batch {BATCH}, filters 3/4/5 × {FILTERS}, "
-          f"{args.dtype}, {args.threads} thread(s); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
-          f"on {os.cpu_count()} CPUs")
+    print(
+        f"Kim CNN step: vocab {VOCAB}, emb {EMB}, seq {SEQ}, batch {BATCH}, filters 3/4/5 × {FILTERS}, "
+        f"{args.dtype}, {args.threads} thread(s); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+        f"on {os.cpu_count()} CPUs"
+    )
     mt = _in_subprocess("minitorch", args)
     assert mt is not None
     pt = _in_subprocess("torch", args)

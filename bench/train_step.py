@@ -75,6 +75,7 @@ def build(lib: Any, name: str) -> tuple[Any, Callable[[], Any], Any, Any]:
         return lib.from_numpy(rng.integers(0, high, shape).astype(np.int64))
 
     if name == "mlp":
+
         class BagOfEmbeddings(nn.Module):
             def __init__(self) -> None:
                 super().__init__()
@@ -93,6 +94,7 @@ def build(lib: Any, name: str) -> tuple[Any, Callable[[], Any], Any, Any]:
         return model, lambda: F.cross_entropy(model(x), y), x, y
 
     if name == "cnn":
+
         class KimCNN(nn.Module):
             def __init__(self) -> None:
                 super().__init__()
@@ -110,6 +112,7 @@ def build(lib: Any, name: str) -> tuple[Any, Callable[[], Any], Any, Any]:
         return model, lambda: F.cross_entropy(model(x), y), x, y
 
     if name == "lstm":
+
         class CharLSTM(nn.Module):
             def __init__(self) -> None:
                 super().__init__()
@@ -125,13 +128,22 @@ def build(lib: Any, name: str) -> tuple[Any, Callable[[], Any], Any, Any]:
         return model, lambda: F.cross_entropy(model(x).reshape(32 * 64, 65), y.reshape(32 * 64)), x, y
 
     if name == "gpt":
+
         class TinyGPT(nn.Module):
             def __init__(self) -> None:
                 super().__init__()
                 self.tokens = nn.Embedding(65, 64, dtype=dtype)
                 self.positions = nn.Embedding(64, 64, dtype=dtype)
-                layer = nn.TransformerEncoderLayer(64, 4, dim_feedforward=256, dropout=0.0, activation="gelu",
-                                                   batch_first=True, norm_first=True, dtype=dtype)
+                layer = nn.TransformerEncoderLayer(
+                    64,
+                    4,
+                    dim_feedforward=256,
+                    dropout=0.0,
+                    activation="gelu",
+                    batch_first=True,
+                    norm_first=True,
+                    dtype=dtype,
+                )
                 self.blocks = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
                 self.norm = nn.LayerNorm(64, dtype=dtype)
                 self.head = nn.Linear(64, 65, dtype=dtype)
@@ -224,8 +236,21 @@ def run_worker(framework: str, name: str, args: argparse.Namespace, cache_dir: O
     env = os.environ.copy()
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
-    cmd = [sys.executable, "-m", "bench.train_step", "--worker", framework, "--models", name,
-           "--repeats", str(args.repeats), "--warmup", str(args.warmup), "--threads", str(args.threads)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.train_step",
+        "--worker",
+        framework,
+        "--models",
+        name,
+        "--repeats",
+        str(args.repeats),
+        "--warmup",
+        str(args.warmup),
+        "--threads",
+        str(args.threads),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"{framework} {name} failed:\n{done.stderr[-4000:]}")
@@ -262,41 +287,62 @@ def _fmt_step(r: dict[str, Any]) -> str:
 
 
 def table(results: dict[str, dict[str, Any]], cold: dict[str, dict]) -> list[str]:
-    rows = ["| model | minitorch step | PyTorch step | ratio (÷ PyTorch) | minitorch first step (warm cache)"
-            + (" | minitorch first step (cold cache)" if cold else "")
-            + " | PyTorch first step | RSS peak minitorch / PyTorch | step memory minitorch / PyTorch |",
-            "|---|---|---|---|---" + ("|---" if cold else "") + "|---|---|---|"]
+    rows = [
+        "| model | minitorch step | PyTorch step | ratio (÷ PyTorch) | minitorch first step (warm cache)"
+        + (" | minitorch first step (cold cache)" if cold else "")
+        + " | PyTorch first step | RSS peak minitorch / PyTorch | step memory minitorch / PyTorch |",
+        "|---|---|---|---|---" + ("|---" if cold else "") + "|---|---|---|",
+    ]
     for name, r in results.items():
         mt, pt = r["minitorch"], r.get("torch")
         ratio = f"{mt['median_ms'] / pt['median_ms']:.2f}" if pt else "—"
         cold_cell = f" | {cold[name]['first_step_s']:.2f} s" if cold else ""
-        step_mem = (f"{mt['step_peak_mib']:.0f} / {pt['step_peak_mib']:.0f} MiB"
-                    if pt and mt["step_peak_mib"] is not None and pt["step_peak_mib"] is not None else "—")
+        step_mem = (
+            f"{mt['step_peak_mib']:.0f} / {pt['step_peak_mib']:.0f} MiB"
+            if pt and mt["step_peak_mib"] is not None and pt["step_peak_mib"] is not None
+            else "—"
+        )
         rows.append(
-            "| " + " | ".join([
-                DESCRIPTIONS[name],
-                _fmt_step(mt),
-                _fmt_step(pt) if pt else "—",
-                ratio,
-                f"{mt['first_step_s']:.2f} s",
-                *([f"{cold[name]['first_step_s']:.2f} s"] if cold else []),
-                f"{pt['first_step_s']:.2f} s" if pt else "—",
-                f"{mt['rss_peak_mib']:.0f} / {pt['rss_peak_mib']:.0f} MiB" if pt else f"{mt['rss_peak_mib']:.0f} MiB",
-                step_mem,
-            ]) + " |"
+            "| "
+            + " | ".join(
+                [
+                    DESCRIPTIONS[name],
+                    _fmt_step(mt),
+                    _fmt_step(pt) if pt else "—",
+                    ratio,
+                    f"{mt['first_step_s']:.2f} s",
+                    *([f"{cold[name]['first_step_s']:.2f} s"] if cold else []),
+                    f"{pt['first_step_s']:.2f} s" if pt else "—",
+                    f"{mt['rss_peak_mib']:.0f} / {pt['rss_peak_mib']:.0f} MiB"
+                    if pt
+                    else f"{mt['rss_peak_mib']:.0f} MiB",
+                    step_mem,
+                ]
+            )
+            + " |"
         )
     return rows
 
 
 def main(argv: Optional[list[str]] = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated, from " + ", ".join(MODELS))
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--models", default=",".join(MODELS), help="comma-separated, from " + ", ".join(MODELS)
+    )
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2, help="threads for Numba, BLAS and PyTorch")
-    parser.add_argument("--processes", type=int, default=3,
-                        help="fresh processes per (framework, model), alternating; the table shows the median over them")
-    parser.add_argument("--cold", action="store_true", help="also time minitorch's first step with an empty Numba cache")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=3,
+        help="fresh processes per (framework, model), alternating; the table shows the median over them",
+    )
+    parser.add_argument(
+        "--cold", action="store_true", help="also time minitorch's first step with an empty Numba cache"
+    )
     parser.add_argument("--markdown", help="replace the training-step section of this Markdown file")
     parser.add_argument("--worker", choices=("minitorch", "torch"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -313,6 +359,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     began, load = time.perf_counter(), os.getloadavg()
     try:
         import torch  # noqa: F401  (only to know whether the PyTorch column can be filled)
+
         have_torch = True
     except ImportError:
         have_torch = False
@@ -360,12 +407,14 @@ def write_section(path: str, lines: list[str]) -> None:
             text = f.read()
     except FileNotFoundError:
         text = "# Benchmarks\n"
-    body = (f"{SECTION}\n\nGenerated by `python -m bench.train_step --cold --markdown {os.path.basename(path)}` "
-            f"(see `bench/train_step.py`).\n\n" + "\n".join(lines) + "\n")
+    body = (
+        f"{SECTION}\n\nGenerated by `python -m bench.train_step --cold --markdown {os.path.basename(path)}` "
+        f"(see `bench/train_step.py`).\n\n" + "\n".join(lines) + "\n"
+    )
     if SECTION in text:
         head, _, rest = text.partition(SECTION)
         nxt = rest.find("\n## ")
-        text = head + body + (rest[nxt + 1:] if nxt >= 0 else "")
+        text = head + body + (rest[nxt + 1 :] if nxt >= 0 else "")
     else:
         text = text.rstrip("\n") + "\n\n" + body
     with open(path + ".tmp", "w") as f:

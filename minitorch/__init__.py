@@ -33,12 +33,55 @@ from . import optim, datasets, nn
 from .serialization import load, save
 from . import autograd, cuda
 from .device import device
+
 # PyTorch's free functions (`minitorch.exp(x)`, `minitorch.softmax(x, 1)`, …) and the
 # constructors beside them (`zeros_like`, `full`, `eye`, `linspace`)
 from .free_functions import (
-    abs, argmax, argmin, bmm, clone, cos, eye, exp, flatten, full, full_like, gather, is_tensor, linspace, log,
-    log_softmax, matmul, max, maximum, mean, min, minimum, multinomial, narrow, norm, numel, ones_like, permute, pow, relu, reshape,
-    sigmoid, sin, softmax, sqrt, squeeze, std, sum, t, tanh, topk, transpose, unsqueeze, var, zeros_like,
+    abs,
+    argmax,
+    argmin,
+    bmm,
+    clone,
+    cos,
+    eye,
+    exp,
+    flatten,
+    full,
+    full_like,
+    gather,
+    is_tensor,
+    linspace,
+    log,
+    log_softmax,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    multinomial,
+    narrow,
+    norm,
+    numel,
+    ones_like,
+    permute,
+    pow,
+    relu,
+    reshape,
+    sigmoid,
+    sin,
+    softmax,
+    sqrt,
+    squeeze,
+    std,
+    sum,
+    t,
+    tanh,
+    topk,
+    transpose,
+    unsqueeze,
+    var,
+    zeros_like,
 )
 
 __version__ = "0.1.0"
@@ -46,7 +89,11 @@ __version__ = "0.1.0"
 #: What `from minitorch import *` gives: every public name but those that would shadow
 #: Python's own functions in the importing file (`minitorch.sum`, `.max`, … stay reachable
 #: as attributes, as NumPy does it).
-__all__ = [name for name in dir() if not name.startswith("_") and name not in ("abs", "max", "min", "pow", "sum", "Any")]
+__all__ = [
+    name
+    for name in dir()
+    if not name.startswith("_") and name not in ("abs", "max", "min", "pow", "sum", "Any")
+]
 
 
 def __getattr__(name: str) -> Any:

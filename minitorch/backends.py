@@ -69,5 +69,7 @@ def set_default_backend(backend: TensorBackend | str) -> None:
     if isinstance(backend, str):
         backend = backend_by_name(backend)
     if not isinstance(backend, TensorBackend):
-        raise TypeError(f"set_default_backend expects a TensorBackend or a name, got {type(backend).__name__}")
+        raise TypeError(
+            f"set_default_backend expects a TensorBackend or a name, got {type(backend).__name__}"
+        )
     _default = backend

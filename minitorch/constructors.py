@@ -46,7 +46,10 @@ def _make(
 
 
 def tensor(
-    data: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
+    data: Any,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    backend: Optional["TensorBackend"] = None,
     device: Any = None,
 ) -> Tensor:
     """A tensor from nested lists, a number or an array, as `torch.tensor`.
@@ -73,12 +76,16 @@ def _check_rectangular(data: Any, dim: int) -> None:
         return
     lengths = [len(row) if isinstance(row, (list, tuple)) else None for row in data]
     if None in lengths and any(length is not None for length in lengths):
-        raise TypeError(f"tensor(): numbers and lists mixed at dim {dim + 1}: the nested lists must be rectangular")
+        raise TypeError(
+            f"tensor(): numbers and lists mixed at dim {dim + 1}: the nested lists must be rectangular"
+        )
     first = lengths[0] if lengths else None
     for length in lengths:
         if length != first:
-            raise ValueError(f"tensor(): expected sequence of length {first} at dim {dim + 1} (got {length}): "
-                             f"the nested lists must be rectangular")
+            raise ValueError(
+                f"tensor(): expected sequence of length {first} at dim {dim + 1} (got {length}): "
+                f"the nested lists must be rectangular"
+            )
     for row in data:
         _check_rectangular(row, dim + 1)
 
@@ -90,37 +97,66 @@ def from_numpy(array: np.ndarray, backend: Optional["TensorBackend"] = None) -> 
     return _make(array, infer_dtype(array), False, backend)
 
 
-def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
-          device: Any = None) -> Tensor:
+def zeros(
+    *shape: Any,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    backend: Optional["TensorBackend"] = None,
+    device: Any = None,
+) -> Tensor:
     """A tensor of zeros: zeros(2, 3) or zeros((2, 3))."""
     return _make(np.zeros(normalize_shape(shape)), dtype, requires_grad, backend, device, "zeros")
 
 
-def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
-         device: Any = None) -> Tensor:
+def ones(
+    *shape: Any,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    backend: Optional["TensorBackend"] = None,
+    device: Any = None,
+) -> Tensor:
     """A tensor of ones."""
     return _make(np.ones(normalize_shape(shape)), dtype, requires_grad, backend, device, "ones")
 
 
-def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
-         device: Any = None) -> Tensor:
+def rand(
+    *shape: Any,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    backend: Optional["TensorBackend"] = None,
+    device: Any = None,
+) -> Tensor:
     """Uniform samples in [0, 1)."""
     return _make(generator().random(normalize_shape(shape)), dtype, requires_grad, backend, device, "rand")
 
 
-def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False, backend: Optional["TensorBackend"] = None,
-          device: Any = None) -> Tensor:
+def randn(
+    *shape: Any,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    backend: Optional["TensorBackend"] = None,
+    device: Any = None,
+) -> Tensor:
     """Standard normal samples."""
-    return _make(generator().standard_normal(normalize_shape(shape)), dtype, requires_grad, backend, device, "randn")
+    return _make(
+        generator().standard_normal(normalize_shape(shape)), dtype, requires_grad, backend, device, "randn"
+    )
 
 
 def arange(
-    start: float, end: Optional[float] = None, step: float = 1, dtype: Any = None,
-    requires_grad: bool = False, backend: Optional["TensorBackend"] = None, device: Any = None,
+    start: float,
+    end: Optional[float] = None,
+    step: float = 1,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    backend: Optional["TensorBackend"] = None,
+    device: Any = None,
 ) -> Tensor:
     """Values start, start + step, … below end (arange(n) = 0 … n−1), as `torch.arange`:
     int64 when start, end and step are all integers, else float64."""
     if end is None:
         start, end = 0, start
     values = np.arange(start, end, step)
-    return _make(values, infer_dtype(values) if dtype is None else dtype, requires_grad, backend, device, "arange")
+    return _make(
+        values, infer_dtype(values) if dtype is None else dtype, requires_grad, backend, device, "arange"
+    )

@@ -75,7 +75,9 @@ class ModuleDict(Module):
     """Holds sub-modules by name: `ModuleDict({"encoder": Linear(4, 8), "head": Linear(8, 2)})`,
     as `torch.nn.ModuleDict` (insertion order kept; iterating gives the keys)."""
 
-    def __init__(self, modules: Optional[Union[Mapping[str, Module], Iterable[tuple[str, Module]]]] = None) -> None:
+    def __init__(
+        self, modules: Optional[Union[Mapping[str, Module], Iterable[tuple[str, Module]]]] = None
+    ) -> None:
         super().__init__()
         if modules is not None:
             self.update(modules)
@@ -130,7 +132,9 @@ class ModuleDict(Module):
                 self.add_module(key, module)
 
     def forward(self, *args: object) -> None:
-        raise NotImplementedError("ModuleDict has no forward(): call the modules it holds, e.g. self.heads[name](x)")
+        raise NotImplementedError(
+            "ModuleDict has no forward(): call the modules it holds, e.g. self.heads[name](x)"
+        )
 
 
 class Sequential(Module):
@@ -168,7 +172,7 @@ class Sequential(Module):
 
     def __delitem__(self, i: Union[int, slice]) -> None:
         names = list(self._modules)
-        for name in (names[i] if isinstance(i, slice) else [names[self._index(i)]]):
+        for name in names[i] if isinstance(i, slice) else [names[self._index(i)]]:
             del self._modules[name]
 
     def __len__(self) -> int:

@@ -92,8 +92,12 @@ def _map_kernel(fn: Callable[[float], float]) -> Any:
     fn_gpu = device_function(fn)
 
     def _map(
-        out: Storage, out_shape: Shape, out_strides: Strides,
-        in_storage: Storage, in_shape: Shape, in_strides: Strides,
+        out: Storage,
+        out_shape: Shape,
+        out_strides: Strides,
+        in_storage: Storage,
+        in_shape: Shape,
+        in_strides: Strides,
     ) -> None:
         """out[i] = fn(in[broadcast(i)]): one thread per output element.
 
@@ -125,9 +129,15 @@ def _zip_kernel(fn: Callable[[float, float], float]) -> Any:
     fn_gpu = device_function(fn)
 
     def _zip(
-        out: Storage, out_shape: Shape, out_strides: Strides,
-        a_storage: Storage, a_shape: Shape, a_strides: Strides,
-        b_storage: Storage, b_shape: Shape, b_strides: Strides,
+        out: Storage,
+        out_shape: Shape,
+        out_strides: Strides,
+        a_storage: Storage,
+        a_shape: Shape,
+        a_strides: Strides,
+        b_storage: Storage,
+        b_shape: Shape,
+        b_strides: Strides,
     ) -> None:
         """out[i] = fn(a[broadcast(i)], b[broadcast(i)]): one thread per output element.
 
@@ -161,8 +171,12 @@ def _reduce_kernel(fn: Callable[[float, float], float], dtype: np.dtype) -> Any:
     cache_size = THREADS_PER_BLOCK
 
     def _reduce(
-        out: Storage, out_shape: Shape, out_strides: Strides,
-        a_storage: Storage, a_shape: Shape, a_strides: Strides,
+        out: Storage,
+        out_shape: Shape,
+        out_strides: Strides,
+        a_storage: Storage,
+        a_shape: Shape,
+        a_strides: Strides,
         reduce_dim: int,
     ) -> None:
         """out[o] = fn(out[o], fold of a[o with reduce_dim = 0 … n−1]): one block per o.
@@ -226,9 +240,15 @@ def _matmul_kernel(dtype: np.dtype) -> Any:
     T = TILE
 
     def _matmul(
-        out: Storage, out_shape: Shape, out_strides: Strides,
-        a_storage: Storage, a_shape: Shape, a_strides: Strides,
-        b_storage: Storage, b_shape: Shape, b_strides: Strides,
+        out: Storage,
+        out_shape: Shape,
+        out_strides: Strides,
+        a_storage: Storage,
+        a_shape: Shape,
+        a_strides: Strides,
+        b_storage: Storage,
+        b_shape: Shape,
+        b_strides: Strides,
     ) -> None:
         """out[n, i, j] = Σ_k a[n, i, k] · b[n, k, j], one TILE × TILE output tile per block.
 
@@ -339,8 +359,12 @@ class CudaOps(TensorOps):
     @staticmethod
     def map_kernel(fn: Callable[[float], float]) -> Callable[..., None]:
         def launch(
-            out: Storage, out_shape: Shape, out_strides: Strides,
-            in_storage: Storage, in_shape: Shape, in_strides: Strides,
+            out: Storage,
+            out_shape: Shape,
+            out_strides: Strides,
+            in_storage: Storage,
+            in_shape: Shape,
+            in_strides: Strides,
         ) -> None:
             size = _size(out_shape)
             if size == 0:
@@ -349,8 +373,10 @@ class CudaOps(TensorOps):
             blocks, threads = _elementwise_threads(size)
             d_out = _DeviceOut(out)
             kernel[blocks, threads](
-                d_out.device, *_to_device_layout(out_shape, out_strides),
-                _dev(in_storage), *_to_device_layout(in_shape, in_strides),
+                d_out.device,
+                *_to_device_layout(out_shape, out_strides),
+                _dev(in_storage),
+                *_to_device_layout(in_shape, in_strides),
             )
             d_out.finish()
 
@@ -359,9 +385,15 @@ class CudaOps(TensorOps):
     @staticmethod
     def zip_kernel(fn: Callable[[float, float], float]) -> Callable[..., None]:
         def launch(
-            out: Storage, out_shape: Shape, out_strides: Strides,
-            a_storage: Storage, a_shape: Shape, a_strides: Strides,
-            b_storage: Storage, b_shape: Shape, b_strides: Strides,
+            out: Storage,
+            out_shape: Shape,
+            out_strides: Strides,
+            a_storage: Storage,
+            a_shape: Shape,
+            a_strides: Strides,
+            b_storage: Storage,
+            b_shape: Shape,
+            b_strides: Strides,
         ) -> None:
             size = _size(out_shape)
             if size == 0:
@@ -370,9 +402,12 @@ class CudaOps(TensorOps):
             blocks, threads = _elementwise_threads(size)
             d_out = _DeviceOut(out)
             kernel[blocks, threads](
-                d_out.device, *_to_device_layout(out_shape, out_strides),
-                _dev(a_storage), *_to_device_layout(a_shape, a_strides),
-                _dev(b_storage), *_to_device_layout(b_shape, b_strides),
+                d_out.device,
+                *_to_device_layout(out_shape, out_strides),
+                _dev(a_storage),
+                *_to_device_layout(a_shape, a_strides),
+                _dev(b_storage),
+                *_to_device_layout(b_shape, b_strides),
             )
             d_out.finish()
 
@@ -381,8 +416,12 @@ class CudaOps(TensorOps):
     @staticmethod
     def reduce_kernel(fn: Callable[[float, float], float]) -> Callable[..., None]:
         def launch(
-            out: Storage, out_shape: Shape, out_strides: Strides,
-            a_storage: Storage, a_shape: Shape, a_strides: Strides,
+            out: Storage,
+            out_shape: Shape,
+            out_strides: Strides,
+            a_storage: Storage,
+            a_shape: Shape,
+            a_strides: Strides,
             reduce_dim: int,
         ) -> None:
             size = _size(out_shape)
@@ -393,8 +432,10 @@ class CudaOps(TensorOps):
             threads = min(THREADS_PER_BLOCK, _next_power_of_two(n))
             d_out = _DeviceOut(out)
             kernel[size, threads](
-                d_out.device, *_to_device_layout(out_shape, out_strides),
-                _dev(a_storage), *_to_device_layout(a_shape, a_strides),
+                d_out.device,
+                *_to_device_layout(out_shape, out_strides),
+                _dev(a_storage),
+                *_to_device_layout(a_shape, a_strides),
                 int(reduce_dim),
             )
             d_out.finish()
@@ -415,9 +456,15 @@ class CudaOps(TensorOps):
 
 
 def _launch_matmul(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    a_storage: Storage, a_shape: Shape, a_strides: Strides,
-    b_storage: Storage, b_shape: Shape, b_strides: Strides,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    a_storage: Storage,
+    a_shape: Shape,
+    a_strides: Strides,
+    b_storage: Storage,
+    b_shape: Shape,
+    b_strides: Strides,
 ) -> None:
     """Host launcher of the tiled matmul: grid (⌈J/TILE⌉, ⌈I/TILE⌉, B) of TILE×TILE blocks."""
     batch, rows, cols = (int(s) for s in out_shape)
@@ -432,8 +479,14 @@ def _launch_matmul(
     kernel = _cached("matmul", None, out.dtype, lambda: _matmul_kernel(out.dtype))
     d_out = _DeviceOut(out)
     kernel[grid, (TILE, TILE)](
-        d_out.device, _dev(out_shape), _dev(out_strides),
-        _dev(a_storage), _dev(a_shape), _dev(a_strides),
-        _dev(b_storage), _dev(b_shape), _dev(b_strides),
+        d_out.device,
+        _dev(out_shape),
+        _dev(out_strides),
+        _dev(a_storage),
+        _dev(a_shape),
+        _dev(a_strides),
+        _dev(b_storage),
+        _dev(b_shape),
+        _dev(b_strides),
     )
     d_out.finish()

@@ -31,7 +31,9 @@ class device:  # noqa: N801 - PyTorch's name
         if isinstance(type, device):
             type, index = type.type, type.index if index is None else index
         if not isinstance(type, str):
-            raise TypeError(f"device(): expected a string such as 'cpu' or 'cuda:0', got {type.__class__.__name__}")
+            raise TypeError(
+                f"device(): expected a string such as 'cpu' or 'cuda:0', got {type.__class__.__name__}"
+            )
         name, _, number = type.partition(":")
         if name not in TYPES:
             raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
@@ -40,7 +42,9 @@ class device:  # noqa: N801 - PyTorch's name
                 raise RuntimeError(f"Invalid device string: '{type}'")
             index = int(number)
         if index is not None and (name == "cpu" and index != 0 or name == "cuda" and index != 0):
-            raise RuntimeError(f"minitorch has one {name} device: {name}:{index} does not exist (use '{name}')")
+            raise RuntimeError(
+                f"minitorch has one {name} device: {name}:{index} does not exist (use '{name}')"
+            )
         self.type, self.index = name, index
 
     def __eq__(self, other: object) -> bool:
@@ -52,7 +56,11 @@ class device:  # noqa: N801 - PyTorch's name
         return hash((self.type, self.index or 0))
 
     def __repr__(self) -> str:
-        return f"device(type={self.type!r})" if self.index is None else f"device(type={self.type!r}, index={self.index})"
+        return (
+            f"device(type={self.type!r})"
+            if self.index is None
+            else f"device(type={self.type!r}, index={self.index})"
+        )
 
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
@@ -91,5 +99,7 @@ def resolve_backend(name: str, backend: Optional[TensorBackend], dev: Any) -> Op
         return backend
     chosen = backend_for(dev)
     if backend is not None and backend is not chosen and device_of(backend) != device_of(chosen):
-        raise ValueError(f"{name}(): backend={backend!r} computes on {device_of(backend)}, but device={dev!r} was asked for")
+        raise ValueError(
+            f"{name}(): backend={backend!r} computes on {device_of(backend)}, but device={dev!r} was asked for"
+        )
     return backend if backend is not None else chosen

@@ -28,8 +28,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["bool_", "float32", "float64", "int64", "DTYPES", "canonical_dtype", "infer_dtype",
-           "is_floating", "promote_types", "result_type", "torch_alias"]
+__all__ = [
+    "bool_",
+    "float32",
+    "float64",
+    "int64",
+    "DTYPES",
+    "canonical_dtype",
+    "infer_dtype",
+    "is_floating",
+    "promote_types",
+    "result_type",
+    "torch_alias",
+]
 
 float64 = np.dtype(np.float64)
 float32 = np.dtype(np.float32)
@@ -44,10 +55,18 @@ TORCH_ALIASES = {"float": float32, "double": float64, "long": int64, "bool": boo
 
 #: PyTorch's dtypes that minitorch does not have, and what they hold.
 NOT_SUPPORTED = {
-    "half": "16-bit floats", "float16": "16-bit floats", "bfloat16": "16-bit brain floats",
-    "int": "32-bit integers", "int32": "32-bit integers", "short": "16-bit integers", "int16": "16-bit integers",
-    "int8": "8-bit integers", "uint8": "8-bit unsigned integers",
-    "cfloat": "complex numbers", "complex64": "complex numbers", "cdouble": "complex numbers",
+    "half": "16-bit floats",
+    "float16": "16-bit floats",
+    "bfloat16": "16-bit brain floats",
+    "int": "32-bit integers",
+    "int32": "32-bit integers",
+    "short": "16-bit integers",
+    "int16": "16-bit integers",
+    "int8": "8-bit integers",
+    "uint8": "8-bit unsigned integers",
+    "cfloat": "complex numbers",
+    "complex64": "complex numbers",
+    "cdouble": "complex numbers",
     "complex128": "complex numbers",
 }
 

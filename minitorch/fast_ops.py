@@ -91,8 +91,12 @@ def tensor_map(fn: Callable[[float], float]) -> Callable[..., None]:
     fn = jit_scalar(fn)
 
     def _map(
-        out: Storage, out_shape: Shape, out_strides: Strides,
-        in_storage: Storage, in_shape: Shape, in_strides: Strides,
+        out: Storage,
+        out_shape: Shape,
+        out_strides: Strides,
+        in_storage: Storage,
+        in_shape: Shape,
+        in_strides: Strides,
     ) -> None:
         # BEGIN SOLUTION 3.1
         size = int(np.prod(out_shape))
@@ -122,9 +126,15 @@ def tensor_zip(fn: Callable[[float, float], float]) -> Callable[..., None]:
     fn = jit_scalar(fn)
 
     def _zip(
-        out: Storage, out_shape: Shape, out_strides: Strides,
-        a_storage: Storage, a_shape: Shape, a_strides: Strides,
-        b_storage: Storage, b_shape: Shape, b_strides: Strides,
+        out: Storage,
+        out_shape: Shape,
+        out_strides: Strides,
+        a_storage: Storage,
+        a_shape: Shape,
+        a_strides: Strides,
+        b_storage: Storage,
+        b_shape: Shape,
+        b_strides: Strides,
     ) -> None:
         # BEGIN SOLUTION 3.1
         size = int(np.prod(out_shape))
@@ -164,8 +174,12 @@ def tensor_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
     fn = jit_scalar(fn)
 
     def _reduce(
-        out: Storage, out_shape: Shape, out_strides: Strides,
-        a_storage: Storage, a_shape: Shape, a_strides: Strides,
+        out: Storage,
+        out_shape: Shape,
+        out_strides: Strides,
+        a_storage: Storage,
+        a_shape: Shape,
+        a_strides: Strides,
         reduce_dim: int,
     ) -> None:
         # BEGIN SOLUTION 3.1
@@ -193,9 +207,15 @@ def tensor_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
 
 @njit(parallel=True)
 def tensor_matmul(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    a_storage: Storage, a_shape: Shape, a_strides: Strides,
-    b_storage: Storage, b_shape: Shape, b_strides: Strides,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    a_storage: Storage,
+    a_shape: Shape,
+    a_strides: Strides,
+    b_storage: Storage,
+    b_shape: Shape,
+    b_strides: Strides,
 ) -> None:
     """Kernel: batched matrix product out[n, i, j] = Σ_k a[n, i, k] · b[n, k, j], in parallel.
 

@@ -19,11 +19,51 @@ from .tensor import MaxResult, Tensor
 from .tensor_data import ShapeError
 
 __all__ = [
-    "exp", "log", "tanh", "sigmoid", "relu", "sin", "cos", "sqrt", "abs", "pow",
-    "sum", "mean", "var", "std", "max", "min", "maximum", "minimum", "argmax", "argmin",
-    "norm", "gather", "topk", "multinomial", "matmul", "bmm", "t", "transpose", "permute", "reshape", "flatten", "narrow", "squeeze", "unsqueeze",
-    "softmax", "log_softmax", "clone", "numel", "is_tensor",
-    "zeros_like", "ones_like", "full", "full_like", "eye", "linspace",
+    "exp",
+    "log",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "sin",
+    "cos",
+    "sqrt",
+    "abs",
+    "pow",
+    "sum",
+    "mean",
+    "var",
+    "std",
+    "max",
+    "min",
+    "maximum",
+    "minimum",
+    "argmax",
+    "argmin",
+    "norm",
+    "gather",
+    "topk",
+    "multinomial",
+    "matmul",
+    "bmm",
+    "t",
+    "transpose",
+    "permute",
+    "reshape",
+    "flatten",
+    "narrow",
+    "squeeze",
+    "unsqueeze",
+    "softmax",
+    "log_softmax",
+    "clone",
+    "numel",
+    "is_tensor",
+    "zeros_like",
+    "ones_like",
+    "full",
+    "full_like",
+    "eye",
+    "linspace",
 ]
 
 # ---- element-wise ---------------------------------------------------------------------------
@@ -67,7 +107,7 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
 
 def pow(input: Tensor, exponent: float) -> Tensor:  # noqa: A001 - PyTorch's name
     """`input ** exponent` for a Python number exponent (a tensor exponent is not supported)."""
-    return input ** exponent
+    return input**exponent
 
 
 # ---- reductions -----------------------------------------------------------------------------
@@ -166,7 +206,9 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     if input.dims != 3 or mat2.dims != 3:
         raise ShapeError(f"bmm: both operands must be 3-D, got shapes {input.shape} and {mat2.shape}")
     if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
-        raise ShapeError(f"bmm: shapes {input.shape} and {mat2.shape} cannot be multiplied ([b, n, k] @ [b, k, m])")
+        raise ShapeError(
+            f"bmm: shapes {input.shape} and {mat2.shape} cannot be multiplied ([b, n, k] @ [b, k, m])"
+        )
     return input @ mat2
 
 
@@ -227,8 +269,13 @@ def is_tensor(obj: Any) -> bool:
 
 def _like(input: Tensor, values: np.ndarray, dtype: Any, requires_grad: bool, device: Any) -> Tensor:
     backend = input.backend if device is None else None
-    return _tensor(values, dtype=input.dtype if dtype is None else dtype, requires_grad=requires_grad, backend=backend,
-                   device=device)
+    return _tensor(
+        values,
+        dtype=input.dtype if dtype is None else dtype,
+        requires_grad=requires_grad,
+        backend=backend,
+        device=device,
+    )
 
 
 def zeros_like(input: Tensor, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
@@ -241,31 +288,63 @@ def ones_like(input: Tensor, dtype: Any = None, requires_grad: bool = False, dev
     return _like(input, np.ones(input.shape), dtype, requires_grad, device)
 
 
-def full_like(input: Tensor, fill_value: float, dtype: Any = None, requires_grad: bool = False,
-              device: Any = None) -> Tensor:
+def full_like(
+    input: Tensor, fill_value: float, dtype: Any = None, requires_grad: bool = False, device: Any = None
+) -> Tensor:
     """`fill_value` in `input`'s shape, dtype and backend (unless `dtype` / `device`)."""
     return _like(input, np.full(input.shape, fill_value), dtype, requires_grad, device)
 
 
-def full(size: Any, fill_value: Union[bool, int, float], dtype: Any = None, requires_grad: bool = False,
-         backend: Any = None, device: Any = None) -> Tensor:
+def full(
+    size: Any,
+    fill_value: Union[bool, int, float],
+    dtype: Any = None,
+    requires_grad: bool = False,
+    backend: Any = None,
+    device: Any = None,
+) -> Tensor:
     """A tensor of shape `size` holding `fill_value`; its dtype, unless given, follows the
     value (bool, int64, or the default float), as PyTorch's `full`."""
     shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
-    return _tensor(np.full(shape, fill_value), dtype=dtype, requires_grad=requires_grad, backend=backend, device=device)
+    return _tensor(
+        np.full(shape, fill_value), dtype=dtype, requires_grad=requires_grad, backend=backend, device=device
+    )
 
 
-def eye(n: int, m: Optional[int] = None, dtype: Any = None, requires_grad: bool = False, backend: Any = None,
-        device: Any = None) -> Tensor:
+def eye(
+    n: int,
+    m: Optional[int] = None,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    backend: Any = None,
+    device: Any = None,
+) -> Tensor:
     """The identity matrix [n, m] (m = n by default): ones on the diagonal."""
-    return _tensor(np.eye(n, n if m is None else m), dtype=dtype, requires_grad=requires_grad, backend=backend,
-                   device=device)
+    return _tensor(
+        np.eye(n, n if m is None else m),
+        dtype=dtype,
+        requires_grad=requires_grad,
+        backend=backend,
+        device=device,
+    )
 
 
-def linspace(start: float, end: float, steps: int, dtype: Any = None, requires_grad: bool = False,
-             backend: Any = None, device: Any = None) -> Tensor:
+def linspace(
+    start: float,
+    end: float,
+    steps: int,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    backend: Any = None,
+    device: Any = None,
+) -> Tensor:
     """`steps` evenly spaced values from start to end, both included."""
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
-    return _tensor(np.linspace(start, end, steps), dtype=dtype, requires_grad=requires_grad, backend=backend,
-                   device=device)
+    return _tensor(
+        np.linspace(start, end, steps),
+        dtype=dtype,
+        requires_grad=requires_grad,
+        backend=backend,
+        device=device,
+    )

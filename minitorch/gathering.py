@@ -45,18 +45,26 @@ def gather(input: "Tensor", dim: int, index: "Tensor") -> "Tensor":
     if idx.dtype != np.int64:
         raise RuntimeError(f"gather(): Expected dtype int64 for index, got {idx.dtype}")
     if idx.ndim != input.dims:
-        raise RuntimeError(f"gather(): Index tensor must have the same number of dimensions as input tensor "
-                           f"(index {idx.shape}, input {input.shape})")
+        raise RuntimeError(
+            f"gather(): Index tensor must have the same number of dimensions as input tensor "
+            f"(index {idx.shape}, input {input.shape})"
+        )
     for k in range(input.dims):
         if k != d and idx.shape[k] > input.shape[k]:
-            raise RuntimeError(f"gather(): Size does not match at dimension {k} expected index {idx.shape} to be "
-                               f"smaller than self {input.shape} apart from dimension {d}")
+            raise RuntimeError(
+                f"gather(): Size does not match at dimension {k} expected index {idx.shape} to be "
+                f"smaller than self {input.shape} apart from dimension {d}"
+            )
     bad = idx[(idx < 0) | (idx >= input.shape[d])]
     if bad.size:
-        raise IndexError(f"gather(): index {int(bad[0])} is out of bounds for dimension {d} with size {input.shape[d]}")
+        raise IndexError(
+            f"gather(): index {int(bad[0])} is out of bounds for dimension {d} with size {input.shape[d]}"
+        )
     grids = np.indices(idx.shape, sparse=True)
-    key = tuple(input.new_tensor(np.broadcast_to(idx if k == d else grids[k], idx.shape).copy(), dtype=np.int64)
-                for k in range(input.dims))
+    key = tuple(
+        input.new_tensor(np.broadcast_to(idx if k == d else grids[k], idx.shape).copy(), dtype=np.int64)
+        for k in range(input.dims)
+    )
     return input[key]
 
 
@@ -92,6 +100,8 @@ def multinomial(input: "Tensor", num_samples: int, replacement: bool = False) ->
         if total <= 0:
             raise RuntimeError("multinomial(): invalid multinomial distribution (sum of probabilities <= 0)")
         if not replacement and num_samples > np.count_nonzero(row):
-            raise RuntimeError("multinomial(): cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+            raise RuntimeError(
+                "multinomial(): cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+            )
         out[r] = generator().choice(len(row), size=num_samples, replace=replacement, p=row / total)
     return input.new_tensor(out.reshape(weights.shape[:-1] + (num_samples,)), dtype=np.int64)

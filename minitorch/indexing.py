@@ -67,7 +67,12 @@ def normalize_key(key: Any, shape: tuple[int, ...]) -> tuple[Entry, ...]:
     if not isinstance(key, tuple):
         key = (key,)
     for entry in key:
-        if entry is not None and entry is not Ellipsis and not isinstance(entry, slice) and not _is_int(entry):
+        if (
+            entry is not None
+            and entry is not Ellipsis
+            and not isinstance(entry, slice)
+            and not _is_int(entry)
+        ):
             raise IndexError(
                 f"only integers, slices (`:`), ellipsis (`...`), None and "
                 f"integer or boolean tensors (and lists) are valid indices, got {type(entry).__name__}"
@@ -79,7 +84,7 @@ def normalize_key(key: Any, shape: tuple[int, ...]) -> tuple[Entry, ...]:
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
     if Ellipsis in key:
         at = key.index(Ellipsis)
-        key = key[:at] + (slice(None),) * (len(shape) - used) + key[at + 1:]
+        key = key[:at] + (slice(None),) * (len(shape) - used) + key[at + 1 :]
     else:
         key = key + (slice(None),) * (len(shape) - used)
     out: list[Entry] = []
@@ -164,7 +169,9 @@ def _index_array(entry: Any) -> np.ndarray:
     if array.size == 0 and array.dtype.kind == "f":  # x[[]]: an empty list of indices
         array = array.astype(np.int64)
     if array.dtype.kind not in "biu":
-        raise IndexError(f"tensors used as indices must be long (int64) or bool tensors, got dtype {array.dtype}")
+        raise IndexError(
+            f"tensors used as indices must be long (int64) or bool tensors, got dtype {array.dtype}"
+        )
     return array if array.dtype.kind == "b" else array.astype(np.int64)
 
 
@@ -172,8 +179,11 @@ def _expand(key: tuple, shape: tuple[int, ...]) -> list[Any]:
     """The key with `...` spelled out and every bool mask replaced by the integer index
     arrays of its True entries (a mask over k dimensions gives k arrays)."""
     entries = [_index_array(e) if _is_advanced(e) else e for e in key]
-    used = sum(e.ndim if isinstance(e, np.ndarray) and e.dtype == np.bool_ else 1
-               for e in entries if e is not None and e is not Ellipsis)
+    used = sum(
+        e.ndim if isinstance(e, np.ndarray) and e.dtype == np.bool_ else 1
+        for e in entries
+        if e is not None and e is not Ellipsis
+    )
     if used > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
     if sum(e is Ellipsis for e in entries) > 1:
@@ -187,7 +197,7 @@ def _expand(key: tuple, shape: tuple[int, ...]) -> list[Any]:
         elif isinstance(e, np.ndarray) and e.dtype == np.bool_:
             if e.ndim == 0:
                 raise IndexError("indexing with a 0-d bool (x[True]) is not supported")
-            if e.shape != shape[dim:dim + e.ndim]:
+            if e.shape != shape[dim : dim + e.ndim]:
                 raise IndexError(
                     f"the shape of the mask {list(e.shape)} at index {dim} does not match the shape "
                     f"of the indexed tensor {list(shape)} at index {dim}"
@@ -248,7 +258,9 @@ class Gather(Function):
         order = dims + rest  # the indexed dimensions first: a seen as rows [N, D]
         picked_shape = tuple(a.shape[k] for k in dims)
         rest_shape = tuple(a.shape[k] for k in rest)
-        rows = np.ravel_multi_index(index, picked_shape).reshape(-1) if index[0].size else np.zeros(0, np.int64)
+        rows = (
+            np.ravel_multi_index(index, picked_shape).reshape(-1) if index[0].size else np.zeros(0, np.int64)
+        )
         src = a._view(a._tensor.permute(*order)).contiguous()
         out = a.new_zeros(index[0].shape + rest_shape)
         d = int(np.prod(rest_shape)) if rest_shape else 1
@@ -256,8 +268,9 @@ class Gather(Function):
         move: tuple[int, ...] = tuple(range(out.dims))
         if dims == tuple(range(dims[0], dims[0] + len(dims))):  # adjacent: B goes in their place
             nb, before = index[0].ndim, dims[0]
-            move = (tuple(range(nb, nb + before)) + tuple(range(nb))
-                    + tuple(range(nb + before, nb + len(rest))))
+            move = (
+                tuple(range(nb, nb + before)) + tuple(range(nb)) + tuple(range(nb + before, nb + len(rest)))
+            )
             out = out._view(out._tensor.permute(*move))
         ctx.save_for_backward(order, picked_shape + rest_shape, rows.astype(np.int64), move, d)
         return out
@@ -276,8 +289,8 @@ def _advanced(a: "Tensor", key: tuple) -> "Tensor":
     """`a[key]` for a key holding integer / boolean index tensors (see the module docstring)."""
     entries = _expand(key, a.shape)
     basic: list[Any] = []
-    dims: list[int] = []        # dimensions of the basic view that are indexed by arrays
-    sources: list[int] = []     # … and the dimensions of `a` they come from
+    dims: list[int] = []  # dimensions of the basic view that are indexed by arrays
+    sources: list[int] = []  # … and the dimensions of `a` they come from
     arrays: list[np.ndarray] = []
     out_dim = in_dim = 0
     for e in entries:
@@ -305,7 +318,9 @@ def _advanced(a: "Tensor", key: tuple) -> "Tensor":
         broadcast = np.broadcast_arrays(*checked)
     except ValueError:
         shapes = ", ".join(str(list(x.shape)) for x in checked)
-        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}") from None
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
+        ) from None
     return Gather.apply(view, tuple(dims), tuple(np.array(x, dtype=np.int64) for x in broadcast))
 
 

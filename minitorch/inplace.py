@@ -27,6 +27,7 @@ from .write_stamps import check_saved, clock, mark_written
 
 __all__ = ["clock", "check_saved", "strided", "mark_written", "check_writable"]
 
+
 def strided(tensor: Any) -> np.ndarray:
     """A NumPy array over the tensor's own storage, through its strides: writing to it
     writes the tensor (and every view of it)."""
@@ -38,7 +39,10 @@ def strided(tensor: Any) -> np.ndarray:
         )
     storage = data._storage
     return np.lib.stride_tricks.as_strided(
-        storage, shape=data.shape, strides=tuple(s * storage.itemsize for s in data.strides), writeable=True,
+        storage,
+        shape=data.shape,
+        strides=tuple(s * storage.itemsize for s in data.strides),
+        writeable=True,
     )
 
 
@@ -77,7 +81,9 @@ def _operand(name: str, tensor: Any, other: Any) -> Any:
         values = other.numpy()
         shape = np.broadcast_shapes(tuple(tensor.shape), values.shape)
         if shape != tuple(tensor.shape):
-            raise RuntimeError(f"{name}: output with shape {tuple(tensor.shape)} doesn't match the broadcast shape {shape}")
+            raise RuntimeError(
+                f"{name}: output with shape {tuple(tensor.shape)} doesn't match the broadcast shape {shape}"
+            )
         return values
     if isinstance(other, (bool, int, float, np.number, np.bool_)):
         return other
@@ -96,7 +102,9 @@ def update(name: str, tensor: Any, compute: Any, other: Any = None, keep_kind: b
     if keep_kind and other is not None:
         kind = result_type(tensor, other)
         if _category(kind) > _category(tensor.dtype):
-            raise RuntimeError(f"{name}: result type {kind} can't be cast to the desired output type {tensor.dtype}")
+            raise RuntimeError(
+                f"{name}: result type {kind} can't be cast to the desired output type {tensor.dtype}"
+            )
     cells = strided(tensor)
     cells[...] = compute(cells, values)
     mark_written(tensor._tensor._storage)
@@ -117,6 +125,8 @@ def setitem(tensor: Any, key: Any, value: Any) -> None:
     try:
         cells[numpy_key if isinstance(key, tuple) else numpy_key[0]] = values
     except ValueError as exc:
-        raise RuntimeError(f"__setitem__: cannot write a value of shape {np.shape(values)} into "
-                           f"tensor{list(tensor.shape)}[{key!r}] ({exc})") from exc
+        raise RuntimeError(
+            f"__setitem__: cannot write a value of shape {np.shape(values)} into "
+            f"tensor{list(tensor.shape)}[{key!r}] ({exc})"
+        ) from exc
     mark_written(tensor._tensor._storage)

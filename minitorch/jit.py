@@ -125,8 +125,15 @@ def _identity(fn: Callable) -> str | None:
             cells.append(repr(cell.cell_contents))
         except ValueError:  # an empty cell
             cells.append("<empty>")
-    stamp = (fn.__module__, fn.__qualname__, code.co_filename, code.co_firstlineno,
-             stat.st_mtime_ns, stat.st_size, tuple(cells))
+    stamp = (
+        fn.__module__,
+        fn.__qualname__,
+        code.co_filename,
+        code.co_firstlineno,
+        stat.st_mtime_ns,
+        stat.st_size,
+        tuple(cells),
+    )
     digest.update(repr(stamp).encode())
     return digest.hexdigest()
 

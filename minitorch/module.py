@@ -61,7 +61,9 @@ class Parameter:
         try:
             return getattr(value, name)
         except AttributeError:
-            raise AttributeError(f"'Parameter' object (holding a {type(value).__name__}) has no attribute {name!r}") from None
+            raise AttributeError(
+                f"'Parameter' object (holding a {type(value).__name__}) has no attribute {name!r}"
+            ) from None
 
     def __setattr__(self, name: str, new: Any) -> None:
         """`p.grad = None`, `p.data = t`, `p.requires_grad = False` set the held tensor's."""
@@ -131,7 +133,9 @@ class Module:
         buffers = self.__dict__.get("_buffers", {})
         if key in buffers and not isinstance(value, (Parameter, Module)):
             if value is not None and not _is_tensor(value):
-                raise TypeError(f"cannot assign {type(value).__name__!r} as buffer {key!r} (a Tensor or None expected)")
+                raise TypeError(
+                    f"cannot assign {type(value).__name__!r} as buffer {key!r} (a Tensor or None expected)"
+                )
             buffers[key] = value
             return
         buffers.pop(key, None)
@@ -184,7 +188,9 @@ class Module:
     def register_parameter(self, name: str, param: Parameter) -> None:
         """Register an existing Parameter under `name` (as `torch.nn.Module` does)."""
         if not isinstance(param, Parameter):
-            raise TypeError(f"register_parameter({name!r}, …): expected a Parameter, got {type(param).__name__}")
+            raise TypeError(
+                f"register_parameter({name!r}, …): expected a Parameter, got {type(param).__name__}"
+            )
         setattr(self, name, param)
 
     def add_module(self, name: str, module: "Module") -> None:
@@ -203,12 +209,16 @@ class Module:
         if not isinstance(name, str):
             raise TypeError(f"buffer name should be a string. Got {type(name).__name__}")
         if "." in name or name == "":
-            raise KeyError(f"buffer name can't be empty or contain \".\", got {name!r}")
+            raise KeyError(f'buffer name can\'t be empty or contain ".", got {name!r}')
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         if tensor is not None and not _is_tensor(tensor):
-            raise TypeError(f"cannot assign {type(tensor).__name__!r} object to buffer {name!r} (a Tensor or None required)")
-        if name not in self._buffers and (hasattr(self, name) or name in self._parameters or name in self._modules):
+            raise TypeError(
+                f"cannot assign {type(tensor).__name__!r} object to buffer {name!r} (a Tensor or None required)"
+            )
+        if name not in self._buffers and (
+            hasattr(self, name) or name in self._parameters or name in self._modules
+        ):
             raise KeyError(f"attribute {name!r} already exists")
         self._buffers[name] = tensor
         if persistent:
@@ -290,11 +300,17 @@ class Module:
         return [p for _, p in self.named_parameters(recurse=recurse)]
         # END SOLUTION 0.3
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True) -> list[tuple[str, Any]]:
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> list[tuple[str, Any]]:
         """Every buffer (None ones left out) with its dotted name, module by module as
         `named_parameters`; a tensor registered in two places is listed once unless
         `remove_duplicate=False`."""
-        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         out: list[tuple[str, Any]] = []
         seen: set[int] = set()
         for path, module in modules:
@@ -438,7 +454,8 @@ class Module:
             if unexpected:
                 problems.append("unexpected key(s) " + ", ".join(repr(k) for k in unexpected))
             raise RuntimeError(
-                f"Error loading state_dict into {type(self).__name__}: " + "; ".join(problems)
+                f"Error loading state_dict into {type(self).__name__}: "
+                + "; ".join(problems)
                 + f" (expected keys: {', '.join(params)})"
             )
         arrays: dict[str, np.ndarray] = {}

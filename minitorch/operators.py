@@ -192,6 +192,7 @@ def map(fn: Callable[[float], float]) -> Callable[[Iterable[float]], list[float]
     Returns:
         A function that takes a list and returns the list of fn applied to each element.
     """
+
     # BEGIN SOLUTION 0.2
     def apply(ls: Iterable[float]) -> list[float]:
         return [fn(x) for x in ls]
@@ -200,13 +201,12 @@ def map(fn: Callable[[float], float]) -> Callable[[Iterable[float]], list[float]
     # END SOLUTION 0.2
 
 
-def zipWith(
-    fn: Callable[[float, float], float]
-) -> Callable[[Iterable[float], Iterable[float]], list[float]]:
+def zipWith(fn: Callable[[float, float], float]) -> Callable[[Iterable[float], Iterable[float]], list[float]]:
     """Higher-order zip: zipWith(fn)([x1, x2, …], [y1, y2, …]) = [fn(x1, y1), fn(x2, y2), …].
 
     The two lists must have the same length (a ValueError otherwise).
     """
+
     # BEGIN SOLUTION 0.2
     def apply(ls1: Iterable[float], ls2: Iterable[float]) -> list[float]:
         xs, ys = list(ls1), list(ls2)
@@ -218,15 +218,14 @@ def zipWith(
     # END SOLUTION 0.2
 
 
-def reduce(
-    fn: Callable[[float, float], float], start: float
-) -> Callable[[Iterable[float]], float]:
+def reduce(fn: Callable[[float, float], float], start: float) -> Callable[[Iterable[float]], float]:
     r"""Higher-order reduce: reduce(fn, x0)([x1, …, xn]) = fn(xn, fn(x_{n−1}, … fn(x1, x0))).
 
     Args:
         fn: combines the next element with the running value.
         start: the value for the empty list.
     """
+
     # BEGIN SOLUTION 0.2
     def apply(ls: Iterable[float]) -> float:
         acc = start

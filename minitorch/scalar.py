@@ -236,8 +236,7 @@ class Scalar:
         added to its `.derivative`."""
         if self.history is None:
             raise RuntimeError(
-                f"backward on a constant {self!r}: it does not depend on any Scalar that "
-                "needs a derivative"
+                f"backward on a constant {self!r}: it does not depend on any Scalar that needs a derivative"
             )
         backpropagate(self, float(d_output))
 

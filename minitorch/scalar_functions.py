@@ -41,9 +41,7 @@ class ScalarFunction:
     def _forward(cls, ctx: Context, *inputs: float) -> float:
         out = cls.forward(ctx, *inputs)
         if isinstance(out, bool) or not isinstance(out, (float, int)):
-            raise TypeError(
-                f"{cls.__name__}.forward must return a float, got {type(out).__name__} ({out!r})"
-            )
+            raise TypeError(f"{cls.__name__}.forward must return a float, got {type(out).__name__} ({out!r})")
         return float(out)
 
     @classmethod

@@ -113,7 +113,9 @@ def masked_fill(input: "Tensor", mask: "Tensor", value: Value) -> "Tensor":
     except ShapeError:
         fits = False
     if not fits:
-        raise ShapeError(f"masked_fill(): mask of shape {mask.shape} does not broadcast to the input's shape {input.shape}")
+        raise ShapeError(
+            f"masked_fill(): mask of shape {mask.shape} does not broadcast to the input's shape {input.shape}"
+        )
     return Where.apply(mask, _like(value, input, input.dtype), input)
 
 

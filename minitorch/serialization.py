@@ -48,7 +48,9 @@ def _array(name: str, value: Any) -> np.ndarray:
         return np.asarray(value, order="C")
     if isinstance(value, (bool, int, float, np.number, np.bool_)):
         return np.asarray(value)
-    raise TypeError(f"minitorch.save: {name!r} is a {type(value).__name__}; a file holds tensors, arrays and numbers only")
+    raise TypeError(
+        f"minitorch.save: {name!r} is a {type(value).__name__}; a file holds tensors, arrays and numbers only"
+    )
 
 
 def save(obj: Union[Tensor, Mapping[str, Any]], f: PathLike) -> None:
@@ -61,7 +63,9 @@ def save(obj: Union[Tensor, Mapping[str, Any]], f: PathLike) -> None:
             raise TypeError(f"minitorch.save: the keys of a dict must be strings, got {bad[0]!r}")
         arrays, kind = {k: _array(k, v) for k, v in obj.items()}, "dict"
     else:
-        raise TypeError(f"minitorch.save: expected a Tensor or a dict (a state_dict), got {type(obj).__name__}")
+        raise TypeError(
+            f"minitorch.save: expected a Tensor or a dict (a state_dict), got {type(obj).__name__}"
+        )
     save_file(arrays, os.fspath(f), metadata={_KIND: kind, _ORDER: json.dumps(list(arrays))})
 
 
@@ -96,7 +100,9 @@ def load(f: PathLike) -> Union[Tensor, dict[str, Tensor]]:
                 try:
                     arrays[name] = file.get_tensor(name)
                 except (TypeError, ValueError) as exc:  # bfloat16: NumPy has no such dtype
-                    raise TypeError(f"minitorch.load: {name!r} of {path} cannot be read as a NumPy array ({exc})") from exc
+                    raise TypeError(
+                        f"minitorch.load: {name!r} of {path} cannot be read as a NumPy array ({exc})"
+                    ) from exc
     except SafetensorError as exc:
         raise ValueError(
             f"minitorch.load: {path} is not a safetensors file ({exc}); a PyTorch checkpoint saved with "

@@ -42,7 +42,9 @@ def _dim(name: str, tensor: "Tensor", dim: int) -> int:
     return dim % tensor.dims
 
 
-def split(tensor: "Tensor", split_size_or_sections: Union[int, Sequence[int]], dim: int = 0) -> tuple["Tensor", ...]:
+def split(
+    tensor: "Tensor", split_size_or_sections: Union[int, Sequence[int]], dim: int = 0
+) -> tuple["Tensor", ...]:
     """Pieces of `split_size_or_sections` along `dim` (as `torch.split`).
 
     An int s gives pieces of size s (the last one smaller if s does not divide the size);
@@ -56,7 +58,9 @@ def split(tensor: "Tensor", split_size_or_sections: Union[int, Sequence[int]], d
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
         if s == 0:
             if total != 0:
-                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {total}")
+                raise RuntimeError(
+                    f"split_size can only be 0 if dimension size is 0, but got dimension size of {total}"
+                )
             return (tensor,)
         sizes = [min(s, total - start) for start in range(0, total, s)] or [0]
     else:

@@ -90,7 +90,9 @@ class Tensor:
     def new_full(self, size: Sequence[int], fill_value: float, dtype: Any = None) -> "Tensor":
         """A tensor of shape `size` filled with `fill_value`, with self's dtype and backend."""
         size = normalize_shape((size,))
-        storage = np.full(math.prod(size), fill_value, dtype=self.dtype if dtype is None else canonical_dtype(dtype))
+        storage = np.full(
+            math.prod(size), fill_value, dtype=self.dtype if dtype is None else canonical_dtype(dtype)
+        )
         return Tensor.make(storage, size, backend=self.backend)
 
     def new_zeros(self, *size: Any, dtype: Any = None) -> "Tensor":
@@ -155,7 +157,9 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Make this tensor a leaf that accumulates a gradient in `.grad` (in place)."""
         if requires_grad and not is_floating(self.dtype):
-            raise RuntimeError(f"only Tensors of floating point dtype can require gradients, not {self.dtype}")
+            raise RuntimeError(
+                f"only Tensors of floating point dtype can require gradients, not {self.dtype}"
+            )
         self.history = History() if requires_grad else None
         return self
 
@@ -172,8 +176,10 @@ class Tensor:
         that kept it would receive the original's gradient. As in PyTorch, only tensors
         created by the user (leaves, or constants) can be copied; `.grad` is copied too."""
         if self.history is not None and self.history.last_fn is not None:
-            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol: "
-                               f"this one was computed by {self.history.last_fn.__name__}; copy t.detach() instead")
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol: "
+                f"this one was computed by {self.history.last_fn.__name__}; copy t.detach() instead"
+            )
         data = self._tensor
         out = Tensor(TensorData(data._storage.copy(), data.shape, data.strides), backend=self.backend)
         memo[id(self)] = out
@@ -208,8 +214,7 @@ class Tensor:
             grads = (grads,)
         if len(grads) != len(h.inputs):
             raise RuntimeError(
-                f"{h.last_fn.__name__}.backward returned {len(grads)} gradients for "
-                f"{len(h.inputs)} inputs"
+                f"{h.last_fn.__name__}.backward returned {len(grads)} gradients for {len(h.inputs)} inputs"
             )
         out = []
         for inp, g in zip(h.inputs, grads):
@@ -515,8 +520,14 @@ class Tensor:
         count = self.numel() if dim is None else self.shape[self._dim(dim)]
         return self.sum(dim, keepdim) * (1.0 / count)
 
-    def var(self, dim: Optional[int] = None, unbiased: bool = True, keepdim: bool = False,
-            *, correction: Optional[int] = None) -> "Tensor":
+    def var(
+        self,
+        dim: Optional[int] = None,
+        unbiased: bool = True,
+        keepdim: bool = False,
+        *,
+        correction: Optional[int] = None,
+    ) -> "Tensor":
         """Variance over `dim` (all elements when None), as `torch.var`:
 
             var = Σ (x − x̄)² / (N − c),   c = 1 (unbiased, Bessel's correction) or 0
@@ -530,8 +541,14 @@ class Tensor:
         scale = 1.0 / (count - c) if count > c else float("nan")  # no degrees of freedom: nan
         return (centred * centred).sum(dim, keepdim) * scale
 
-    def std(self, dim: Optional[int] = None, unbiased: bool = True, keepdim: bool = False,
-            *, correction: Optional[int] = None) -> "Tensor":
+    def std(
+        self,
+        dim: Optional[int] = None,
+        unbiased: bool = True,
+        keepdim: bool = False,
+        *,
+        correction: Optional[int] = None,
+    ) -> "Tensor":
         """Standard deviation √var over `dim` (as `torch.std`)."""
         return self.var(dim, unbiased, keepdim, correction=correction).sqrt()
 
@@ -692,7 +709,9 @@ class Tensor:
     def t(self) -> "Tensor":
         """The transpose of a matrix; a 0-d or 1-d tensor is returned as it is (as PyTorch)."""
         if self.dims > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dims}D (use transpose(dim0, dim1))")
+            raise RuntimeError(
+                f"t() expects a tensor with <= 2 dimensions, but self is {self.dims}D (use transpose(dim0, dim1))"
+            )
         return self.transpose(0, 1) if self.dims == 2 else self
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
@@ -701,19 +720,25 @@ class Tensor:
             return self.reshape(1)
         start, end = self._dim(start_dim), self._dim(end_dim)
         if start > end:
-            raise RuntimeError(f"flatten() has invalid args: start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
-        merged = int(np.prod(self.shape[start:end + 1], dtype=np.int64))
-        return self.reshape(*self.shape[:start], merged, *self.shape[end + 1:])
+            raise RuntimeError(
+                f"flatten() has invalid args: start_dim ({start_dim}) cannot come after end_dim ({end_dim})"
+            )
+        merged = int(np.prod(self.shape[start : end + 1], dtype=np.int64))
+        return self.reshape(*self.shape[:start], merged, *self.shape[end + 1 :])
 
     def narrow(self, dim: int, start: int, length: int) -> "Tensor":
         """Elements start … start + length − 1 along `dim`: a view, as `self[..., start:start + length]`."""
         d = self._dim(dim)
         size = self.shape[d]
         if not -size <= start <= size:
-            raise IndexError(f"narrow(): start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+            raise IndexError(
+                f"narrow(): start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+            )
         start = start % size if start < 0 else start
         if length < 0 or start + length > size:
-            raise RuntimeError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
+            raise RuntimeError(
+                f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size})."
+            )
         return self[(slice(None),) * d + (slice(start, start + length),)]
 
     def min(self, dim: Optional[int] = None, keepdim: bool = False) -> Union["Tensor", MaxResult]:
@@ -823,7 +848,9 @@ class Tensor:
 
     def div_(self, other: Any) -> "Tensor":
         if not is_floating(self.dtype):
-            raise RuntimeError(f"div_: result type float can't be cast to the desired output type {self.dtype}")
+            raise RuntimeError(
+                f"div_: result type float can't be cast to the desired output type {self.dtype}"
+            )
         return inplace.update("div_", self, lambda x, o: x / o, other)
 
     def clamp_(self, min: Optional[float] = None, max: Optional[float] = None) -> "Tensor":  # noqa: A002
@@ -836,12 +863,16 @@ class Tensor:
     def uniform_(self, a: float = 0.0, b: float = 1.0) -> "Tensor":
         from .rng import generator
 
-        return inplace.update("uniform_", self, lambda x, _: generator().uniform(a, b, x.shape), keep_kind=False)
+        return inplace.update(
+            "uniform_", self, lambda x, _: generator().uniform(a, b, x.shape), keep_kind=False
+        )
 
     def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
         from .rng import generator
 
-        return inplace.update("normal_", self, lambda x, _: generator().normal(mean, std, x.shape), keep_kind=False)
+        return inplace.update(
+            "normal_", self, lambda x, _: generator().normal(mean, std, x.shape), keep_kind=False
+        )
 
     # ---- sines --------------------------------------------------------------------------
 
@@ -936,7 +967,9 @@ def reduce_to_shape(grad: Tensor, shape: tuple[int, ...], fn_name: str = "") -> 
     # BEGIN SOLUTION 2.2
     extra = grad.dims - len(shape)
     if extra < 0:
-        raise ShapeError(f"{fn_name}.backward returned a gradient of shape {grad.shape} for an input of shape {shape}")
+        raise ShapeError(
+            f"{fn_name}.backward returned a gradient of shape {grad.shape} for an input of shape {shape}"
+        )
     for _ in range(extra):
         grad = F.Sum.apply(grad, 0).view(*grad.shape[1:])
     for k, size in enumerate(shape):

@@ -104,9 +104,7 @@ def strides_from_shape(shape: UserShape) -> tuple[int, ...]:
 # ## Task 2.2: broadcasting
 
 
-def broadcast_index(
-    big_index: Index, big_shape: Shape, shape: Shape, out_index: OutIndex
-) -> None:
+def broadcast_index(big_index: Index, big_shape: Shape, shape: Shape, out_index: OutIndex) -> None:
     """Map an index of the broadcast (big) shape to the index of a smaller operand.
 
     Shapes are aligned on the right: dimension k of `shape` matches dimension
@@ -226,8 +224,12 @@ class TensorData:
         layout = _ROW_MAJOR.get(shape)
         if layout is None:
             strides = tuple(int(s) for s in strides_from_shape(shape))
-            layout = (strides, np.array(shape, dtype=INDEX_DTYPE), np.array(strides, dtype=INDEX_DTYPE),
-                      math.prod(shape))
+            layout = (
+                strides,
+                np.array(shape, dtype=INDEX_DTYPE),
+                np.array(strides, dtype=INDEX_DTYPE),
+                math.prod(shape),
+            )
             _ROW_MAJOR[shape] = layout
         data = cls.__new__(cls)
         data._storage = storage
@@ -245,7 +247,11 @@ class TensorData:
         key = (shape, strides)
         layout = _VIEWS.get(key)
         if layout is None:
-            layout = (np.array(shape, dtype=INDEX_DTYPE), np.array(strides, dtype=INDEX_DTYPE), math.prod(shape))
+            layout = (
+                np.array(shape, dtype=INDEX_DTYPE),
+                np.array(strides, dtype=INDEX_DTYPE),
+                math.prod(shape),
+            )
             if len(_VIEWS) < _VIEWS_KEPT:
                 _VIEWS[key] = layout
         data = cls.__new__(cls)
@@ -278,7 +284,9 @@ class TensorData:
             index = (int(index),)
         index = tuple(index)
         if len(index) != len(self.shape):
-            raise IndexingError(f"index {index} has {len(index)} entries, shape {self.shape} needs {len(self.shape)}")
+            raise IndexingError(
+                f"index {index} has {len(index)} entries, shape {self.shape} needs {len(self.shape)}"
+            )
         for i, (ix, size) in enumerate(zip(index, self.shape)):
             if ix < 0 or ix >= size:
                 raise IndexingError(f"index {index} is out of range for shape {self.shape} (dimension {i})")
@@ -357,7 +365,7 @@ def view_strides(shape: UserShape, strides: UserStrides, new_shape: UserShape) -
     if math.prod(shape) != math.prod(new_shape):
         return None
     if math.prod(shape) == 0 or not shape:  # nothing to keep in place: row-major strides
-        return tuple(math.prod(new_shape[k + 1:]) for k in range(len(new_shape)))
+        return tuple(math.prod(new_shape[k + 1 :]) for k in range(len(new_shape)))
     new_strides = [0] * len(new_shape)
     view_d = len(new_shape) - 1
     base = strides[-1]  # the innermost stride of the current chunk

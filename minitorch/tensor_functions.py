@@ -428,15 +428,20 @@ def batched_matmul(a: "Tensor", b: "Tensor") -> "Tensor":
             # The batch dimensions merge into one (each steps over the next whole): a view
             # [B, rows, cols] with any strides in the last two, e.g. a transposed aᵀ in a
             # backward pass, is multiplied in place rather than copied first.
-            return t._view(TensorData(t._tensor._storage, (_size(batch), rows, cols), (st[len(batch) - 1], st[-2], st[-1])))
+            return t._view(
+                TensorData(
+                    t._tensor._storage, (_size(batch), rows, cols), (st[len(batch) - 1], st[-2], st[-1])
+                )
+            )
         return t.contiguous().view(_size(batch), rows, cols)
 
     if _size(b.shape[:-2]) == 1 and _size(a.shape[:-2]) > 1 and a._tensor.is_contiguous():
         # One matrix b for a whole batch of contiguous a (a linear layer on [B, T, k]):
         # the batch's rows are one [B·T, k] matrix, so one big product replaces B small ones.
         rows = _size(a.shape[:-1])
-        out = a.backend.matrix_multiply(a._view(TensorData.view_of(a._tensor._storage, (1, rows, k), (0, k, 1))),
-                                        as_3d(b, k, m))
+        out = a.backend.matrix_multiply(
+            a._view(TensorData.view_of(a._tensor._storage, (1, rows, k), (0, k, 1))), as_3d(b, k, m)
+        )
     else:
         out = a.backend.matrix_multiply(as_3d(a, n, k), as_3d(b, k, m))
     data = out._tensor

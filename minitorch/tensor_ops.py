@@ -285,8 +285,12 @@ def tensor_map(fn: Callable[[float], float]) -> Callable[..., None]:
     """
 
     def _map(
-        out: "Storage", out_shape: "Shape", out_strides: "Strides",
-        in_storage: "Storage", in_shape: "Shape", in_strides: "Strides",
+        out: "Storage",
+        out_shape: "Shape",
+        out_strides: "Strides",
+        in_storage: "Storage",
+        in_shape: "Shape",
+        in_strides: "Strides",
     ) -> None:
         # BEGIN SOLUTION 2.3
         out_index = np.zeros(len(out_shape), dtype=INDEX_DTYPE)
@@ -309,9 +313,15 @@ def tensor_zip(fn: Callable[[float, float], float]) -> Callable[..., None]:
     """
 
     def _zip(
-        out: "Storage", out_shape: "Shape", out_strides: "Strides",
-        a_storage: "Storage", a_shape: "Shape", a_strides: "Strides",
-        b_storage: "Storage", b_shape: "Shape", b_strides: "Strides",
+        out: "Storage",
+        out_shape: "Shape",
+        out_strides: "Strides",
+        a_storage: "Storage",
+        a_shape: "Shape",
+        a_strides: "Strides",
+        b_storage: "Storage",
+        b_shape: "Shape",
+        b_strides: "Strides",
     ) -> None:
         # BEGIN SOLUTION 2.3
         out_index = np.zeros(len(out_shape), dtype=INDEX_DTYPE)
@@ -339,8 +349,12 @@ def tensor_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
     """
 
     def _reduce(
-        out: "Storage", out_shape: "Shape", out_strides: "Strides",
-        a_storage: "Storage", a_shape: "Shape", a_strides: "Strides",
+        out: "Storage",
+        out_shape: "Shape",
+        out_strides: "Strides",
+        a_storage: "Storage",
+        a_shape: "Shape",
+        a_strides: "Strides",
         reduce_dim: int,
     ) -> None:
         # BEGIN SOLUTION 2.3
@@ -361,9 +375,15 @@ def tensor_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
 
 
 def tensor_matmul(
-    out: "Storage", out_shape: "Shape", out_strides: "Strides",
-    a_storage: "Storage", a_shape: "Shape", a_strides: "Strides",
-    b_storage: "Storage", b_shape: "Shape", b_strides: "Strides",
+    out: "Storage",
+    out_shape: "Shape",
+    out_strides: "Strides",
+    a_storage: "Storage",
+    a_shape: "Shape",
+    a_strides: "Strides",
+    b_storage: "Storage",
+    b_shape: "Shape",
+    b_strides: "Strides",
 ) -> None:
     """Kernel: batched matrix product out[n, i, j] = Σ_k a[n, i, k] · b[n, k, j].
 

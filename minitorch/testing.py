@@ -38,7 +38,13 @@ def _forward(f: Callable[..., Tensor], arrays: list[np.ndarray], like: list[Tens
 
 
 def _central_difference(
-    f: Callable[..., Tensor], arrays: list[np.ndarray], like: list[Tensor], g: np.ndarray, k: int, idx: tuple[int, ...], epsilon: float
+    f: Callable[..., Tensor],
+    arrays: list[np.ndarray],
+    like: list[Tensor],
+    g: np.ndarray,
+    k: int,
+    idx: tuple[int, ...],
+    epsilon: float,
 ) -> float:
     """Σ (f(x + ε e_i) − f(x − ε e_i)) ⊙ g / 2ε for the element `idx` of input `k`.
 

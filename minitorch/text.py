@@ -54,7 +54,9 @@ class Vocab:
     unk_index = 1
 
     @classmethod
-    def build(cls, sentences: Iterable[Sequence[str]], min_freq: int = 1, max_size: Optional[int] = None) -> "Vocab":
+    def build(
+        cls, sentences: Iterable[Sequence[str]], min_freq: int = 1, max_size: Optional[int] = None
+    ) -> "Vocab":
         """The vocabulary of tokenized `sentences`: the tokens seen at least `min_freq`
         times, most frequent first, at most `max_size` ids in all (the 2 specials included)."""
         if min_freq < 1:
@@ -62,8 +64,10 @@ class Vocab:
         if max_size is not None and max_size < 2:
             raise ValueError(f"Vocab.build: max_size must be ≥ 2 (room for {PAD} and {UNK}), got {max_size}")
         counts = Counter(tok for sentence in sentences for tok in sentence)
-        words = sorted((t for t, c in counts.items() if c >= min_freq and t not in (PAD, UNK)),
-                       key=lambda t: (-counts[t], t))
+        words = sorted(
+            (t for t, c in counts.items() if c >= min_freq and t not in (PAD, UNK)),
+            key=lambda t: (-counts[t], t),
+        )
         if max_size is not None:
             words = words[: max_size - 2]
         return cls([PAD, UNK] + words)
@@ -85,7 +89,10 @@ class Vocab:
 
 
 def pad_batch(
-    sequences: Sequence[Sequence[int]], pad_index: int = 0, min_len: int = 1, max_len: Optional[int] = None,
+    sequences: Sequence[Sequence[int]],
+    pad_index: int = 0,
+    min_len: int = 1,
+    max_len: Optional[int] = None,
 ) -> np.ndarray:
     """Stack id sequences into an int64 array [N, L], padding on the right with `pad_index`.
 

@@ -29,9 +29,13 @@ def node_id(classname: str, name: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("junit", type=Path, help="JUnit XML of a full run")
-    parser.add_argument("--budget", type=float, default=25.0, help="seconds the quick subset may take (default 25)")
+    parser.add_argument(
+        "--budget", type=float, default=25.0, help="seconds the quick subset may take (default 25)"
+    )
     parser.add_argument("-o", "--out", type=Path, default=ROOT / "tests" / "slow_tests.txt")
     args = parser.parse_args()
     times = sorted(
@@ -47,7 +51,9 @@ def main() -> None:
         quick += 1
     slow = sorted(node for _, node in times[quick:])
     args.out.write_text("".join(f"{node}\n" for node in slow), encoding="utf-8")
-    print(f"quick subset: {quick} tests, {total:.1f} s in the timed run; {len(slow)} listed slow in {args.out}")
+    print(
+        f"quick subset: {quick} tests, {total:.1f} s in the timed run; {len(slow)} listed slow in {args.out}"
+    )
 
 
 if __name__ == "__main__":

@@ -56,13 +56,20 @@ def shared_network_reason(sandbox: str) -> str:
     if tier == "process":
         return "the process tier runs student code as the grader's own user, on the grader's network"
     if tier == "uid" and not private_network():
-        return ("the uid tier has no private network on this machine (it forbids namespaces): student code "
-                "shares the grader's network and can connect to its loopback services")
+        return (
+            "the uid tier has no private network on this machine (it forbids namespaces): student code "
+            "shares the grader's network and can connect to its loopback services"
+        )
     return ""
 
 
-def scheduler_security(address: str, ca_file: Optional[str] = None, cert: Optional[str] = None,
-                       key: Optional[str] = None, insecure: bool = False) -> Any:
+def scheduler_security(
+    address: str,
+    ca_file: Optional[str] = None,
+    cert: Optional[str] = None,
+    key: Optional[str] = None,
+    insecure: bool = False,
+) -> Any:
     """The `distributed.security.Security` to reach the scheduler at `address` with: the
     three TLS files, else Dask's configuration when it requires encryption; None with
     `insecure` (the instructor's explicit choice for a network only the grader reaches).
@@ -81,8 +88,12 @@ def scheduler_security(address: str, ca_file: Optional[str] = None, cert: Option
     if any(files.values()):
         missing = [name for name, value in files.items() if not value]
         if missing:
-            raise ValueError(f"--scheduler with TLS needs --tls-ca-file, --tls-cert and --tls-key (missing {', '.join(missing)})")
-        security = Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True)
+            raise ValueError(
+                f"--scheduler with TLS needs --tls-ca-file, --tls-cert and --tls-key (missing {', '.join(missing)})"
+            )
+        security = Security(
+            tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True
+        )
     else:
         security = Security()  # Dask's configuration (~/.config/dask, DASK_* variables)
         tls = security.get_tls_config_for_role("client")
@@ -92,7 +103,8 @@ def scheduler_security(address: str, ca_file: Optional[str] = None, cert: Option
                 "talks to one only over TLS with mutual authentication. Give --tls-ca-file, --tls-cert and --tls-key "
                 "(the cluster's CA and a client certificate and key), or set distributed.comm.require-encryption and "
                 "distributed.comm.tls.* in Dask's configuration; on a network that only the grader can reach, "
-                "--insecure-scheduler connects without it")
+                "--insecure-scheduler connects without it"
+            )
     if not address.startswith("tls://"):
         raise ValueError(f"--scheduler {address}: with TLS the address starts with tls:// (tls://HOST:8786)")
     return security
@@ -103,7 +115,9 @@ class Engine:
     one per core) with TLS and mutual authentication, or the running cluster at
     `scheduler` (reached with `security`; None only with ``--insecure-scheduler``)."""
 
-    def __init__(self, scheduler: Optional[str] = None, workers: Optional[int] = None, security: Any = None) -> None:
+    def __init__(
+        self, scheduler: Optional[str] = None, workers: Optional[int] = None, security: Any = None
+    ) -> None:
         self.scheduler, self.workers, self.security = scheduler, workers, security
         self.client: Any = None
         self.cluster: Any = None
@@ -123,9 +137,16 @@ class Engine:
             self.client = Client(self.scheduler, timeout=60, security=self.security)
         else:
             self.security = Security.temporary()
-            self.cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
-                                        processes=True, dashboard_address=None, silence_logs=logging.ERROR,
-                                        host="127.0.0.1", protocol="tls://", security=self.security)
+            self.cluster = LocalCluster(
+                n_workers=self.workers or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+                host="127.0.0.1",
+                protocol="tls://",
+                security=self.security,
+            )
             self.client = Client(self.cluster, security=self.security)
         try:
             self._check_workers(sandbox, allow_shared_network)
@@ -133,7 +154,11 @@ class Engine:
             self.close()
             raise
         where = self.scheduler or "a local cluster"
-        how = "TLS, mutual authentication" if self.security is not None else "NO authentication (--insecure-scheduler)"
+        how = (
+            "TLS, mutual authentication"
+            if self.security is not None
+            else "NO authentication (--insecure-scheduler)"
+        )
         return f"{where} ({how}): {len(self.client.nthreads())} workers, {self.threads()} threads"
 
     def _check_workers(self, sandbox: str, allow_shared_network: bool) -> None:
@@ -142,8 +167,12 @@ class Engine:
         wrong = {addr: v for addr, v in theirs.items() if v != mine}
         if wrong:
             listed = ", ".join(f"{a} has {v}" for a, v in sorted(wrong.items()))
-            raise RuntimeError(f"the workers must run this grader ({mine}): {listed}; install the same kit on them")
-        networks = self._run_on_workers(shared_network_reason, sandbox) if self.scheduler else {}  # local: checked before
+            raise RuntimeError(
+                f"the workers must run this grader ({mine}): {listed}; install the same kit on them"
+            )
+        networks = (
+            self._run_on_workers(shared_network_reason, sandbox) if self.scheduler else {}
+        )  # local: checked before
         shared = {addr: why for addr, why in networks.items() if why}
         if shared and not allow_shared_network:
             addr, why = sorted(shared.items())[0]
@@ -153,7 +182,9 @@ class Engine:
         try:
             return self.client.run(function, *args)
         except Exception as exc:  # noqa: BLE001 - e.g. a worker without the kit installed, or without the jail
-            raise RuntimeError(f"the workers cannot run the grader ({type(exc).__name__}: {exc}); install the kit on them") from None
+            raise RuntimeError(
+                f"the workers cannot run the grader ({type(exc).__name__}: {exc}); install the kit on them"
+            ) from None
 
     def threads(self) -> int:
         return sum(self.client.nthreads().values())

@@ -108,8 +108,19 @@ def grader_version() -> str:
         kit = "0"
     root = repo_root()
     digest = hashlib.sha256()
-    for folder, patterns in (("grader", ("*.py", "*.toml", "*.json")), ("assignments", ("*.toml",)), ("minitorch", ("*.py",))):
-        files = sorted({p for pattern in patterns for p in (root / folder).rglob(pattern) if "__pycache__" not in p.parts})
+    for folder, patterns in (
+        ("grader", ("*.py", "*.toml", "*.json")),
+        ("assignments", ("*.toml",)),
+        ("minitorch", ("*.py",)),
+    ):
+        files = sorted(
+            {
+                p
+                for pattern in patterns
+                for p in (root / folder).rglob(pattern)
+                if "__pycache__" not in p.parts
+            }
+        )
         for path in files:
             digest.update(path.relative_to(root).as_posix().encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
@@ -155,8 +166,10 @@ class Gradebook:
             self._write_line(self.header, mode="wb")
             return
         if header != self.header:
-            raise GradebookError(f"{self.path} has the columns {', '.join(header)}; this batch writes "
-                                 f"{', '.join(self.header)}: grade another stage into another folder (-o)")
+            raise GradebookError(
+                f"{self.path} has the columns {', '.join(header)}; this batch writes "
+                f"{', '.join(self.header)}: grade another stage into another folder (-o)"
+            )
         header = [csv_value(v) for v in header]
         for values in reader:
             values = [csv_value(v) for v in values]
@@ -170,8 +183,12 @@ class Gradebook:
         neither crashed nor ended in a grader error, such as a withheld speed verdict): such
         a student is skipped."""
         row = self.latest.get(_cell_text(student))
-        return (row is not None and row["sha256"] == sha256 and row["grader_version"] == version
-                and row["status"] not in ("crashed", "grader-error"))
+        return (
+            row is not None
+            and row["sha256"] == sha256
+            and row["grader_version"] == version
+            and row["status"] not in ("crashed", "grader-error")
+        )
 
     def append(self, row: dict[str, str]) -> bool:
         """Append `row` (a value for every column but ``change``, which may hold the reason
@@ -201,7 +218,9 @@ class Gradebook:
             os.fsync(f.fileno())
 
 
-def describe_change(before: Optional[dict[str, str]], row: dict[str, str], task_columns: Iterable[str], why: str = "") -> str:
+def describe_change(
+    before: Optional[dict[str, str]], row: dict[str, str], task_columns: Iterable[str], why: str = ""
+) -> str:
     """The ``change`` of `row` against the student's previous row `before`: why it was
     written (`why` when given, e.g. ``regrade 1.2``), then each grade column that moved.
 
@@ -212,10 +231,18 @@ def describe_change(before: Optional[dict[str, str]], row: dict[str, str], task_
     if before is None:
         return why or "first grading"
     if not why:
-        why = ("new submission" if before["sha256"] != row["sha256"] else
-               "new grader" if before["grader_version"] != row["grader_version"] else "graded again")
-    moved = [f"{column} {before.get(column) or '—'} → {row.get(column) or '—'}"
-             for column in ["status", *task_columns, "total"] if before.get(column, "") != row.get(column, "")]
+        why = (
+            "new submission"
+            if before["sha256"] != row["sha256"]
+            else "new grader"
+            if before["grader_version"] != row["grader_version"]
+            else "graded again"
+        )
+    moved = [
+        f"{column} {before.get(column) or '—'} → {row.get(column) or '—'}"
+        for column in ["status", *task_columns, "total"]
+        if before.get(column, "") != row.get(column, "")
+    ]
     return f"{why}: {'; '.join(moved)}" if moved else why
 
 

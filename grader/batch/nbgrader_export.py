@@ -96,8 +96,14 @@ def library_cell(task_id: str) -> str:
     return "task_" + re.sub(r"[^A-Za-z0-9_-]", "_", task_id)
 
 
-def export_batch(out: Path | str, stage: str, db: str = "gradebook.db", *, assignment: Optional[str] = None,
-                 course: str = "default_course") -> Export:
+def export_batch(
+    out: Path | str,
+    stage: str,
+    db: str = "gradebook.db",
+    *,
+    assignment: Optional[str] = None,
+    course: str = "default_course",
+) -> Export:
     """Write the grades of the batch in `out` (stage `stage`) into the nbgrader database `db`
     (a file, or a database URL). See the module docstring.
 
@@ -115,7 +121,9 @@ def export_batch(out: Path | str, stage: str, db: str = "gradebook.db", *, assig
     for part in manifest.notebooks:  # (a stage's notebook called library.ipynb would be the kit's fault)
         cells[part.name.rsplit(".", 1)[0]] = notebook_points(repo_root() / "solutions" / part.path)
     rows, with_notebooks, ignored = _read_gradebook(Path(out), manifest)
-    report = Export(db=db, assignment=name, notebooks={k: len(v) for k, v in cells.items()}, ignored_lines=ignored)
+    report = Export(
+        db=db, assignment=name, notebooks={k: len(v) for k, v in cells.items()}, ignored_lines=ignored
+    )
     plan: dict[str, dict[str, dict[str, float]]] = {}
     for student, row in sorted(rows.items()):
         try:
@@ -133,13 +141,17 @@ def export_batch(out: Path | str, stage: str, db: str = "gradebook.db", *, assig
                 _write_student(gb, name, student, scores)
                 report.exported.append(student)
     except (SQLAlchemyError, InvalidEntry, MissingEntry) as exc:
-        raise ExportError(f"{db}: the nbgrader database refused the export after {len(report.exported)} students "
-                          f"(run it again): {type(exc).__name__}: {exc}") from exc
+        raise ExportError(
+            f"{db}: the nbgrader database refused the export after {len(report.exported)} students "
+            f"(run it again): {type(exc).__name__}: {exc}"
+        ) from exc
     except (OSError, CalledProcessError) as exc:  # nbgrader runs `alembic heads` to set up a new database
         if report.created:
             Path(url.removeprefix("sqlite:///")).unlink(missing_ok=True)  # half made: not a gradebook
-        raise ExportError(f"{db}: nbgrader failed: {exc}" + (" (a new database runs nbgrader's `alembic`: is it on PATH?)"
-                                                             if report.created else "")) from exc
+        raise ExportError(
+            f"{db}: nbgrader failed: {exc}"
+            + (" (a new database runs nbgrader's `alembic`: is it on PATH?)" if report.created else "")
+        ) from exc
     return report
 
 
@@ -168,15 +180,23 @@ def _read_gradebook(out: Path, manifest: Manifest) -> tuple[dict[str, dict[str, 
         raise ExportError(f"{path} is not a gradebook: {exc}") from exc
     header = [csv_value(v) for v in lines[0]] if lines else []
     with_notebooks = header == LEADING_COLUMNS + tasks + parts + TRAILING_COLUMNS
-    if not with_notebooks and header != LEADING_COLUMNS + tasks + TRAILING_COLUMNS:  # --no-notebooks: no nb: columns
-        raise ExportError(f"{path} has the columns {visible(', '.join(header), one_line=True)[:300] or '(none)'}; a gradebook "
-                          f"of {manifest.id} has {', '.join(LEADING_COLUMNS + tasks + parts + TRAILING_COLUMNS)}")
-    latest = {csv_value(v[0]): dict(zip(header, map(csv_value, v))) for v in lines[1:] if len(v) == len(header)}
+    if (
+        not with_notebooks and header != LEADING_COLUMNS + tasks + TRAILING_COLUMNS
+    ):  # --no-notebooks: no nb: columns
+        raise ExportError(
+            f"{path} has the columns {visible(', '.join(header), one_line=True)[:300] or '(none)'}; a gradebook "
+            f"of {manifest.id} has {', '.join(LEADING_COLUMNS + tasks + parts + TRAILING_COLUMNS)}"
+        )
+    latest = {
+        csv_value(v[0]): dict(zip(header, map(csv_value, v))) for v in lines[1:] if len(v) == len(header)
+    }
     return latest, with_notebooks, sum(len(v) != len(header) for v in lines[1:])
 
 
 def _points(text: str, top: float, what: str) -> float:
-    if text == "":  # a part not graded (a submission stopped by its wall clock): 0, as nbgrader scores a missing notebook
+    if (
+        text == ""
+    ):  # a part not graded (a submission stopped by its wall clock): 0, as nbgrader scores a missing notebook
         return 0.0
     try:
         value = float(text)
@@ -187,14 +207,26 @@ def _points(text: str, top: float, what: str) -> float:
     return value
 
 
-def _scores(out: Path, student: str, row: dict[str, str], manifest: Manifest, cells: dict[str, dict[str, float]],
-            with_notebooks: bool) -> dict[str, dict[str, float]]:
+def _scores(
+    out: Path,
+    student: str,
+    row: dict[str, str],
+    manifest: Manifest,
+    cells: dict[str, dict[str, float]],
+    with_notebooks: bool,
+) -> dict[str, dict[str, float]]:
     """Notebook → grade cell → score of one student, or `_Skip` with the reason."""
     if safe_student_id(student) != student or len(student) > MAX_NAME:
         raise _Skip(f"not a student id of grader batch (letters, digits and ._@+-, at most {MAX_NAME})")
     if row["status"] not in GRADED_STATUSES:
-        raise _Skip(f"no grade in gradebook.csv ({row['status']}: {row['reason'][:200]}): grade it again with grader batch")
-    scores = {LIBRARY_NOTEBOOK: {library_cell(t.id): _points(row[t.id], t.points, f"task {t.id}") for t in manifest.tasks}}
+        raise _Skip(
+            f"no grade in gradebook.csv ({row['status']}: {row['reason'][:200]}): grade it again with grader batch"
+        )
+    scores = {
+        LIBRARY_NOTEBOOK: {
+            library_cell(t.id): _points(row[t.id], t.points, f"task {t.id}") for t in manifest.tasks
+        }
+    }
     if not with_notebooks:
         return scores
     grade: Any = None
@@ -219,34 +251,56 @@ def _grade_json(path: Path) -> Any:
         raise _Skip(f"{path.parent.name}/grade.json cannot be read: {type(exc).__name__}") from None
 
 
-def _cell_scores(grade: Any, column: str, text: str, value: float, points: float,
-                 cells: dict[str, float]) -> dict[str, float]:
+def _cell_scores(
+    grade: Any, column: str, text: str, value: float, points: float, cells: dict[str, float]
+) -> dict[str, float]:
     """The grade cells' scores of notebook part `column`, whose row says `value` points:
     from the part's cell checks in grade.json (which must give the row's points), or, where
     grade.json has none (a notebook never run), all 0 or all full when the row says so."""
     from grader.notebooks.grading import NOTEBOOK_CELL
 
     tasks = grade.get("tasks") if isinstance(grade, dict) else None
-    part = next((t for t in tasks if isinstance(t, dict) and t.get("id") == column), None) if isinstance(tasks, list) else None
+    part = (
+        next((t for t in tasks if isinstance(t, dict) and t.get("id") == column), None)
+        if isinstance(tasks, list)
+        else None
+    )
     checks = part.get("checks") if isinstance(part, dict) else None
-    verdicts = {c["name"]: c.get("status") for c in checks if isinstance(c, dict) and c.get("kind") == NOTEBOOK_CELL
-                and isinstance(c.get("name"), str)} if isinstance(checks, list) else {}
+    verdicts = (
+        {
+            c["name"]: c.get("status")
+            for c in checks
+            if isinstance(c, dict) and c.get("kind") == NOTEBOOK_CELL and isinstance(c.get("name"), str)
+        }
+        if isinstance(checks, list)
+        else {}
+    )
     if verdicts:
         if set(verdicts) != set(cells):
-            raise _Skip(f"grade.json grades the cells {visible(', '.join(sorted(verdicts)), one_line=True)[:200]} of {column}, "
-                        f"not the source's {', '.join(cells)}")
+            raise _Skip(
+                f"grade.json grades the cells {visible(', '.join(sorted(verdicts)), one_line=True)[:200]} of {column}, "
+                f"not the source's {', '.join(cells)}"
+            )
         scores = {cell: top if verdicts[cell] == "passed" else 0.0 for cell, top in cells.items()}
         total = sum(cells.values())
         earned = round(points * sum(scores.values()) / total, 4) if total > 0 else 0.0
         score = part.get("score")
-        if not isinstance(score, (int, float)) or fmt_points(score) != text or fmt_points(earned) != fmt_points(value):
-            raise _Skip(f"grade.json does not agree with gradebook.csv on {column} (a report of another grading)")
+        if (
+            not isinstance(score, (int, float))
+            or fmt_points(score) != text
+            or fmt_points(earned) != fmt_points(value)
+        ):
+            raise _Skip(
+                f"grade.json does not agree with gradebook.csv on {column} (a report of another grading)"
+            )
         return scores
     if value <= 0:
         return {cell: 0.0 for cell in cells}
     if abs(value - points) <= 1e-4:
         return dict(cells)
-    raise _Skip(f"grade.json has no cell grades of {column} (an older grader): grade it again with grader batch")
+    raise _Skip(
+        f"grade.json has no cell grades of {column} (an older grader): grade it again with grader batch"
+    )
 
 
 # --------------------------------------------------------------------------- writing the database
@@ -262,7 +316,9 @@ def _database(db: str) -> tuple[str, bool]:
     if path.is_dir() or not path.parent.is_dir():
         raise ExportError(f"{db}: not a database file in an existing folder")
     if not path.exists() or path.stat().st_size == 0:
-        if shutil.which("alembic") is None:  # nbgrader sets a new one up with its `alembic`, beside this Python
+        if (
+            shutil.which("alembic") is None
+        ):  # nbgrader sets a new one up with its `alembic`, beside this Python
             os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
         return f"sqlite:///{path}", True
     from nbgrader.api import Base
@@ -272,18 +328,27 @@ def _database(db: str) -> tuple[str, bool]:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             if not {"alembic_version", "assignment", "student", "grade"} <= tables:
                 raise ExportError(f"{db} is an SQLite database but not an nbgrader gradebook")
-            lacking = [f"{t.name}.{c.name}" for t in Base.metadata.sorted_tables if t.name in tables
-                       for have in [{r[1] for r in con.execute(f'PRAGMA table_info("{t.name}")')}]
-                       for c in t.columns if c.name not in have]
+            lacking = [
+                f"{t.name}.{c.name}"
+                for t in Base.metadata.sorted_tables
+                if t.name in tables
+                for have in [{r[1] for r in con.execute(f'PRAGMA table_info("{t.name}")')}]
+                for c in t.columns
+                if c.name not in have
+            ]
     except sqlite3.Error as exc:
         raise ExportError(f"{db} is not an nbgrader gradebook: {exc}") from exc
     if lacking:
-        raise ExportError(f"{db} was made by an older nbgrader (no {', '.join(lacking[:5])}): "
-                          f"bring it up to date with nbgrader db upgrade")
+        raise ExportError(
+            f"{db} was made by an older nbgrader (no {', '.join(lacking[:5])}): "
+            f"bring it up to date with nbgrader db upgrade"
+        )
     return f"sqlite:///{path}", False
 
 
-def _prepare(gb: Any, name: str, course: str, manifest: Manifest, cells: dict[str, dict[str, float]], url: str) -> None:
+def _prepare(
+    gb: Any, name: str, course: str, manifest: Manifest, cells: dict[str, dict[str, float]], url: str
+) -> None:
     """The assignment, its notebooks and grade cells: checked first, then made where missing."""
     from nbgrader.api import MissingEntry
 
@@ -292,19 +357,29 @@ def _prepare(gb: Any, name: str, course: str, manifest: Manifest, cells: dict[st
     except MissingEntry:
         found = None
     if found is not None and found.course_id != course:
-        raise ExportError(f"the nbgrader assignment {name} belongs to the course {found.course_id}, not {course} (--course)")
+        raise ExportError(
+            f"the nbgrader assignment {name} belongs to the course {found.course_id}, not {course} (--course)"
+        )
     missing = []
     for notebook, wanted in cells.items():
         try:
-            have = {c.name: c.max_score for c in gb.find_notebook(notebook, name).grade_cells} if found else None
+            have = (
+                {c.name: c.max_score for c in gb.find_notebook(notebook, name).grade_cells} if found else None
+            )
         except MissingEntry:
             have = None
         if have is None:
             missing.append(notebook)
         elif notebook != LIBRARY_NOTEBOOK and any(have.get(c) != top for c, top in wanted.items()):
-            differ = [f"{c} ({have[c]:g} points there)" if c in have else f"{c} (absent)" for c, top in wanted.items() if have.get(c) != top]
-            raise ExportError(f"the nbgrader notebook {name}/{notebook} has other grade cells than the kit's source "
-                              f"({'; '.join(differ)}): it was generated from another version of the notebook")
+            differ = [
+                f"{c} ({have[c]:g} points there)" if c in have else f"{c} (absent)"
+                for c, top in wanted.items()
+                if have.get(c) != top
+            ]
+            raise ExportError(
+                f"the nbgrader notebook {name}/{notebook} has other grade cells than the kit's source "
+                f"({'; '.join(differ)}): it was generated from another version of the notebook"
+            )
     if found is None:
         gb.add_assignment(name, course_id=course)
     gb.db.commit()  # no transaction of ours open while SaveCells writes
@@ -314,7 +389,9 @@ def _prepare(gb: Any, name: str, course: str, manifest: Manifest, cells: dict[st
             gb.add_notebook(notebook, name)
         else:
             _save_cells(repo_root() / "solutions" / parts[notebook].path, notebook, name, url)
-    for cell, top in cells[LIBRARY_NOTEBOOK].items():  # the kit's own notebook: its points follow the manifest
+    for cell, top in cells[
+        LIBRARY_NOTEBOOK
+    ].items():  # the kit's own notebook: its points follow the manifest
         gb.update_or_create_grade_cell(cell, LIBRARY_NOTEBOOK, name, max_score=top, cell_type="code")
     gb.db.expire_all()
 
@@ -323,12 +400,28 @@ def _save_cells(source: Path, notebook: str, assignment: str, url: str) -> None:
     """Record `source`'s cells as ``nbgrader generate_assignment`` does: its preprocessors up
     to SaveCells, which writes the notebook, grade, solution and source cells."""
     import nbformat
-    from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, ClearSolutions, ComputeChecksums, LockCells, SaveCells
+    from nbgrader.preprocessors import (
+        CheckCellMetadata,
+        ClearOutput,
+        ClearSolutions,
+        ComputeChecksums,
+        LockCells,
+        SaveCells,
+    )
 
     nb = nbformat.read(str(source), as_version=4)
-    resources = {"nbgrader": {"assignment": assignment, "notebook": notebook, "db_url": url},
-                 "metadata": {"path": str(source.parent)}}
-    for step in (LockCells(), ClearSolutions(), ClearOutput(), CheckCellMetadata(), ComputeChecksums(), SaveCells()):
+    resources = {
+        "nbgrader": {"assignment": assignment, "notebook": notebook, "db_url": url},
+        "metadata": {"path": str(source.parent)},
+    }
+    for step in (
+        LockCells(),
+        ClearSolutions(),
+        ClearOutput(),
+        CheckCellMetadata(),
+        ComputeChecksums(),
+        SaveCells(),
+    ):
         nb, resources = step.preprocess(nb, resources)
 
 
@@ -351,8 +444,14 @@ def _write_student(gb: Any, assignment: str, student: str, scores: dict[str, dic
             if mine is None:  # a notebook added to the assignment after the submission was made
                 source = gb.find_notebook(notebook, assignment)
                 mine = SubmittedNotebook(notebook=source, assignment=submission)
-                gb.db.add_all([mine] + [Comment(cell_id=c.id, notebook=mine) for c in source.solution_cells + source.task_cells]
-                              + [Grade(cell_id=c.id, notebook=mine) for c in source.grade_cells + source.task_cells])
+                gb.db.add_all(
+                    [mine]
+                    + [
+                        Comment(cell_id=c.id, notebook=mine)
+                        for c in source.solution_cells + source.task_cells
+                    ]
+                    + [Grade(cell_id=c.id, notebook=mine) for c in source.grade_cells + source.task_cells]
+                )
             grades = {g.cell_id: g for g in mine.grades}
             for cell in mine.notebook.grade_cells:
                 if cell.name not in cells:
@@ -362,7 +461,9 @@ def _write_student(gb: Any, assignment: str, student: str, scores: dict[str, dic
                     grade = Grade(cell_id=cell.id, notebook=mine)
                     gb.db.add(grade)
                 grade.auto_score = cells[cell.name]
-                grade.needs_manual_grade = grade.manual_score is not None  # a grader's score stands, for review
+                grade.needs_manual_grade = (
+                    grade.manual_score is not None
+                )  # a grader's score stands, for review
     gb.db.commit()
 
 
@@ -380,28 +481,53 @@ Run nbgrader generate_assignment first; export again after nbgrader autograde (w
 
 def add_parser(subparsers: Any) -> None:
     """``grader nbgrader-export``."""
-    p = subparsers.add_parser("nbgrader-export", help="write a batch's grades into nbgrader's gradebook.db",
-                              description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("out", help="the output folder of grader batch (its -o OUT): OUT/gradebook.csv, OUT/STUDENT/grade.json")
-    p.add_argument("-a", "--assignment", required=True, type=stage_arg, help="stage id of the batch: a0, a1, …")
-    p.add_argument("--db", default="gradebook.db",
-                   help="nbgrader's database: a file (default: gradebook.db here, the course directory's) or a URL")
-    p.add_argument("--nbgrader-assignment", metavar="NAME", help="the nbgrader assignment (default: the stage id)")
-    p.add_argument("--course", default="default_course", help="nbgrader's course id (default: default_course)")
+    p = subparsers.add_parser(
+        "nbgrader-export",
+        help="write a batch's grades into nbgrader's gradebook.db",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "out",
+        help="the output folder of grader batch (its -o OUT): OUT/gradebook.csv, OUT/STUDENT/grade.json",
+    )
+    p.add_argument(
+        "-a", "--assignment", required=True, type=stage_arg, help="stage id of the batch: a0, a1, …"
+    )
+    p.add_argument(
+        "--db",
+        default="gradebook.db",
+        help="nbgrader's database: a file (default: gradebook.db here, the course directory's) or a URL",
+    )
+    p.add_argument(
+        "--nbgrader-assignment", metavar="NAME", help="the nbgrader assignment (default: the stage id)"
+    )
+    p.add_argument(
+        "--course", default="default_course", help="nbgrader's course id (default: default_course)"
+    )
     p.set_defaults(func=_command)
 
 
 def _command(args: argparse.Namespace) -> int:
     try:
-        done = export_batch(args.out, args.assignment, args.db, assignment=args.nbgrader_assignment, course=args.course)
+        done = export_batch(
+            args.out, args.assignment, args.db, assignment=args.nbgrader_assignment, course=args.course
+        )
     except (ExportError, ValueError, KeyError) as exc:  # ValueError: an unknown stage (ManifestError) too
         print(f"grader nbgrader-export: {visible(exc, one_line=True)}", file=sys.stderr)
         return 2
     for student, why in done.skipped.items():
-        print(f"skipped {visible(student, one_line=True)[:200]}: {visible(why, one_line=True)}", file=sys.stderr)
+        print(
+            f"skipped {visible(student, one_line=True)[:200]}: {visible(why, one_line=True)}", file=sys.stderr
+        )
     if done.ignored_lines:
-        print(f"ignored {done.ignored_lines} line(s) of gradebook.csv with the wrong number of cells", file=sys.stderr)
+        print(
+            f"ignored {done.ignored_lines} line(s) of gradebook.csv with the wrong number of cells",
+            file=sys.stderr,
+        )
     cells = ", ".join(f"{nb} ({n} cells)" for nb, n in done.notebooks.items())
-    print(f"{'created' if done.created else 'updated'} {done.db}: assignment {done.assignment}, notebooks {cells}; "
-          f"{len(done.exported)} students exported, {len(done.skipped)} skipped")
+    print(
+        f"{'created' if done.created else 'updated'} {done.db}: assignment {done.assignment}, notebooks {cells}; "
+        f"{len(done.exported)} students exported, {len(done.skipped)} skipped"
+    )
     return 1 if done.skipped else 0

@@ -36,7 +36,9 @@ def outcome_of(future: Any, job: dict[str, Any], version: str) -> dict[str, Any]
     return outcome
 
 
-def record_or_crash(outcome: dict[str, Any], job: dict[str, Any], book: Gradebook, out: Path, screen: Any) -> None:
+def record_or_crash(
+    outcome: dict[str, Any], job: dict[str, Any], book: Gradebook, out: Path, screen: Any
+) -> None:
     """`_record` the outcome; if that fails (a report that cannot be written, a bad
     outcome), the student gets a ``crashed`` row that says why, and the batch goes on. Only
     a gradebook that cannot take that row either ends the batch."""
@@ -44,7 +46,9 @@ def record_or_crash(outcome: dict[str, Any], job: dict[str, Any], book: Gradeboo
         row = _record(outcome, book, out, seconds=outcome.get("seconds", 0.0))
     except Exception as exc:  # noqa: BLE001 - one student's failure is that student's row
         crashed = crashed_outcome(job, f"its reports could not be recorded: {type(exc).__name__}: {exc}")
-        row = _record(crashed, book, out, seconds=outcome.get("seconds", 0.0) if isinstance(outcome, dict) else 0.0)
+        row = _record(
+            crashed, book, out, seconds=outcome.get("seconds", 0.0) if isinstance(outcome, dict) else 0.0
+        )
     screen.finished(row, failed=row["status"] in FAILED_STATUSES)
 
 
@@ -57,12 +61,19 @@ def _record(outcome: dict[str, Any], book: Gradebook, out: Path, seconds: float)
     for name, text in outcome["files"].items():
         write_atomic(folder / name, text)
     reason = " ".join(str(outcome["reason"]).split())[:300]
-    row = {"student": outcome["student"], "status": outcome["status"], "reason": reason,
-           "total": "" if outcome["total"] is None else fmt_points(outcome["total"]),
-           "max": "" if outcome["max"] is None else fmt_points(outcome["max"]),
-           "seconds": f"{seconds:.1f}", "sha256": outcome["sha256"], "grader_version": outcome["grader_version"],
-           "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "source": outcome["label"],
-           "change": f"regrade {outcome['task']}" if outcome.get("task") else ""}
+    row = {
+        "student": outcome["student"],
+        "status": outcome["status"],
+        "reason": reason,
+        "total": "" if outcome["total"] is None else fmt_points(outcome["total"]),
+        "max": "" if outcome["max"] is None else fmt_points(outcome["max"]),
+        "seconds": f"{seconds:.1f}",
+        "sha256": outcome["sha256"],
+        "grader_version": outcome["grader_version"],
+        "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "source": outcome["label"],
+        "change": f"regrade {outcome['task']}" if outcome.get("task") else "",
+    }
     for column in book.task_columns:
         points = outcome["points"].get(column)
         row[column] = "" if points is None else fmt_points(points)

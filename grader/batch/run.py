@@ -66,7 +66,15 @@ from .gradebook import FAILED_STATUSES, Gradebook, current_rows, grader_version,
 from grader.core.manifest import stage_arg
 from grader.sandbox.session import Limits
 
-__all__ = ["BatchOptions", "Engine", "WorkersLost", "add_parser", "default_submission_timeout", "main", "run_batch"]
+__all__ = [
+    "BatchOptions",
+    "Engine",
+    "WorkersLost",
+    "add_parser",
+    "default_submission_timeout",
+    "main",
+    "run_batch",
+]
 
 #: The report files of each student, under OUT/<student>/ (grade.json: the whole result, for --regrade).
 REPORT_FILES = ("results.json", "junit.xml", "feedback.md", "grade.json")
@@ -104,11 +112,15 @@ class BatchOptions:
     tls_key: Optional[str] = None
     insecure_scheduler: bool = False  # --scheduler without authentication (a network only the grader reaches)
     allow_shared_network: bool = False  # grade in a tier whose student code shares the grader's network
-    submission_timeout: Optional[float] = None  # wall clock per submission (None: `default_submission_timeout`; 0: none)
+    submission_timeout: Optional[float] = (
+        None  # wall clock per submission (None: `default_submission_timeout`; 0: none)
+    )
     worker_grace: float = WORKER_GRACE_S
 
 
-def run_batch(submissions: Path | str, options: BatchOptions, console: Any = None, engine: Optional[Engine] = None) -> int:
+def run_batch(
+    submissions: Path | str, options: BatchOptions, console: Any = None, engine: Optional[Engine] = None
+) -> int:
     """Grade every submission of `submissions` (see the module docstring); return the exit
     status: 0 done, 2 when a row is ``crashed`` or ``grader-error`` (or nothing could
     start), 130 when interrupted. `engine`: a started Engine to use (left open)."""
@@ -119,17 +131,28 @@ def run_batch(submissions: Path | str, options: BatchOptions, console: Any = Non
         manifest = load_manifest(options.stage)
         security = _engine_security(options, screen)
         if options.submission_timeout is None:
-            options = replace(options, submission_timeout=default_submission_timeout(options.stage, options.limits,
-                                                                                    options.notebooks))
+            options = replace(
+                options,
+                submission_timeout=default_submission_timeout(
+                    options.stage, options.limits, options.notebooks
+                ),
+            )
         found = find_submissions(submissions, options.strip_prefix)
         max_points = {t.id: t.points for t in manifest.tasks}
         if options.notebooks:
             max_points.update({f"nb:{n.name}": n.points for n in manifest.notebooks})
         book = Gradebook(Path(options.out) / "gradebook.csv", list(max_points))
         if options.regrade is not None and options.regrade not in {t.id for t in manifest.tasks}:
-            raise ValueError(f"--regrade {options.regrade}: stage {options.stage} has the tasks "
-                             f"{', '.join(t.id for t in manifest.tasks)}")
-    except (ValueError, KeyError, OSError, RuntimeError) as exc:  # unknown stage, no jail, bad folder, another stage's gradebook
+            raise ValueError(
+                f"--regrade {options.regrade}: stage {options.stage} has the tasks "
+                f"{', '.join(t.id for t in manifest.tasks)}"
+            )
+    except (
+        ValueError,
+        KeyError,
+        OSError,
+        RuntimeError,
+    ) as exc:  # unknown stage, no jail, bad folder, another stage's gradebook
         screen.error(f"grader batch: {exc}")
         return 2
     version = grader_version()
@@ -144,25 +167,41 @@ def run_batch(submissions: Path | str, options: BatchOptions, console: Any = Non
             continue
         if packed.refusal:
             job = _job(sub, packed.sha256, b"", options)
-            outcome = finished_outcome(job, unreadable_result(options.stage, sub.label, packed.refusal, notebooks=options.notebooks), "malformed", packed.refusal)
+            outcome = finished_outcome(
+                job,
+                unreadable_result(options.stage, sub.label, packed.refusal, notebooks=options.notebooks),
+                "malformed",
+                packed.refusal,
+            )
             record_or_crash(outcome, job, book, options.out, screen)
             refused += 1
         else:
             todo.append(sub)
             partial += _previous_grade(sub, packed.sha256, book, options) is not None
     skipped = len(found.submissions) - len(todo) - refused
-    screen.note(f"{len(todo)} to grade" + (f" ({partial} task {options.regrade} only, {len(todo) - partial} in full: "
-                                          f"new or changed submissions)" if options.regrade else "")
-                + f", {skipped} up to date (graded before: same submission, same grader)")
+    screen.note(
+        f"{len(todo)} to grade"
+        + (
+            f" ({partial} task {options.regrade} only, {len(todo) - partial} in full: "
+            f"new or changed submissions)"
+            if options.regrade
+            else ""
+        )
+        + f", {skipped} up to date (graded before: same submission, same grader)"
+    )
     if todo:
         own_engine = engine is None
         engine = engine or Engine(options.scheduler, options.workers, security)
         try:
             if own_engine:
-                screen.note(f"starting Dask: {engine.start(options.limits.sandbox, options.allow_shared_network)}")
+                screen.note(
+                    f"starting Dask: {engine.start(options.limits.sandbox, options.allow_shared_network)}"
+                )
             _grade_all(todo, options, engine, book, screen)
         except KeyboardInterrupt:
-            screen.error("interrupted: every finished submission is in the gradebook; run the same command again to resume")
+            screen.error(
+                "interrupted: every finished submission is in the gradebook; run the same command again to resume"
+            )
             return 130
         except (RuntimeError, OSError) as exc:
             screen.error(f"grader batch: {exc}")
@@ -174,8 +213,14 @@ def run_batch(submissions: Path | str, options: BatchOptions, console: Any = Non
     max_points["total"] = sum(max_points.values())
     screen.summary(summarize(rows, max_points), book.path, skipped)
     if options.regrade:
-        screen.regraded(options.regrade, [(row, before.get(row["student"])) for row in book.appended
-                                          if row["change"].startswith(f"regrade {options.regrade}")])
+        screen.regraded(
+            options.regrade,
+            [
+                (row, before.get(row["student"]))
+                for row in book.appended
+                if row["change"].startswith(f"regrade {options.regrade}")
+            ],
+        )
     return 2 if any(r["status"] in ("crashed", "grader-error") for r in rows) else 0
 
 
@@ -189,18 +234,27 @@ def _engine_security(options: BatchOptions, screen: Any) -> Any:
             (or cannot run here: `grader.sandbox.jail.SandboxUnavailable`).
     """
     if options.scheduler:
-        security = scheduler_security(options.scheduler, options.tls_ca_file, options.tls_cert, options.tls_key,
-                                      options.insecure_scheduler)
+        security = scheduler_security(
+            options.scheduler,
+            options.tls_ca_file,
+            options.tls_cert,
+            options.tls_key,
+            options.insecure_scheduler,
+        )
         if security is None:
-            screen.note(f"warning: --insecure-scheduler: {options.scheduler} takes unauthenticated connections; "
-                        "whoever can reach it can run code as the grader")
+            screen.note(
+                f"warning: --insecure-scheduler: {options.scheduler} takes unauthenticated connections; "
+                "whoever can reach it can run code as the grader"
+            )
         return security
     why = shared_network_reason(options.limits.sandbox)  # the local workers have this machine's jail
     if why and not options.allow_shared_network:
-        raise RuntimeError(f"{why}; refusing to grade: grade where the jail has a private network (bubblewrap, or "
-                           f"root with util-linux unshare and setpriv), or pass {SHARED_NETWORK_FLAG} to grade anyway "
-                           "(the Dask cluster takes only TLS connections with this batch's certificate; any other "
-                           "service on this machine's loopback stays within the reach of student code)")
+        raise RuntimeError(
+            f"{why}; refusing to grade: grade where the jail has a private network (bubblewrap, or "
+            f"root with util-linux unshare and setpriv), or pass {SHARED_NETWORK_FLAG} to grade anyway "
+            "(the Dask cluster takes only TLS connections with this batch's certificate; any other "
+            "service on this machine's loopback stays within the reach of student code)"
+        )
     if why:
         screen.note(f"warning: {why}; grading anyway ({SHARED_NETWORK_FLAG})")
     return None
@@ -216,30 +270,63 @@ def default_submission_timeout(stage: str, limits: Limits, notebooks: bool) -> f
     from grader.core.manifest import load_manifest
 
     manifest = load_manifest(stage)
-    longest = [max((limits.check_timeout * getattr(get_check(stage, c), "timeout_scale", 1.0) for c in t.checks),
-                   default=0.0) for t in manifest.tasks]
-    return limits.start_timeout + sum(longest) + (2 * limits.notebook_timeout * len(manifest.notebooks) if notebooks else 0.0)
+    longest = [
+        max(
+            (limits.check_timeout * getattr(get_check(stage, c), "timeout_scale", 1.0) for c in t.checks),
+            default=0.0,
+        )
+        for t in manifest.tasks
+    ]
+    return (
+        limits.start_timeout
+        + sum(longest)
+        + (2 * limits.notebook_timeout * len(manifest.notebooks) if notebooks else 0.0)
+    )
 
 
-def _job(sub: Submission, sha256: str, data: bytes, options: BatchOptions,
-         previous: Optional[dict[str, Any]] = None) -> dict[str, Any]:
-    archive = safe_student_id(sub.path.name if sub.path.name.lower().endswith(".zip") else f"{sub.path.name}.zip")
-    job = {"student": sub.student, "label": sub.label, "sha256": sha256, "data": data, "archive": archive,
-           "stage": options.stage, "limits": dataclasses.asdict(options.limits), "notebooks": options.notebooks,
-           "grader_version": grader_version(), "submission_timeout": options.submission_timeout}
+def _job(
+    sub: Submission,
+    sha256: str,
+    data: bytes,
+    options: BatchOptions,
+    previous: Optional[dict[str, Any]] = None,
+) -> dict[str, Any]:
+    archive = safe_student_id(
+        sub.path.name if sub.path.name.lower().endswith(".zip") else f"{sub.path.name}.zip"
+    )
+    job = {
+        "student": sub.student,
+        "label": sub.label,
+        "sha256": sha256,
+        "data": data,
+        "archive": archive,
+        "stage": options.stage,
+        "limits": dataclasses.asdict(options.limits),
+        "notebooks": options.notebooks,
+        "grader_version": grader_version(),
+        "submission_timeout": options.submission_timeout,
+    }
     if previous is not None:
         job.update(task=options.regrade, previous=previous)
     return job
 
 
-def _previous_grade(sub: Submission, sha256: str, book: Gradebook, options: BatchOptions) -> Optional[dict[str, Any]]:
+def _previous_grade(
+    sub: Submission, sha256: str, book: Gradebook, options: BatchOptions
+) -> Optional[dict[str, Any]]:
     """With ``--regrade``: the student's grade.json, when their latest row graded this very
     submission (so only the regraded task can have changed); else None (graded in full)."""
     import json
 
     row = book.latest.get(sub.student)
     path = Path(options.out) / sub.student / "grade.json"
-    if not options.regrade or row is None or row["sha256"] != sha256 or row["status"] in FAILED_STATUSES or not path.exists():
+    if (
+        not options.regrade
+        or row is None
+        or row["sha256"] != sha256
+        or row["status"] in FAILED_STATUSES
+        or not path.exists()
+    ):
         return None
     try:
         previous = json.loads(path.read_text(encoding="utf-8"))
@@ -248,7 +335,9 @@ def _previous_grade(sub: Submission, sha256: str, book: Gradebook, options: Batc
     return previous if previous.get("stage") == options.stage else None
 
 
-def _grade_all(todo: list[Submission], options: BatchOptions, engine: Engine, book: Gradebook, screen: Any) -> None:
+def _grade_all(
+    todo: list[Submission], options: BatchOptions, engine: Engine, book: Gradebook, screen: Any
+) -> None:
     """Keep every worker busy (a few submissions in flight each), recording each
     submission as it finishes.
 
@@ -264,7 +353,13 @@ def _grade_all(todo: list[Submission], options: BatchOptions, engine: Engine, bo
     def submit_next() -> None:
         sub = pending.pop()
         packed = pack(sub)  # packed again: the parent holds the bytes of the submissions in flight only
-        job = _job(sub, packed.sha256, packed.data or b"", options, _previous_grade(sub, packed.sha256, book, options))
+        job = _job(
+            sub,
+            packed.sha256,
+            packed.data or b"",
+            options,
+            _previous_grade(sub, packed.sha256, book, options),
+        )
         in_flight[engine.submit(job)] = {k: v for k, v in job.items() if k != "data"}
 
     with screen.progress(len(todo)):
@@ -280,7 +375,8 @@ def _grade_all(todo: list[Submission], options: BatchOptions, engine: Engine, bo
                     raise WorkersLost(
                         f"every Dask worker is gone (none for {options.worker_grace:g} s): {len(in_flight) + len(pending)} "
                         "submissions not graded; every finished one is in the gradebook. Start workers (or check the "
-                        "cluster) and run the same command again to resume")
+                        "cluster) and run the same command again to resume"
+                    )
                 continue
             last_seen = time.monotonic()
             for future in done:
@@ -328,40 +424,83 @@ Every failure of one student is that student's row; if every Dask worker is gone
 
 def add_parser(subparsers: Any) -> None:
     """Register ``grader batch`` (its arguments and handler) on `subparsers`."""
-    p = subparsers.add_parser("batch", help="grade a whole class into a resumable gradebook", description=BATCH_HELP,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "batch",
+        help="grade a whole class into a resumable gradebook",
+        description=BATCH_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("submissions", help="folder of submissions: one folder or zip per student")
     p.add_argument("-a", "--assignment", required=True, type=stage_arg, help="stage id: a0, a1, …")
-    p.add_argument("-o", "--out", required=True, help="output folder: OUT/gradebook.csv and OUT/STUDENT/ reports")
+    p.add_argument(
+        "-o", "--out", required=True, help="output folder: OUT/gradebook.csv and OUT/STUDENT/ reports"
+    )
     engine = p.add_mutually_exclusive_group()
-    engine.add_argument("--workers", type=int, metavar="N", help="local cluster: N worker processes (default: one per core)")
-    engine.add_argument("--scheduler", metavar="ADDRESS", help="use the running Dask cluster at ADDRESS (tls://HOST:8786)")
+    engine.add_argument(
+        "--workers", type=int, metavar="N", help="local cluster: N worker processes (default: one per core)"
+    )
+    engine.add_argument(
+        "--scheduler", metavar="ADDRESS", help="use the running Dask cluster at ADDRESS (tls://HOST:8786)"
+    )
     p.add_argument("--tls-ca-file", metavar="FILE", help="--scheduler: the cluster's CA certificate")
     p.add_argument("--tls-cert", metavar="FILE", help="--scheduler: this client's certificate")
     p.add_argument("--tls-key", metavar="FILE", help="--scheduler: this client's private key")
-    p.add_argument("--insecure-scheduler", action="store_true",
-                   help="--scheduler without TLS: whoever reaches the scheduler can run code as the grader "
-                        "(only on a network that nobody else, student code included, can reach)")
-    p.add_argument("--allow-shared-network", action="store_true",
-                   help="grade even where student code shares the grader's network (the process tier, or the uid "
-                        "tier without namespaces): it can then reach every loopback service of this machine")
-    p.add_argument("--submission-timeout", type=float, metavar="S",
-                   help="wall-clock seconds per submission (default: derived from the stage's check budgets; 0: none)")
-    p.add_argument("--worker-grace", type=float, metavar="S", default=WORKER_GRACE_S,
-                   help=f"end the batch when no Dask worker is left for S seconds (default {WORKER_GRACE_S:g})")
-    p.add_argument("--strip-prefix", metavar="PREFIX",
-                   help="GitHub Classroom: the repositories' ASSIGNMENT- prefix (default: the one all clones share)")
+    p.add_argument(
+        "--insecure-scheduler",
+        action="store_true",
+        help="--scheduler without TLS: whoever reaches the scheduler can run code as the grader "
+        "(only on a network that nobody else, student code included, can reach)",
+    )
+    p.add_argument(
+        "--allow-shared-network",
+        action="store_true",
+        help="grade even where student code shares the grader's network (the process tier, or the uid "
+        "tier without namespaces): it can then reach every loopback service of this machine",
+    )
+    p.add_argument(
+        "--submission-timeout",
+        type=float,
+        metavar="S",
+        help="wall-clock seconds per submission (default: derived from the stage's check budgets; 0: none)",
+    )
+    p.add_argument(
+        "--worker-grace",
+        type=float,
+        metavar="S",
+        default=WORKER_GRACE_S,
+        help=f"end the batch when no Dask worker is left for S seconds (default {WORKER_GRACE_S:g})",
+    )
+    p.add_argument(
+        "--strip-prefix",
+        metavar="PREFIX",
+        help="GitHub Classroom: the repositories' ASSIGNMENT- prefix (default: the one all clones share)",
+    )
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per check (default 60)")
-    p.add_argument("--memory", type=int, metavar="MIB", help="address-space limit of each child in MiB (default 4096)")
-    p.add_argument("--nproc", type=int, metavar="N", help="processes + threads each jail may hold (default 2048)")
-    p.add_argument("--disk", type=int, metavar="MIB", help="what each jail may write in all, in MiB (default 1024)")
+    p.add_argument(
+        "--memory", type=int, metavar="MIB", help="address-space limit of each child in MiB (default 4096)"
+    )
+    p.add_argument(
+        "--nproc", type=int, metavar="N", help="processes + threads each jail may hold (default 2048)"
+    )
+    p.add_argument(
+        "--disk", type=int, metavar="MIB", help="what each jail may write in all, in MiB (default 1024)"
+    )
     p.add_argument("--no-notebooks", action="store_true", help="skip the stage's notebooks")
-    p.add_argument("--regrade", metavar="TASK",
-                   help="after fixing a check of TASK: regrade only TASK for every student not up to date "
-                        "(same submission); new or changed submissions are graded in full")
-    p.add_argument("--sandbox", choices=("auto", "require", "bwrap", "uid", "process"), default="auto",
-                   help="isolation of student code, as for grader run")
-    p.add_argument("-q", "--quiet", action="store_true", help="no line per submission, only the bar and the summary")
+    p.add_argument(
+        "--regrade",
+        metavar="TASK",
+        help="after fixing a check of TASK: regrade only TASK for every student not up to date "
+        "(same submission); new or changed submissions are graded in full",
+    )
+    p.add_argument(
+        "--sandbox",
+        choices=("auto", "require", "bwrap", "uid", "process"),
+        default="auto",
+        help="isolation of student code, as for grader run",
+    )
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="no line per submission, only the bar and the summary"
+    )
     p.set_defaults(func=_batch)
 
 
@@ -370,19 +509,39 @@ def _batch(args: argparse.Namespace) -> int:
         import distributed  # noqa: F401 - the engine
         import cryptography  # noqa: F401 - the TLS certificate of each batch (distributed's Security.temporary)
     except ImportError as exc:
-        print(f'grader batch: {exc.name} is not installed; install the grader\'s packages with: '
-              f'pip install "minitorch-kit[grader]" (or pip install "dask[distributed]" cryptography)', file=sys.stderr)
+        print(
+            f"grader batch: {exc.name} is not installed; install the grader's packages with: "
+            f'pip install "minitorch-kit[grader]" (or pip install "dask[distributed]" cryptography)',
+            file=sys.stderr,
+        )
         return 2
     limits = Limits(sandbox=args.sandbox)
-    for field_name, value in (("check_timeout", args.timeout), ("mem_mb", args.memory), ("nproc", args.nproc),
-                              ("disk_mb", args.disk)):
+    for field_name, value in (
+        ("check_timeout", args.timeout),
+        ("mem_mb", args.memory),
+        ("nproc", args.nproc),
+        ("disk_mb", args.disk),
+    ):
         if value is not None:
             limits = replace(limits, **{field_name: value})
-    options = BatchOptions(stage=args.assignment, out=Path(args.out), scheduler=args.scheduler, workers=args.workers,
-                           limits=limits, notebooks=not args.no_notebooks, strip_prefix=args.strip_prefix, quiet=args.quiet,
-                           regrade=args.regrade, tls_ca_file=args.tls_ca_file, tls_cert=args.tls_cert, tls_key=args.tls_key,
-                           insecure_scheduler=args.insecure_scheduler, allow_shared_network=args.allow_shared_network,
-                           submission_timeout=args.submission_timeout, worker_grace=args.worker_grace)
+    options = BatchOptions(
+        stage=args.assignment,
+        out=Path(args.out),
+        scheduler=args.scheduler,
+        workers=args.workers,
+        limits=limits,
+        notebooks=not args.no_notebooks,
+        strip_prefix=args.strip_prefix,
+        quiet=args.quiet,
+        regrade=args.regrade,
+        tls_ca_file=args.tls_ca_file,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        insecure_scheduler=args.insecure_scheduler,
+        allow_shared_network=args.allow_shared_network,
+        submission_timeout=args.submission_timeout,
+        worker_grace=args.worker_grace,
+    )
     return run_batch(Path(args.submissions), options)
 
 

@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
@@ -40,7 +48,13 @@ from grader.core.safe_text import terminal_text
 
 __all__ = ["BatchScreen"]
 
-STATUS_STYLE = {"graded": "green", "timeout": "yellow", "malformed": "magenta", "grader-error": "bold red", "crashed": "bold red"}
+STATUS_STYLE = {
+    "graded": "green",
+    "timeout": "yellow",
+    "malformed": "magenta",
+    "grader-error": "bold red",
+    "crashed": "bold red",
+}
 #: Sparkline blocks for the histograms, from an empty bin to the fullest.
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -71,14 +85,25 @@ class BatchScreen:
             line += " (its last line, cut short by an interruption, was removed)"
         self.note(line)
         if found.ignored:
-            self.note(f"not submissions, ignored: {', '.join(found.ignored[:10])}" + (" …" if len(found.ignored) > 10 else ""))
+            self.note(
+                f"not submissions, ignored: {', '.join(found.ignored[:10])}"
+                + (" …" if len(found.ignored) > 10 else "")
+            )
 
     @contextmanager
     def progress(self, total: int) -> Iterator[None]:
         """The progress bar of `total` submissions, shown while the block runs."""
-        columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("[green]{task.fields[done]} done[/] · [red]{task.fields[failed]} failed[/] · {task.fields[left]} left"),
-                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+        columns = (
+            TextColumn("grading"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn(
+                "[green]{task.fields[done]} done[/] · [red]{task.fields[failed]} failed[/] · {task.fields[left]} left"
+            ),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+        )
         self.done = self.failed = 0  # the bar counts the submissions sent to the workers only
         with Progress(*columns, console=self.err, transient=False) as progress:
             self._progress = progress
@@ -95,58 +120,105 @@ class BatchScreen:
         target = self._progress.console if self._progress is not None else self.err
         if not self.quiet or failed:
             score = f"{row['total']} / {row['max']}" if row["total"] else "—"
-            line = Text.assemble(terminal_text(f"  {row['student']:<24}", "bold"), terminal_text(f" {score:>12}  "),
-                                 terminal_text(f"{row['status']:<12}", STATUS_STYLE.get(row["status"], "")),
-                                 terminal_text(f" {row['seconds']:>6} s  "), terminal_text(row["reason"][:100], "dim"))
+            line = Text.assemble(
+                terminal_text(f"  {row['student']:<24}", "bold"),
+                terminal_text(f" {score:>12}  "),
+                terminal_text(f"{row['status']:<12}", STATUS_STYLE.get(row["status"], "")),
+                terminal_text(f" {row['seconds']:>6} s  "),
+                terminal_text(row["reason"][:100], "dim"),
+            )
             target.print(line)
         if self._progress is not None and self._task is not None:
             task = self._progress.tasks[0]
-            self._progress.update(self._task, advance=1, done=self.done, failed=self.failed,
-                                  left=int(task.total or 0) - int(task.completed) - 1)
+            self._progress.update(
+                self._task,
+                advance=1,
+                done=self.done,
+                failed=self.failed,
+                left=int(task.total or 0) - int(task.completed) - 1,
+            )
 
     def summary(self, summary: Summary, gradebook: Path, skipped: int) -> None:
         """The end of the batch: the histograms, the slowest submissions, the failures."""
         console = self.console
         scores = Table(title="Scores (students per share of the points)", title_justify="left")
-        for name, justify in [("task", "left"), ("max", "right"), ("mean", "right")] + [(f"{b} %", "right") for b in BINS]:
+        for name, justify in [("task", "left"), ("max", "right"), ("mean", "right")] + [
+            (f"{b} %", "right") for b in BINS
+        ]:
             scores.add_column(name, justify=justify)  # type: ignore[arg-type]
         scores.add_column("histogram")
         for column, counts in summary.histograms.items():
             top = max(counts) or 1
             spark = "".join(BLOCKS[round(8 * c / top)] for c in counts)
             maximum = summary.maxima.get(column, 0.0)
-            scores.add_row(terminal_text(column), fmt_points(maximum), f"{summary.means[column]:.1f}", *map(str, counts),
-                           Text(spark, style="cyan"))
+            scores.add_row(
+                terminal_text(column),
+                fmt_points(maximum),
+                f"{summary.means[column]:.1f}",
+                *map(str, counts),
+                Text(spark, style="cyan"),
+            )
         console.print(scores)
         if summary.slowest:
             slow = Table(title="Slowest submissions", title_justify="left")
             for name in ("student", "seconds", "total", "status"):
                 slow.add_column(name)
             for row in summary.slowest:
-                slow.add_row(*(terminal_text(v) for v in (row["student"], row["seconds"], row["total"] or "—", row["status"])))
+                slow.add_row(
+                    *(
+                        terminal_text(v)
+                        for v in (row["student"], row["seconds"], row["total"] or "—", row["status"])
+                    )
+                )
             console.print(slow)
         if summary.failures:
             fails = Table(title="Not graded normally, by reason", title_justify="left")
             for name in ("status", "reason", "students"):
                 fails.add_column(name, overflow="fold")
-            for (status, reason), students in sorted(summary.failures.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-                shown = ", ".join(students[:5]) + (f" … ({len(students)})" if len(students) > 5 else f" ({len(students)})")
-                fails.add_row(terminal_text(status, style=STATUS_STYLE.get(status, "")), terminal_text(reason or "—"),
-                              terminal_text(shown))
+            for (status, reason), students in sorted(
+                summary.failures.items(), key=lambda kv: (-len(kv[1]), kv[0])
+            ):
+                shown = ", ".join(students[:5]) + (
+                    f" … ({len(students)})" if len(students) > 5 else f" ({len(students)})"
+                )
+                fails.add_row(
+                    terminal_text(status, style=STATUS_STYLE.get(status, "")),
+                    terminal_text(reason or "—"),
+                    terminal_text(shown),
+                )
             console.print(fails)
         counts = ", ".join(f"{n} {status}" for status, n in sorted(summary.counts.items()))
-        console.print(terminal_text(f"{sum(summary.counts.values())} students: {counts}; {skipped} up to date "
-                                    f"(not regraded). Gradebook: {gradebook}"))
+        console.print(
+            terminal_text(
+                f"{sum(summary.counts.values())} students: {counts}; {skipped} up to date "
+                f"(not regraded). Gradebook: {gradebook}"
+            )
+        )
 
     def regraded(self, task: str, pairs: list[tuple[dict[str, str], Optional[dict[str, str]]]]) -> None:
         """After ``--regrade task``: how many were regraded, and each student whose points of
         `task` moved (`pairs`: the new row and the row before it)."""
         moved = [(row, old) for row, old in pairs if old is not None and old[task] != row[task]]
-        table = Table(title=terminal_text(f"Regrade of task {task}: {len(pairs)} students regraded, the points of "
-                                          f"{len(moved)} moved", style="table.title"), title_justify="left")
+        table = Table(
+            title=terminal_text(
+                f"Regrade of task {task}: {len(pairs)} students regraded, the points of {len(moved)} moved",
+                style="table.title",
+            ),
+            title_justify="left",
+        )
         for name in ("student", f"{task} before", f"{task} after", "total before", "total after"):
             table.add_column(name, justify="left" if name == "student" else "right")
         for row, old in sorted(moved, key=lambda pair: pair[0]["student"]):
-            table.add_row(*(terminal_text(v) for v in (row["student"], old[task] or "—", row[task] or "—",
-                                                         old["total"] or "—", row["total"] or "—")))
+            table.add_row(
+                *(
+                    terminal_text(v)
+                    for v in (
+                        row["student"],
+                        old[task] or "—",
+                        row[task] or "—",
+                        old["total"] or "—",
+                        row["total"] or "—",
+                    )
+                )
+            )
         self.console.print(table)

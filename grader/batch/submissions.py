@@ -63,8 +63,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from grader.trees.intake import (MAX_SUBMISSION_BYTES, SKIP_DIRS, FolderBudget, FolderEntry, SubmissionError,
-    read_capped, shown_name, walk_folder)
+from grader.trees.intake import (
+    MAX_SUBMISSION_BYTES,
+    SKIP_DIRS,
+    FolderBudget,
+    FolderEntry,
+    SubmissionError,
+    read_capped,
+    shown_name,
+    walk_folder,
+)
 
 __all__ = ["BatchInputError", "Found", "Packed", "Submission", "find_submissions", "pack", "safe_student_id"]
 
@@ -167,7 +175,13 @@ def find_submissions(folder: Path | str, strip_prefix: Optional[str] = None) -> 
         subs = []
         for path in entries:
             if path.name in names:
-                subs.append(Submission(safe_student_id(names[path.name]), path, f"{shown_name(path.name)} ({names[path.name]})"))
+                subs.append(
+                    Submission(
+                        safe_student_id(names[path.name]),
+                        path,
+                        f"{shown_name(path.name)} ({names[path.name]})",
+                    )
+                )
             else:
                 ignored.append(shown_name(path.name))
     else:
@@ -181,13 +195,15 @@ def find_submissions(folder: Path | str, strip_prefix: Optional[str] = None) -> 
     clashes = {sid: names for sid, names in by_id.items() if len(names) > 1}
     if clashes:
         listed = "; ".join(f"{sid}: {', '.join(names)}" for sid, names in sorted(clashes.items()))
-        raise BatchInputError(f"several submissions have the same student id ({listed}); keep one per student")
+        raise BatchInputError(
+            f"several submissions have the same student id ({listed}); keep one per student"
+        )
     return Found(sorted(subs, key=lambda s: s.student), layout, ignored)
 
 
 def _student_name(path: Path, prefix: str) -> str:
     name = path.name[: -len(".zip")] if path.name.lower().endswith(".zip") and path.is_file() else path.name
-    return name[len(prefix):] if prefix and name.startswith(prefix) and len(name) > len(prefix) else name
+    return name[len(prefix) :] if prefix and name.startswith(prefix) and len(name) > len(prefix) else name
 
 
 def _classroom_prefix(entries: list[Path]) -> str:
@@ -250,8 +266,10 @@ def pack(sub: Submission) -> Packed:
     except SubmissionError as exc:
         return _refused(hashlib.sha256(f"{sub.path.name}\0".encode("utf-8", "surrogateescape")), str(exc))
     except OSError as exc:  # the submission itself went away or cannot be read
-        return _refused(hashlib.sha256(f"{sub.path.name}\0".encode("utf-8", "surrogateescape")),
-                        f"{shown_name(sub.path.name)} cannot be read: {exc.strerror or exc}")
+        return _refused(
+            hashlib.sha256(f"{sub.path.name}\0".encode("utf-8", "surrogateescape")),
+            f"{shown_name(sub.path.name)} cannot be read: {exc.strerror or exc}",
+        )
 
 
 def _refused(digest: Any, refusal: str) -> Packed:
@@ -288,7 +306,9 @@ def _pack_folder(root: Path) -> Packed:
     return Packed(buffer.getvalue(), digest.hexdigest())
 
 
-def _pack_entry(entry: FolderEntry, zf: zipfile.ZipFile, digest: Any, budget: FolderBudget, real_root: Path) -> None:
+def _pack_entry(
+    entry: FolderEntry, zf: zipfile.ZipFile, digest: Any, budget: FolderBudget, real_root: Path
+) -> None:
     """Hash and zip one entry of a folder: a file (read with a cap), a link (as a link),
     nothing for a folder (its files carry its path).
 
@@ -307,7 +327,9 @@ def _pack_entry(entry: FolderEntry, zf: zipfile.ZipFile, digest: Any, budget: Fo
         digest.update(f"link\0{rel}\0{target}\0".encode("utf-8", "surrogateescape"))
         resolved = Path(os.path.realpath(entry.path))  # never raises, even on a loop of links
         if resolved != real_root and real_root not in resolved.parents:
-            raise SubmissionError(f"{shown_name(rel)} is a symbolic link to {shown_name(target)}, outside the submission")
+            raise SubmissionError(
+                f"{shown_name(rel)} is a symbolic link to {shown_name(target)}, outside the submission"
+            )
         zf.writestr(_zip_info(rel, stat.S_IFLNK | 0o777), target.encode("utf-8", "surrogateescape"))
     elif stat.S_ISREG(mode):
         # at most what is left of the limit (+1): a file that grew since its stat is refused, unread

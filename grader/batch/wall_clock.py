@@ -45,12 +45,14 @@ __all__ = ["Ran", "kill_descendants", "run_with_wall_clock"]
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 #: Run by ``python -c`` in the child: read the call (the parent's sys.path first), run it.
-BOOT = ("import pickle, sys\n"
-        "with open(sys.argv[1] + '/call.pickle', 'rb') as f:\n"
-        "    call = pickle.load(f)\n"
-        "sys.path[:] = call['path']\n"
-        "from grader.batch.wall_clock import child_main\n"
-        "child_main(call, sys.argv[1])\n")
+BOOT = (
+    "import pickle, sys\n"
+    "with open(sys.argv[1] + '/call.pickle', 'rb') as f:\n"
+    "    call = pickle.load(f)\n"
+    "sys.path[:] = call['path']\n"
+    "from grader.batch.wall_clock import child_main\n"
+    "child_main(call, sys.argv[1])\n"
+)
 
 
 @dataclass
@@ -72,9 +74,15 @@ def run_with_wall_clock(target: str, payload: Any, seconds: float, scratch: Path
     with open(io / "call.pickle", "wb") as f:
         pickle.dump({"path": list(sys.path), "target": target, "payload": payload}, f)
     with open(io / "output", "wb") as output:
-        proc = subprocess.Popen([sys.executable, "-c", BOOT, str(io)], stdin=subprocess.DEVNULL, stdout=output,
-                                stderr=subprocess.STDOUT, cwd=str(io), env={**os.environ, "TMPDIR": str(tmp)},
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", BOOT, str(io)],
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            cwd=str(io),
+            env={**os.environ, "TMPDIR": str(tmp)},
+            start_new_session=True,
+        )
         try:
             code = proc.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
@@ -85,7 +93,10 @@ def run_with_wall_clock(target: str, payload: Any, seconds: float, scratch: Path
         with open(result, "rb") as f:
             return Ran(value=pickle.load(f))
     tail = (io / "output").read_bytes()[-2000:].decode(errors="replace").strip()
-    return Ran(failure=f"the grading process ended with exit status {code} without a result" + (f": {tail}" if tail else ""))
+    return Ran(
+        failure=f"the grading process ended with exit status {code} without a result"
+        + (f": {tail}" if tail else "")
+    )
 
 
 def _end(proc: subprocess.Popen) -> None:

@@ -46,8 +46,17 @@ from .gradebook import fmt_points, grader_version
 from grader.core.results import CheckResult, GradeResult, Problem, TaskResult
 from grader.sandbox.session import Limits
 
-__all__ = ["crashed_outcome", "feedback_markdown", "finished_outcome", "grade_from_dict", "grade_here", "grade_job",
-           "merge_task", "overtime_result", "unreadable_result"]
+__all__ = [
+    "crashed_outcome",
+    "feedback_markdown",
+    "finished_outcome",
+    "grade_from_dict",
+    "grade_here",
+    "grade_job",
+    "merge_task",
+    "overtime_result",
+    "unreadable_result",
+]
 
 
 def grade_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -97,7 +106,9 @@ def overtime_result(stage: str, label: str, reason: str) -> GradeResult:
     from grader.core.manifest import load_manifest
 
     manifest = load_manifest(stage)
-    tasks = [TaskResult(t.id, t.title, t.points, 0.0, "timeout", f"not graded: {reason}") for t in manifest.tasks]
+    tasks = [
+        TaskResult(t.id, t.title, t.points, 0.0, "timeout", f"not graded: {reason}") for t in manifest.tasks
+    ]
     return GradeResult(stage=stage, title=manifest.title, submission=label, tasks=tasks, seconds=0.0)
 
 
@@ -115,12 +126,24 @@ def grade_here(job: dict[str, Any]) -> dict[str, Any]:
             sub_dir = open_submission(archive, scratch / "unpacked")
         except SubmissionError as exc:
             reason = str(exc).replace(str(archive), job["archive"])  # no temporary path: the same every run
-            outcome = finished_outcome(job, unreadable_result(job["stage"], job["label"], reason, notebooks=job["notebooks"]), "malformed", reason)
+            outcome = finished_outcome(
+                job,
+                unreadable_result(job["stage"], job["label"], reason, notebooks=job["notebooks"]),
+                "malformed",
+                reason,
+            )
         else:
-            reason = "" if find_package(sub_dir) else "no minitorch/ package (nor .py files) in the submission"
+            reason = (
+                "" if find_package(sub_dir) else "no minitorch/ package (nor .py files) in the submission"
+            )
             task = job.get("task")
-            result = grade(sub_dir, job["stage"], task=task, limits=Limits(**job["limits"]),
-                           notebooks=job["notebooks"] and task is None)
+            result = grade(
+                sub_dir,
+                job["stage"],
+                task=task,
+                limits=Limits(**job["limits"]),
+                notebooks=job["notebooks"] and task is None,
+            )
             result.submission = job["label"]
             if task is not None:
                 result = merge_task(grade_from_dict(job["previous"]), result, task)
@@ -143,7 +166,9 @@ def unreadable_result(stage: str, label: str, reason: str, notebooks: bool = Tru
     return refused_result(stage, label, f"cannot read the submission: {reason}", notebooks=notebooks)
 
 
-def finished_outcome(job: dict[str, Any], result: GradeResult, status: str = "", reason: str = "") -> dict[str, Any]:
+def finished_outcome(
+    job: dict[str, Any], result: GradeResult, status: str = "", reason: str = ""
+) -> dict[str, Any]:
     """What a finished grading sends back: the reports' texts, the result as a dict, and
     the status (``malformed`` when given, else ``grader-error``, ``timeout`` or ``graded``)."""
     import json
@@ -160,13 +185,26 @@ def finished_outcome(job: dict[str, Any], result: GradeResult, status: str = "",
         else:
             status = "graded"
     grade = json_safe(dataclasses.asdict(result))  # no lone surrogate: every text encodes as UTF-8
-    files = {"results.json": json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n",
-             "junit.xml": junit(result).decode("utf-8"), "feedback.md": feedback_markdown(result),
-             "grade.json": json.dumps(grade, indent=1, ensure_ascii=False) + "\n"}
-    return {"student": job["student"], "label": job["label"], "sha256": job["sha256"], "status": status,
-            "reason": json_safe(reason), "points": {t.id: t.score for t in result.tasks}, "total": result.score,
-            "max": result.max_score, "files": files, "grade": grade,
-            "grader_version": grader_version(), "worker": _worker_address()}
+    files = {
+        "results.json": json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n",
+        "junit.xml": junit(result).decode("utf-8"),
+        "feedback.md": feedback_markdown(result),
+        "grade.json": json.dumps(grade, indent=1, ensure_ascii=False) + "\n",
+    }
+    return {
+        "student": job["student"],
+        "label": job["label"],
+        "sha256": job["sha256"],
+        "status": status,
+        "reason": json_safe(reason),
+        "points": {t.id: t.score for t in result.tasks},
+        "total": result.score,
+        "max": result.max_score,
+        "files": files,
+        "grade": grade,
+        "grader_version": grader_version(),
+        "worker": _worker_address(),
+    }
 
 
 def grade_from_dict(data: dict[str, Any]) -> GradeResult:
@@ -185,7 +223,9 @@ def merge_task(previous: GradeResult, regraded: GradeResult, task_id: str) -> Gr
     that belongs to no check (then grading itself failed)."""
     new_row = next(t for t in regraded.tasks if t.id == task_id)
     tasks = [new_row if t.id == task_id else t for t in previous.tasks]
-    if not any(t.id == task_id for t in previous.tasks):  # a task the earlier grade lacked (a manifest changed)
+    if not any(
+        t.id == task_id for t in previous.tasks
+    ):  # a task the earlier grade lacked (a manifest changed)
         tasks.append(new_row)
     check_errors = [c.grader_error for t in tasks for c in t.checks if c.grader_error]
     regrade_check_errors = {c.grader_error for c in new_row.checks if c.grader_error}
@@ -193,15 +233,33 @@ def merge_task(previous: GradeResult, regraded: GradeResult, task_id: str) -> Gr
     problems = list(previous.problems) + [p for p in regraded.problems if p not in previous.problems]
     old_row = next((t for t in previous.tasks if t.id == task_id), None)
     seconds = previous.seconds - (old_row.seconds if old_row else 0.0) + new_row.seconds
-    return dataclasses.replace(previous, tasks=tasks, problems=problems, grader_errors=check_errors + general,
-                               seconds=max(seconds, 0.0), isolation=regraded.isolation)
+    return dataclasses.replace(
+        previous,
+        tasks=tasks,
+        problems=problems,
+        grader_errors=check_errors + general,
+        seconds=max(seconds, 0.0),
+        isolation=regraded.isolation,
+    )
 
 
 def crashed_outcome(job: dict[str, Any], reason: str) -> dict[str, Any]:
     """A grading that did not finish: no points, no reports, a reason."""
-    return {"student": job["student"], "label": job["label"], "sha256": job["sha256"], "status": "crashed",
-            "reason": reason, "points": {}, "total": None, "max": None, "files": {}, "grade": None,
-            "grader_version": grader_version(), "worker": _worker_address(), "seconds": 0.0}
+    return {
+        "student": job["student"],
+        "label": job["label"],
+        "sha256": job["sha256"],
+        "status": "crashed",
+        "reason": reason,
+        "points": {},
+        "total": None,
+        "max": None,
+        "files": {},
+        "grade": None,
+        "grader_version": grader_version(),
+        "worker": _worker_address(),
+        "seconds": 0.0,
+    }
 
 
 def _worker_address() -> str:
@@ -222,21 +280,36 @@ def feedback_markdown(result: GradeResult) -> str:
     can close, and no control character or lone surrogate reaches the file."""
     from grader.core.safe_text import code_fence, markdown_cell, markdown_text, visible
 
-    lines = [f"# {markdown_text(result.stage.upper())} · {markdown_text(result.title)}", "",
-             f"**Score: {fmt_points(result.score)} / {fmt_points(result.max_score)}** ({markdown_text(result.submission)})",
-             "", "| task | title | points | status | message |", "|---|---|---|---|---|"]
+    lines = [
+        f"# {markdown_text(result.stage.upper())} · {markdown_text(result.title)}",
+        "",
+        f"**Score: {fmt_points(result.score)} / {fmt_points(result.max_score)}** ({markdown_text(result.submission)})",
+        "",
+        "| task | title | points | status | message |",
+        "|---|---|---|---|---|",
+    ]
     for row in result.tasks:
         name = row.id if row.kind == "task" else "notebook"
-        lines.append(f"| {markdown_cell(name)} | {markdown_cell(row.title)} | {fmt_points(row.score)} / "
-                     f"{fmt_points(row.max_points)} | {markdown_cell(row.status)} | {markdown_cell(row.message)} |")
+        lines.append(
+            f"| {markdown_cell(name)} | {markdown_cell(row.title)} | {fmt_points(row.score)} / "
+            f"{fmt_points(row.max_points)} | {markdown_cell(row.status)} | {markdown_cell(row.message)} |"
+        )
     for row in result.tasks:
         if row.status != "passed" and row.feedback:
             body = visible(row.feedback.rstrip())
             fence = code_fence(body)
-            lines += ["", f"## {markdown_text(row.id)}: {markdown_text(row.title)} ({markdown_text(row.status)})", "",
-                      f"{fence}text", body, fence]
+            lines += [
+                "",
+                f"## {markdown_text(row.id)}: {markdown_text(row.title)} ({markdown_text(row.status)})",
+                "",
+                f"{fence}text",
+                body,
+                fence,
+            ]
     if result.problems:
-        lines += ["", "## Problems with the submission", ""] + [f"- {markdown_text(p.message)}" for p in result.problems]
+        lines += ["", "## Problems with the submission", ""] + [
+            f"- {markdown_text(p.message)}" for p in result.problems
+        ]
     if result.grader_errors:
         lines += ["", "Grading failed for some checks (not your fault; the staff has been told)."]
     return "\n".join(lines) + "\n"

@@ -128,7 +128,13 @@ class CheckContext:
         services: the task, limits, sessions and timings of this run of the check.
     """
 
-    def __init__(self, check: Check, run_child: Callable[[list[dict]], list[Any]], reference: Executor, services: Services):
+    def __init__(
+        self,
+        check: Check,
+        run_child: Callable[[list[dict]], list[Any]],
+        reference: Executor,
+        services: Services,
+    ):
         self.check = check
         self._run_child = run_child
         self._reference = reference
@@ -213,7 +219,11 @@ class CheckContext:
                     break
                 raise
             except CheckFailed as exc:
-                off = relative_difference(e.values, g.values) if e.error is None and g.error is None else math.inf
+                off = (
+                    relative_difference(e.values, g.values)
+                    if e.error is None and g.error is None
+                    else math.inf
+                )
                 failed.append((off, exc))
                 if len(failed) == SHOWN_OF:
                     break
@@ -298,19 +308,31 @@ class CheckContext:
                 if ans.error:
                     raise StudentError(f"{label} with {at} {sign} ε (ε = {epsilon:g})", ans.error, details)
                 if not isinstance(ans.values[0], TensorVal) or ans.values[0].array.shape != g.shape:
-                    raise CheckFailed(f"{label}: with {at} {sign} ε your forward gave {describe(ans.values[0])[:80]}, "
-                                      f"not a tensor of shape {g.shape}", details)
+                    raise CheckFailed(
+                        f"{label}: with {at} {sign} ε your forward gave {describe(ans.values[0])[:80]}, "
+                        f"not a tensor of shape {g.shape}",
+                        details,
+                    )
             numeric[k][idx] = central_difference(up.values[0].array, down.values[0].array, g, epsilon)
         for k, (a, got) in enumerate(zip(arrays, grads)):
             if got is None:
-                raise CheckFailed(f"{label}: input {names[k]} (shape {a.shape}) received no gradient (.grad is None)", details)
+                raise CheckFailed(
+                    f"{label}: input {names[k]} (shape {a.shape}) received no gradient (.grad is None)",
+                    details,
+                )
             if not isinstance(got, TensorVal):
                 raise CheckFailed(f"{label}: {names[k]}.grad is {describe(got)[:80]}, not a Tensor", details)
             if got.array.shape != a.shape:
-                raise CheckFailed(f"{label}: {names[k]}.grad has shape {got.array.shape}, {names[k]} has shape {a.shape}", details)
+                raise CheckFailed(
+                    f"{label}: {names[k]}.grad has shape {got.array.shape}, {names[k]} has shape {a.shape}",
+                    details,
+                )
             d = diff(TensorVal(numeric[k]), TensorVal(got.array.astype(np.float64)), tol)
             if d:
-                rows = [("central differences of your forward:", numeric[k]), (f"your backward ({names[k]}.grad):", got.array)]
+                rows = [
+                    ("central differences of your forward:", numeric[k]),
+                    (f"your backward ({names[k]}.grad):", got.array),
+                ]
                 width = max(len(title) for title, _ in rows)
                 raise CheckFailed(
                     f"{label}: your backward disagrees with central differences of your forward for {names[k]}: {d}",
@@ -331,7 +353,9 @@ def central_difference(up: np.ndarray, down: np.ndarray, g: np.ndarray, epsilon:
     return float(np.sum(delta * g) / (2 * epsilon))
 
 
-def compare_answer(p: Probe, expected: Answer, got: Answer, tol: Tol = Tol(), strict_bool: bool = True) -> None:
+def compare_answer(
+    p: Probe, expected: Answer, got: Answer, tol: Tol = Tol(), strict_bool: bool = True
+) -> None:
     """Raise CheckFailed / StudentError when `got` does not match `expected` for probe `p`.
 
     Every message says what was expected: the reference's value (or exception) is known
@@ -345,19 +369,35 @@ def compare_answer(p: Probe, expected: Answer, got: Answer, tol: Tol = Tol(), st
         if got.error is None:
             raise CheckFailed(
                 f"{p.label}: expected {expected.error.type}, but no error was raised",
-                _join(inputs, f"expected: {wanted}", f"got: {describe(got.values[0]) if got.values else 'nothing'}"),
+                _join(
+                    inputs,
+                    f"expected: {wanted}",
+                    f"got: {describe(got.values[0]) if got.values else 'nothing'}",
+                ),
             )
         if got.error.is_a(expected.error.type):
             if p.error_match and not re.search(p.error_match, got.error.message):
-                raise CheckFailed(f"{p.label}: the {got.error.type} must say {p.error_match!r}, as the public tests ask",
-                                  _join(inputs, f"expected: {wanted}", got.error.format()))
+                raise CheckFailed(
+                    f"{p.label}: the {got.error.type} must say {p.error_match!r}, as the public tests ask",
+                    _join(inputs, f"expected: {wanted}", got.error.format()),
+                )
             return
         if got.error.is_a("NotImplementedError"):
-            raise StudentError(p.label, got.error, _join(inputs, f"expected: {wanted}"), expected=f"{expected.error.type} to be raised")
-        raise CheckFailed(f"{p.label}: expected {expected.error.type}, got {got.error.type}", _join(inputs, f"expected: {wanted}", got.error.format()))
+            raise StudentError(
+                p.label,
+                got.error,
+                _join(inputs, f"expected: {wanted}"),
+                expected=f"{expected.error.type} to be raised",
+            )
+        raise CheckFailed(
+            f"{p.label}: expected {expected.error.type}, got {got.error.type}",
+            _join(inputs, f"expected: {wanted}", got.error.format()),
+        )
     if got.error is not None:
         names = p.output_names if len(p.output_names) > 1 else [""]
-        full = "; ".join(f"{n} = {describe(e)}" if n else describe(e) for n, e in zip(names, expected.values or []))
+        full = "; ".join(
+            f"{n} = {describe(e)}" if n else describe(e) for n, e in zip(names, expected.values or [])
+        )
         raise StudentError(p.label, got.error, _join(inputs, f"expected: {full}"), expected=short(full, 80))
     for name, e, g in zip(p.output_names, expected.values, got.values):
         d = diff(e, g, tol, strict_bool)

@@ -26,8 +26,21 @@ import numpy as np
 
 from grader.sandbox.answers import ArrayVal, BadTensor, NpScalar, ObjectVal, TensorVal
 
-__all__ = ["F32", "Shown", "Tol", "describe", "diff", "diff_arrays", "fmt_array", "int_zero_note", "is_number", "kind_name", "num_text",
-           "number_kind", "relative_difference"]
+__all__ = [
+    "F32",
+    "Shown",
+    "Tol",
+    "describe",
+    "diff",
+    "diff_arrays",
+    "fmt_array",
+    "int_zero_note",
+    "is_number",
+    "kind_name",
+    "num_text",
+    "number_kind",
+    "relative_difference",
+]
 
 
 def describe(v: Any) -> str:
@@ -77,11 +90,13 @@ def fmt_array(a: np.ndarray) -> str:
 
 
 def is_number(v: Any) -> bool:
-    return (type(v) in (int, float, bool)) or (isinstance(v, NpScalar) and type(v.value) in (int, float, bool))
+    return (type(v) in (int, float, bool)) or (
+        isinstance(v, NpScalar) and type(v.value) in (int, float, bool)
+    )
 
 
 def number_kind(v: Any) -> Optional[str]:
-    """"bool", "int" or "float" for a Python or NumPy number, None for anything else."""
+    """ "bool", "int" or "float" for a Python or NumPy number, None for anything else."""
     value = v.value if isinstance(v, NpScalar) else v
     return {bool: "bool", int: "int", float: "float"}.get(type(value))
 
@@ -141,10 +156,15 @@ def diff(expected: Any, got: Any, tol: Tol = Tol(), strict_bool: bool = True) ->
     if want is not None:
         have = number_kind(got)
         if have is None:
-            return f"expected the {want} {_shown(expected)}, got {kind_name(got)}" + ("" if isinstance(got, ObjectVal) else f" ({describe(got)[:60]})")
+            return f"expected the {want} {_shown(expected)}, got {kind_name(got)}" + (
+                "" if isinstance(got, ObjectVal) else f" ({describe(got)[:60]})"
+            )
         if strict_bool and have != want and not _int_zero(expected, got):
-            why = (" (a comparison's 1.0 / 0.0 is used in arithmetic, and NumPy refuses to subtract bools)"
-                   if (want, have) == ("float", "bool") else "")
+            why = (
+                " (a comparison's 1.0 / 0.0 is used in arithmetic, and NumPy refuses to subtract bools)"
+                if (want, have) == ("float", "bool")
+                else ""
+            )
             return f"expected the {want} {_shown(expected)}, got the {have} {_shown(got)}{why}"
         if strict_bool and want == "bool":
             return None if _num(got) == _num(expected) else f"expected {_shown(expected)}, got {_shown(got)}"
@@ -182,14 +202,21 @@ def diff(expected: Any, got: Any, tol: Tol = Tol(), strict_bool: bool = True) ->
 
 def _int_zero(expected: Any, got: Any) -> bool:
     """The int 0 where the reference returns the float 0.0 (see the module docstring)."""
-    return number_kind(expected) == "float" and _plain(expected) == 0.0 and number_kind(got) == "int" and _plain(got) == 0
+    return (
+        number_kind(expected) == "float"
+        and _plain(expected) == 0.0
+        and number_kind(got) == "int"
+        and _plain(got) == 0
+    )
 
 
 def int_zero_note(expected: Any, got: Any) -> Optional[str]:
     """ "returned the int 0 where …" when `got` (or an item of it) is an accepted int 0, else None."""
     if _int_zero(expected, got):
-        return ("returned the int 0 where the reference returns the float 0.0: accepted (0 == 0.0), "
-                "but write 0.0 so that every result is a float")
+        return (
+            "returned the int 0 where the reference returns the float 0.0: accepted (0 == 0.0), "
+            "but write 0.0 so that every result is a float"
+        )
     if isinstance(expected, (list, tuple)) and isinstance(got, (list, tuple)):
         return next((n for e, g in zip(expected, got) if (n := int_zero_note(e, g))), None)
     if isinstance(expected, dict) and isinstance(got, dict):
@@ -265,11 +292,17 @@ def relative_difference(expected: Any, got: Any) -> float:
     them (`_relative`), through tensors, arrays, numbers, sequences and dicts; inf where
     they differ in type, dtype or shape (as visible as a difference gets)."""
     if isinstance(expected, (TensorVal, ArrayVal)):
-        if type(got) is not type(expected) or got.array.shape != expected.array.shape or got.array.dtype != expected.array.dtype:
+        if (
+            type(got) is not type(expected)
+            or got.array.shape != expected.array.shape
+            or got.array.dtype != expected.array.dtype
+        ):
             return np.inf
         return float(np.max(_relative(expected.array, got.array), initial=0.0))
     if is_number(expected):
-        return float(_relative(np.asarray(_num(expected)), np.asarray(_num(got)))) if is_number(got) else np.inf
+        return (
+            float(_relative(np.asarray(_num(expected)), np.asarray(_num(got)))) if is_number(got) else np.inf
+        )
     if isinstance(expected, (list, tuple)) and isinstance(got, (list, tuple)) and len(expected) == len(got):
         return max((relative_difference(e, g) for e, g in zip(expected, got)), default=0.0)
     if isinstance(expected, dict) and isinstance(got, dict) and set(expected) == set(got):

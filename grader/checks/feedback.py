@@ -76,7 +76,7 @@ def _reference_fences() -> dict[str, tuple[Fence, ...]]:
 
 
 def _module(rel: str) -> str:
-    """"minitorch/nn/conv.py" → "nn.conv"."""
+    """ "minitorch/nn/conv.py" → "nn.conv"."""
     path = rel.removesuffix(".py")
     parts = path.split("/")
     return ".".join(parts[1:] if parts[0] == "minitorch" and len(parts) > 1 else parts)

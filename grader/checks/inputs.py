@@ -32,7 +32,9 @@ def layout_text(order: Optional[Sequence[int]]) -> str:
     return "row-major" if order is None else f"stored in dimension order {tuple(order)}"
 
 
-def values(rng: np.random.Generator, shape: Sequence[int], positive: bool = False, dtype: Any = np.float64) -> np.ndarray:
+def values(
+    rng: np.random.Generator, shape: Sequence[int], positive: bool = False, dtype: Any = np.float64
+) -> np.ndarray:
     """Random values: in [0.5, 2) when `positive` (log, inv); otherwise on a grid of
     quarters without 0, so that comparisons (eq, lt, max) meet ties."""
     if positive:

@@ -12,14 +12,25 @@ from .base import CheckContext
 from .inputs import I64, strides_for
 from .probe import Probe, Ref
 
-__all__ = ["Build", "BuildMany", "backward_of_sum", "fwd_bwd", "fwd_bwd_many", "gradcheck_call", "kernel_probe", "out_len", "raw_layout"]
+__all__ = [
+    "Build",
+    "BuildMany",
+    "backward_of_sum",
+    "fwd_bwd",
+    "fwd_bwd_many",
+    "gradcheck_call",
+    "kernel_probe",
+    "out_len",
+    "raw_layout",
+]
 
 Build = Callable[[Probe, list[Ref]], Ref]
 BuildMany = Callable[[Probe, list[Any]], list[Ref]]
 
 
-def _probe_with_inputs(label: str, arrays: dict[str, Optional[np.ndarray]], grad: bool,
-                       order: Optional[dict[str, Sequence[int]]]) -> tuple[Probe, list[Any], list[tuple[str, Ref]]]:
+def _probe_with_inputs(
+    label: str, arrays: dict[str, Optional[np.ndarray]], grad: bool, order: Optional[dict[str, Sequence[int]]]
+) -> tuple[Probe, list[Any], list[tuple[str, Ref]]]:
     """A probe holding a tensor per array (None stays None; float ones require a gradient
     when `grad`): (probe, the registers in order, [(name, tensor)] of those with a gradient)."""
     p = Probe(label, {k: v for k, v in arrays.items() if v is not None})
@@ -37,7 +48,16 @@ def _probe_with_inputs(label: str, arrays: dict[str, Optional[np.ndarray]], grad
     return p, refs, with_grad
 
 
-def fwd_bwd(ctx: CheckContext, label: str, arrays: dict[str, Optional[np.ndarray]], build: Build, out_shape: Sequence[int], *, grad: bool = True, order: Optional[dict[str, Sequence[int]]] = None) -> Probe:
+def fwd_bwd(
+    ctx: CheckContext,
+    label: str,
+    arrays: dict[str, Optional[np.ndarray]],
+    build: Build,
+    out_shape: Sequence[int],
+    *,
+    grad: bool = True,
+    order: Optional[dict[str, Sequence[int]]] = None,
+) -> Probe:
     """A probe: tensors for `arrays` (None stays None), out = build(...); with `grad`, also
     out.backward(g) for a random g and every input's .grad."""
     p, refs, with_grad = _probe_with_inputs(label, arrays, grad, order)
@@ -63,7 +83,16 @@ def backward_of_sum(p: Probe, outputs: Sequence[tuple[Ref, np.ndarray]]) -> None
     p.method(loss, "backward")
 
 
-def fwd_bwd_many(ctx: CheckContext, label: str, arrays: dict[str, Optional[np.ndarray]], build: BuildMany, out_shapes: Sequence[Sequence[int]], names: Sequence[str], *, order: Optional[dict[str, Sequence[int]]] = None) -> Probe:
+def fwd_bwd_many(
+    ctx: CheckContext,
+    label: str,
+    arrays: dict[str, Optional[np.ndarray]],
+    build: BuildMany,
+    out_shapes: Sequence[Sequence[int]],
+    names: Sequence[str],
+    *,
+    order: Optional[dict[str, Sequence[int]]] = None,
+) -> Probe:
     """`fwd_bwd` for a function of several outputs (an LSTM's (h, c), a layer's (output, h_n)):
     `build` returns their registers; one backward of L = Σ_k sum(out_k ⊙ g_k) for random g_k;
     the probe returns the outputs (named `names`) and every float input's .grad."""
@@ -93,12 +122,21 @@ def raw_layout(x: np.ndarray, order: Optional[Sequence[int]] = None) -> list[np.
     return [storage, np.array(x.shape, dtype=I64), np.array(strides_for(x.shape, order), dtype=I64)]
 
 
-def kernel_probe(label: str, kernel: str, out_shape: Sequence[int], source: np.ndarray, order: Sequence[int], *args: Any) -> Probe:
+def kernel_probe(
+    label: str, kernel: str, out_shape: Sequence[int], source: np.ndarray, order: Sequence[int], *args: Any
+) -> Probe:
     """Call a kernel directly: out (contiguous, prefilled with garbage it must overwrite),
     the source in a permuted layout, then the kernel's scalar arguments; return out."""
     p = Probe(label, {"input": source})
     out = p.const(np.full(int(np.prod(out_shape)), 1e3))
-    p.call(kernel, out, np.array(out_shape, dtype=I64), np.array(strides_for(tuple(out_shape)), dtype=I64), *raw_layout(source, order), *args)
+    p.call(
+        kernel,
+        out,
+        np.array(out_shape, dtype=I64),
+        np.array(strides_for(tuple(out_shape)), dtype=I64),
+        *raw_layout(source, order),
+        *args,
+    )
     p.returns(out)
     return p
 

@@ -22,10 +22,19 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from grader.sandbox.answers import (Answer, ArrayVal, BadTensor, ErrorInfo, NpScalar, ObjectVal, TensorVal,
-    parse_answer, parse_error, parse_value)
+from grader.sandbox.answers import (
+    Answer,
+    ArrayVal,
+    BadTensor,
+    ErrorInfo,
+    NpScalar,
+    ObjectVal,
+    TensorVal,
+    parse_answer,
+    parse_error,
+    parse_value,
+)
 from .compare import F32, Tol, describe, diff, diff_arrays, fmt_array, is_number, kind_name, num_text  # noqa: F401
-
 
 
 @dataclass(frozen=True)
@@ -47,8 +56,13 @@ class Probe:
             regular expression, searched): where the public tests ask for them too.
     """
 
-    def __init__(self, label: str, inputs: Optional[dict[str, Any]] = None, expect_error: bool = False,
-                 error_match: str = ""):
+    def __init__(
+        self,
+        label: str,
+        inputs: Optional[dict[str, Any]] = None,
+        expect_error: bool = False,
+        error_match: str = "",
+    ):
         self.label = label
         self.expect_error = expect_error
         self.error_match = error_match
@@ -76,7 +90,10 @@ class Probe:
 
     def _step_text(self, op: str, a: dict[str, Any]) -> str:
         def args() -> str:
-            return ", ".join([self.text(x) for x in a.get("args", [])] + [f"{k}={self.text(x)}" for k, x in a.get("kwargs", {}).items()])
+            return ", ".join(
+                [self.text(x) for x in a.get("args", [])]
+                + [f"{k}={self.text(x)}" for k, x in a.get("kwargs", {}).items()]
+            )
 
         if op == "get":
             return a["path"].removeprefix("minitorch.")
@@ -188,7 +205,11 @@ class Probe:
         elif len(refs) > 1:
             texts = [self.text(r) for r in refs]
             unique = len(set(texts)) == len(texts)
-            self.output_names = texts if unique else [f"{t} (returned value {i + 1} of {len(refs)})" for i, t in enumerate(texts)]
+            self.output_names = (
+                texts
+                if unique
+                else [f"{t} (returned value {i + 1} of {len(refs)})" for i, t in enumerate(texts)]
+            )
         else:
             self.output_names = ["output"]
         return self
@@ -198,7 +219,20 @@ class Probe:
 
 
 #: `operator` names shown as Python operators in output names.
-_OPS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "matmul": "@", "pow": "**", "lt": "<", "gt": ">", "eq": "==", "ne": "!=", "le": "<=", "ge": ">="}
+_OPS = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "truediv": "/",
+    "matmul": "@",
+    "pow": "**",
+    "lt": "<",
+    "gt": ">",
+    "eq": "==",
+    "ne": "!=",
+    "le": "<=",
+    "ge": ">=",
+}
 
 
 def _short(text: str, limit: int = 60) -> str:

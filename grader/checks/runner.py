@@ -37,7 +37,15 @@ from . import get_check
 from .base import CheckContext, CheckFailed, GraderBug, Services, StudentError
 from .feedback import belongs_to, depends_on_broken, raised_in, raised_in_other, reaches_stub
 
-__all__ = ["VerdictWithheld", "explain_failures", "grade_task", "run_check", "task_files", "task_messages", "task_score"]
+__all__ = [
+    "VerdictWithheld",
+    "explain_failures",
+    "grade_task",
+    "run_check",
+    "task_files",
+    "task_messages",
+    "task_score",
+]
 
 
 class VerdictWithheld(Exception):
@@ -54,8 +62,10 @@ class VerdictWithheld(Exception):
         details: the measurements, for the feedback.
     """
 
-    message = ("not judged: the grading machine was too busy to time your code fairly; "
-               "the course staff will grade this check again (not your fault)")
+    message = (
+        "not judged: the grading machine was too busy to time your code fairly; "
+        "the course staff will grade this check again (not your fault)"
+    )
 
     def __init__(self, reason: str, details: str = ""):
         super().__init__(reason)
@@ -70,8 +80,10 @@ def run_check(name: str, stage: str, reference: Executor, services: Services) ->
     """
     chk = get_check(stage, name)
     if chk is None:
-        raise GraderBug(f"the manifest of {stage} names check {name!r}, which no module of grader/checks/{stage}/ "
-                        f"registers (@check(task, {name!r}))")
+        raise GraderBug(
+            f"the manifest of {stage} names check {name!r}, which no module of grader/checks/{stage}/ "
+            f"registers (@check(task, {name!r}))"
+        )
     session = services.student
     if session is None:
         raise GraderBug(f"check {stage}/{name} was run without a student session")
@@ -103,7 +115,9 @@ def run_check(name: str, stage: str, reference: Executor, services: Services) ->
         result.status, result.message, result.details = "failed", exc.message, exc.details
     except StudentError as exc:
         result.status, result.message = "error", exc.message_for(services.task)
-        result.details = "\n".join(x for x in (exc.details, "Traceback (your code):\n" + exc.error.format()) if x)
+        result.details = "\n".join(
+            x for x in (exc.details, "Traceback (your code):\n" + exc.error.format()) if x
+        )
         origin = raised_in(exc.error)
         if origin is not None:
             result.raised_in, result.raised_in_task = origin.function, origin.task or ""
@@ -127,7 +141,10 @@ def run_check(name: str, stage: str, reference: Executor, services: Services) ->
         result.status, result.message, result.details = exc.status, exc.message, exc.details
     except Exception as exc:  # noqa: BLE001 - a bug in the check or the reference: grading failed
         session.discard()
-        result.status, result.message = "error", "internal grader error (not your fault; tell the course staff)"
+        result.status, result.message = (
+            "error",
+            "internal grader error (not your fault; tell the course staff)",
+        )
         result.grader_error = f"{stage}/{name}: {type(exc).__name__}: {exc}"
         result.details = ""
     finally:
@@ -161,7 +178,9 @@ def grade_task(
         if only is not None and name not in only:
             continue
         if timed_out:
-            results.append(CheckResult(name, "", "timeout", "skipped: an earlier check of this task timed out"))
+            results.append(
+                CheckResult(name, "", "timeout", "skipped: an earlier check of this task timed out")
+            )
             continue
         services = Services(limits=limits, task=task, student=session, reference_child=reference_child)
         res = run_check(name, stage, reference, services)
@@ -218,10 +237,16 @@ def explain_failures(task: Task, results: Sequence[CheckResult], earlier: Sequen
     A wrong value carries no traceback, so nothing here guesses where it came from: grading
     the task alone shows it (`grader.grading.one_charge`).
     """
-    stopped = [r for r in results if r.status != "passed" and r.unfinished and r.raised_in_task and belongs_to(r.raised_in_task, task)]
+    stopped = [
+        r
+        for r in results
+        if r.status != "passed" and r.unfinished and r.raised_in_task and belongs_to(r.raised_in_task, task)
+    ]
     stopped_ids = {id(r) for r in stopped}
     # the check that reports each stub: the one named after its function, else the first
-    reporter: dict[str, str] = {r.raised_in: r.name for r in stopped if r.name == r.raised_in.rsplit(".", 1)[-1]}
+    reporter: dict[str, str] = {
+        r.raised_in: r.name for r in stopped if r.name == r.raised_in.rsplit(".", 1)[-1]
+    }
     for r in stopped:
         reporter.setdefault(r.raised_in, r.name)
         if reporter[r.raised_in] != r.name:
@@ -262,12 +287,15 @@ def _task_status(checks: list[CheckResult]) -> tuple[str, str]:
 
 
 def _worth(task: Task, results: list[CheckResult]) -> dict[str, str]:
-    """", 2.5 of 40 points" per check when the weights differ ("" for equal weights)."""
+    """ ", 2.5 of 40 points" per check when the weights differ ("" for equal weights)."""
     weights = {r.name: task.weight(r.name) for r in results}
     total = sum(weights.values())
     if len(set(weights.values())) <= 1 or not total:
         return {name: "" for name in weights}
-    return {name: f", {round(task.points * w / total, 2):g} of {task.points:g} points" for name, w in weights.items()}
+    return {
+        name: f", {round(task.points * w / total, 2):g} of {task.points:g} points"
+        for name, w in weights.items()
+    }
 
 
 def _feedback(task: Task, results: list[CheckResult], problems: list[Problem]) -> str:

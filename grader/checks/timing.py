@@ -69,7 +69,7 @@ class Ratios:
     calls: int
 
     def verdict(self, limit: float) -> str:
-        """"failed", "passed" or "withheld".
+        """ "failed", "passed" or "withheld".
 
         More than `limit` times the reference's CPU time fails on any machine: the
         reference's kernel keeps every core busy, so a kernel doing that much more work

@@ -116,18 +116,30 @@ def _run(args: argparse.Namespace) -> int:
         progress.print(f"[dim]  graded {row.id}: {row.status} ({row.seconds:.1f} s)[/dim]")
 
     try:
-        result = grade(sub, args.assignment, task=args.task, isolate=args.isolate, one_charge=not args.whole_tree, limits=limits,
-                       notebooks=not args.no_notebooks, progress=None if args.quiet else show)
+        result = grade(
+            sub,
+            args.assignment,
+            task=args.task,
+            isolate=args.isolate,
+            one_charge=not args.whole_tree,
+            limits=limits,
+            notebooks=not args.no_notebooks,
+            progress=None if args.quiet else show,
+        )
     except (ValueError, KeyError, SandboxUnavailable) as exc:  # unknown stage or task, bad manifest, no jail
         console.print(terminal_text(f"grader run: {exc}", style="red"))
         return 2
     except Exception as exc:  # noqa: BLE001 - grading itself failed: say so, exit 2
-        console.print(terminal_text(f"grader run: grading failed: {type(exc).__name__}: {exc}", style="bold red"))
+        console.print(
+            terminal_text(f"grader run: grading failed: {type(exc).__name__}: {exc}", style="bold red")
+        )
         return 2
     # The files first: a terminal that fails (a closed pipe, an encoding) must not lose the grade.
     unwritten = write_reports(result, args.json, args.junit)  # every child is gone by now
     if reason := refusal(result):  # nothing was graded: one line, not a table of the same message
-        console.print(terminal_text(f"grader run: {sub}: 0 / {result.max_score:g} points: {reason}", style="bold red"))
+        console.print(
+            terminal_text(f"grader run: {sub}: 0 / {result.max_score:g} points: {reason}", style="bold red")
+        )
     else:
         print_report(result, console, feedback=not args.quiet)
     for message in unwritten:
@@ -136,7 +148,9 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if args.fail_under is not None and result.max_score > 0:
         if 100.0 * result.score / result.max_score < args.fail_under:
-            console.print(f"[red]score {100.0 * result.score / result.max_score:.1f} % is below --fail-under {args.fail_under:g} %[/red]")
+            console.print(
+                f"[red]score {100.0 * result.score / result.max_score:.1f} % is below --fail-under {args.fail_under:g} %[/red]"
+            )
             return 1
     return 0
 
@@ -148,20 +162,30 @@ def _check(args: argparse.Namespace) -> int:
 
         try:
             stage = args.assignment or (stage_of_task(args.task) if args.task else None)
-            return mutation_main([stage] if stage else all_stages(), task=args.task, sample=args.sample,
-                                 jobs=args.jobs, timeout=args.timeout)
+            return mutation_main(
+                [stage] if stage else all_stages(),
+                task=args.task,
+                sample=args.sample,
+                jobs=args.jobs,
+                timeout=args.timeout,
+            )
         except (ValueError, KeyError) as exc:  # unknown stage or task, a bad mutants.toml
             print(f"grader check --mutants: {exc}", file=sys.stderr)
             return 2
     if (args.task and not args.public) or args.sample is not None or args.jobs != 1:
-        print("grader check: --task goes with --mutants or --public; --sample and --jobs with --mutants", file=sys.stderr)
+        print(
+            "grader check: --task goes with --mutants or --public; --sample and --jobs with --mutants",
+            file=sys.stderr,
+        )
         return 2
     from .invariants import main as check_main
     from grader.core.manifest import stage_of_task
 
     try:
         stage = args.assignment or (stage_of_task(args.task) if args.task else None)
-        return check_main(stages=[stage] if stage else None, timeout=args.timeout, public_only=args.public, task=args.task)
+        return check_main(
+            stages=[stage] if stage else None, timeout=args.timeout, public_only=args.public, task=args.task
+        )
     except (ValueError, KeyError) as exc:  # unknown stage or task
         print(f"grader check: {exc}", file=sys.stderr)
         return 2
@@ -175,7 +199,9 @@ def _release(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - report and fail
         print(f"grader release: {exc}", file=sys.stderr)
         return 2
-    print(f"released {res.stage} to {res.out_dir}: {len(res.files)} files; stubs for tasks {', '.join(res.stubbed)}")
+    print(
+        f"released {res.stage} to {res.out_dir}: {len(res.files)} files; stubs for tasks {', '.join(res.stubbed)}"
+    )
     return 0
 
 
@@ -195,7 +221,9 @@ def _example(args: argparse.Namespace) -> int:
         print(f"grader example: {exc}", file=sys.stderr)
         return 2
     stage = EXAMPLES[args.name].stage
-    print(f"wrote example {args.name} to {out} ({len(files)} files); grade it with: grader run {out} -a {stage}")
+    print(
+        f"wrote example {args.name} to {out} ({len(files)} files); grade it with: grader run {out} -a {stage}"
+    )
     return 0
 
 
@@ -204,9 +232,20 @@ class _VersionAction(argparse.Action):
     grade (what `grader batch` compares across workers), computed only when asked."""
 
     def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, help="print the grader's version (kit version + digest of the grading code) and exit")
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            help="print the grader's version (kit version + digest of the grading code) and exit",
+        )
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object, option_string: Optional[str] = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: object,
+        values: object,
+        option_string: Optional[str] = None,
+    ) -> None:
         from grader.batch.gradebook import grader_version
 
         print(f"grader {grader_version()}")
@@ -214,45 +253,103 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grader", description="Release, grade and self-check the minitorch assignments.")
+    parser = argparse.ArgumentParser(
+        prog="grader", description="Release, grade and self-check the minitorch assignments."
+    )
     parser.add_argument("--version", action=_VersionAction)
     subs = parser.add_subparsers(dest="command", required=True)
 
-    run = subs.add_parser("run", help="grade a submission", description=RUN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run = subs.add_parser(
+        "run",
+        help="grade a submission",
+        description=RUN_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument("submission", help="directory or zip with the student's minitorch/")
     run.add_argument("-a", "--assignment", required=True, type=stage_arg, help="stage id: a0, a1, …")
     run.add_argument("--task", help="grade only this task (e.g. 1.3)")
     run.add_argument("--json", metavar="FILE", help="write Gradescope results.json here")
     run.add_argument("--junit", metavar="FILE", help="write JUnit XML here")
-    run.add_argument("--fail-under", type=float, metavar="N", help="exit 1 when the score is below N percent of the maximum")
+    run.add_argument(
+        "--fail-under",
+        type=float,
+        metavar="N",
+        help="exit 1 when the score is below N percent of the maximum",
+    )
     alone = run.add_mutually_exclusive_group()
-    alone.add_argument("--whole-tree", action="store_true",
-                       help="grade with the student's code for every task only: no second look alone (see above)")
-    alone.add_argument("--isolate", action="store_true",
-                       help="grade every task with the reference for the stage's other tasks, messages shown (a diagnosis; see above)")
+    alone.add_argument(
+        "--whole-tree",
+        action="store_true",
+        help="grade with the student's code for every task only: no second look alone (see above)",
+    )
+    alone.add_argument(
+        "--isolate",
+        action="store_true",
+        help="grade every task with the reference for the stage's other tasks, messages shown (a diagnosis; see above)",
+    )
     run.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per check (default 60)")
-    run.add_argument("--memory", type=int, metavar="MIB", help="address-space limit of the child in MiB (default 4096; 0 = none)")
-    run.add_argument("--disk", type=int, metavar="MIB", help="what the jail may write in all, in MiB (default 1024; 0 = no cap)")
-    run.add_argument("--nproc", type=int, metavar="N",
-                     help="processes + threads the jail may hold (default 2048; bwrap and uid tiers)")
+    run.add_argument(
+        "--memory",
+        type=int,
+        metavar="MIB",
+        help="address-space limit of the child in MiB (default 4096; 0 = none)",
+    )
+    run.add_argument(
+        "--disk",
+        type=int,
+        metavar="MIB",
+        help="what the jail may write in all, in MiB (default 1024; 0 = no cap)",
+    )
+    run.add_argument(
+        "--nproc",
+        type=int,
+        metavar="N",
+        help="processes + threads the jail may hold (default 2048; bwrap and uid tiers)",
+    )
     run.add_argument("--no-notebooks", action="store_true", help="skip the stage's notebooks")
-    run.add_argument("--sandbox", choices=("auto", "require", "bwrap", "uid", "process"), default="auto",
-                     help="isolation of student code: the best available (auto, the default), the bubblewrap jail or "
-                          "refuse to grade (require), or one tier by name; the report says which one graded")
+    run.add_argument(
+        "--sandbox",
+        choices=("auto", "require", "bwrap", "uid", "process"),
+        default="auto",
+        help="isolation of student code: the best available (auto, the default), the bubblewrap jail or "
+        "refuse to grade (require), or one tier by name; the report says which one graded",
+    )
     run.add_argument("-q", "--quiet", action="store_true", help="only the table, no per-task feedback")
     run.set_defaults(func=_run)
 
-    chk = subs.add_parser("check", help="prove the grading invariants (or, with --mutants, run the mutation analysis)",
-                          description=CHECK_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    chk = subs.add_parser(
+        "check",
+        help="prove the grading invariants (or, with --mutants, run the mutation analysis)",
+        description=CHECK_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     chk.add_argument("-a", "--assignment", type=stage_arg, help="only this stage")
-    chk.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per check (--mutants: default 10)")
-    chk.add_argument("--mutants", action="store_true", help="run the mutation analysis instead of the invariants")
-    chk.add_argument("--public", action="store_true",
-                     help="only invariant 5: each task's public tests pass with reference code through it and stubs "
-                          "after it (PyTorch hidden, no skip), and fail with the release's stubs")
+    chk.add_argument(
+        "--timeout", type=float, default=None, metavar="S", help="seconds per check (--mutants: default 10)"
+    )
+    chk.add_argument(
+        "--mutants", action="store_true", help="run the mutation analysis instead of the invariants"
+    )
+    chk.add_argument(
+        "--public",
+        action="store_true",
+        help="only invariant 5: each task's public tests pass with reference code through it and stubs "
+        "after it (PyTorch hidden, no skip), and fail with the release's stubs",
+    )
     chk.add_argument("--task", help="--mutants / --public: only this task (e.g. 1.4)")
-    chk.add_argument("--sample", type=int, metavar="N", help="--mutants: N generated mutants per task (fixed seed) + the catalogue")
-    chk.add_argument("--jobs", type=int, default=1, metavar="J", help="--mutants: grade J mutants at a time, in worker processes")
+    chk.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="--mutants: N generated mutants per task (fixed seed) + the catalogue",
+    )
+    chk.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="J",
+        help="--mutants: grade J mutants at a time, in worker processes",
+    )
     chk.set_defaults(func=_check)
 
     rel = subs.add_parser("release", help="write a student starter repository for a stage")
@@ -261,9 +358,12 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--force", action="store_true", help="replace an earlier release there")
     rel.set_defaults(func=_release)
 
-    ex = subs.add_parser("example", help="write an example submission (no NAME: list them)",
-                         description="Write an example submission, generated from the reference and a named set of "
-                                     "edits, into a directory; without NAME, list the examples.")
+    ex = subs.add_parser(
+        "example",
+        help="write an example submission (no NAME: list them)",
+        description="Write an example submission, generated from the reference and a named set of "
+        "edits, into a directory; without NAME, list the examples.",
+    )
     ex.add_argument("name", nargs="?", help="the example, e.g. a1-two-wrong")
     ex.add_argument("-o", "--out", help="output directory (default: ./NAME)")
     ex.set_defaults(func=_example)
@@ -274,16 +374,23 @@ def build_parser() -> argparse.ArgumentParser:
     from .gradescope import add_parser as add_gradescope_parser  # `grader gradescope`: the autograder zip
 
     add_gradescope_parser(subs)
-    from grader.batch.nbgrader_export import add_parser as add_nbgrader_parser  # `grader nbgrader-export`: into nbgrader's gradebook
+    from grader.batch.nbgrader_export import (
+        add_parser as add_nbgrader_parser,
+    )  # `grader nbgrader-export`: into nbgrader's gradebook
 
     add_nbgrader_parser(subs)
     return parser
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    if missing := missing_dependencies():  # the kit was installed without its `grader` extra: one line, no traceback
-        print(f"grader: missing {', '.join(missing)}; install the grader's dependencies "
-              f"in the kit's folder with: {GRADER_EXTRA_HINT}", file=sys.stderr)
+    if (
+        missing := missing_dependencies()
+    ):  # the kit was installed without its `grader` extra: one line, no traceback
+        print(
+            f"grader: missing {', '.join(missing)}; install the grader's dependencies "
+            f"in the kit's folder with: {GRADER_EXTRA_HINT}",
+            file=sys.stderr,
+        )
         return 2
     args = build_parser().parse_args(argv)
     return int(args.func(args))

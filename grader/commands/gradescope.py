@@ -52,8 +52,16 @@ from typing import Any
 from grader.core.gradescope_settings import OUTPUT_FORMAT
 from grader.core.manifest import load_manifest, repo_root, stage_arg
 
-__all__ = ["GRADING_DISTRIBUTIONS", "BundleResult", "add_parser", "build_bundle", "grade_submission", "jail_tier",
-           "pinned_requirements", "submission_path"]
+__all__ = [
+    "GRADING_DISTRIBUTIONS",
+    "BundleResult",
+    "add_parser",
+    "build_bundle",
+    "grade_submission",
+    "jail_tier",
+    "pinned_requirements",
+    "submission_path",
+]
 
 #: The kit's folders and files that grading reads (walked, caches and hidden files left out).
 KIT_DIRS = ("grader", "minitorch", "assignments", "solutions")
@@ -73,8 +81,10 @@ JAIL_REQUESTS = ("auto", "bwrap", "uid")
 #: The zip's timestamps (fixed: the same kit gives the same bundle).
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
-UNFINISHED = ("Grading started but did not finish: the autograder was stopped, most likely by the time limit. "
-              "This is not a grade of your work: resubmit, or tell the course staff.")
+UNFINISHED = (
+    "Grading started but did not finish: the autograder was stopped, most likely by the time limit. "
+    "This is not a grade of your work: resubmit, or tell the course staff."
+)
 
 SETUP_SH = r"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, in /autograder/source, when it builds the image
@@ -161,7 +171,9 @@ def pinned_requirements(roots: tuple[str, ...] = GRADING_DISTRIBUTIONS) -> list[
         try:
             dist = distribution(name)
         except PackageNotFoundError:
-            raise ValueError(f"{name} is not installed here, so it cannot be pinned: install the kit's grader extra") from None
+            raise ValueError(
+                f"{name} is not installed here, so it cannot be pinned: install the kit's grader extra"
+            ) from None
         pins[name] = dist.version
         for spec in dist.requires or []:
             req = Requirement(spec)
@@ -178,7 +190,10 @@ def _kit_files(root: Path) -> list[tuple[str, Path]]:
             raise ValueError(f"{root / top} is missing: build the bundle from the kit's checkout")
         for path in sorted((root / top).rglob("*")):
             rel = path.relative_to(root)
-            hidden = any(part.startswith(".") or part == "__pycache__" or part.endswith(".egg-info") for part in rel.parts)
+            hidden = any(
+                part.startswith(".") or part == "__pycache__" or part.endswith(".egg-info")
+                for part in rel.parts
+            )
             if path.is_file() and not path.is_symlink() and not hidden and path.suffix not in SKIP_SUFFIXES:
                 out.append((rel.as_posix(), path))
     return sorted(out)
@@ -203,12 +218,22 @@ def build_bundle(stage: str, out_zip: Path | str) -> BundleResult:
     root = repo_root()
     pins = pinned_requirements()
     python = ".".join(map(str, sys.version_info[:3]))
-    requirements = (f"# grader gradescope {stage}: what grading imports, pinned as installed on Python {python}\n"
-                    + "".join(f"{pin}\n" for pin in pins))
-    fill = {"stage": manifest.id, "minor": sys.version_info[1], "python": python,
-            "root_var": ROOT_VAR, "python_var": PYTHON_VAR}
-    extra = {"requirements.txt": (requirements, False), "setup.sh": (SETUP_SH.format(**fill), True),
-             "run_autograder": (RUN_AUTOGRADER.format(**fill), True)}
+    requirements = (
+        f"# grader gradescope {stage}: what grading imports, pinned as installed on Python {python}\n"
+        + "".join(f"{pin}\n" for pin in pins)
+    )
+    fill = {
+        "stage": manifest.id,
+        "minor": sys.version_info[1],
+        "python": python,
+        "root_var": ROOT_VAR,
+        "python_var": PYTHON_VAR,
+    }
+    extra = {
+        "requirements.txt": (requirements, False),
+        "setup.sh": (SETUP_SH.format(**fill), True),
+        "run_autograder": (RUN_AUTOGRADER.format(**fill), True),
+    }
     out_zip = Path(out_zip)
     out_zip.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out_zip.name}.", suffix=".tmp", dir=out_zip.parent)
@@ -240,12 +265,16 @@ def jail_tier(request: str = "auto") -> str:
     from grader.sandbox.jail import SandboxUnavailable, choose_tier, tier_reasons
 
     if request not in JAIL_REQUESTS:
-        raise SandboxUnavailable(f"{SANDBOX_VAR}={request!r}: the Gradescope autograder grades only in a jail "
-                                 f"({', '.join(JAIL_REQUESTS)})")
+        raise SandboxUnavailable(
+            f"{SANDBOX_VAR}={request!r}: the Gradescope autograder grades only in a jail "
+            f"({', '.join(JAIL_REQUESTS)})"
+        )
     tier = choose_tier(request)
     if tier == "process":
         why = "; ".join(f"{t}: {reason}" for t, reason in tier_reasons().items() if reason)
-        raise SandboxUnavailable(f"no jail for student code on this machine ({why}); refusing to grade without one")
+        raise SandboxUnavailable(
+            f"no jail for student code on this machine ({why}); refusing to grade without one"
+        )
     return tier
 
 
@@ -257,7 +286,9 @@ def submission_path(folder: Path) -> Path:
 
     folder = Path(folder)
     package = find_package(folder)
-    zips = sorted(p for p in folder.glob("*") if p.suffix.lower() == ".zip" and p.is_file() and not p.is_symlink())
+    zips = sorted(
+        p for p in folder.glob("*") if p.suffix.lower() == ".zip" and p.is_file() and not p.is_symlink()
+    )
     if (package is None or package == folder) and len(zips) == 1:
         return zips[0]
     return folder
@@ -266,8 +297,14 @@ def submission_path(folder: Path) -> Path:
 def failure_results(message: str) -> dict[str, Any]:
     """A results.json for a submission the autograder could not grade: score 0 and why (as
     plain text, at once; stdout, which holds the traceback, for the staff only)."""
-    return {"score": 0.0, "output": message, "output_format": OUTPUT_FORMAT, "visibility": "visible",
-            "stdout_visibility": "hidden", "tests": []}
+    return {
+        "score": 0.0,
+        "output": message,
+        "output_format": OUTPUT_FORMAT,
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [],
+    }
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -287,15 +324,24 @@ def grade_submission(stage: str, root: Path, request: str = "auto") -> None:
         from grader.grading.report import gradescope, print_report
         from grader.sandbox.session import Limits
 
-        result = grade(submission_path(Path(root) / "submission"), stage, limits=Limits(sandbox=jail_tier(request)))
+        result = grade(
+            submission_path(Path(root) / "submission"), stage, limits=Limits(sandbox=jail_tier(request))
+        )
         _write_json(results, gradescope(result))
     except Exception as exc:  # noqa: BLE001 - never lose a result: say that grading failed
         traceback.print_exc()
         message = f"{type(exc).__name__}: {exc}"[:1000]
-        _write_json(results, failure_results(f"The autograder failed before it could grade this submission ({message}). "
-                                             "This is not a grade of your work: tell the course staff."))
+        _write_json(
+            results,
+            failure_results(
+                f"The autograder failed before it could grade this submission ({message}). "
+                "This is not a grade of your work: tell the course staff."
+            ),
+        )
         return
-    print_report(result, make_console())  # the instructor's view (Gradescope's stdout), once the result is safe
+    print_report(
+        result, make_console()
+    )  # the instructor's view (Gradescope's stdout), once the result is safe
 
 
 def selftest(stage: str) -> int:
@@ -308,8 +354,10 @@ def selftest(stage: str) -> int:
     result = grade(repo_root(), stage, limits=Limits(sandbox=jail_tier()))
     print_report(result, make_console(), feedback=True)
     full = result.score == result.max_score and not result.grader_errors
-    print(f"self-test of {stage}: the reference scores {result.score:g} / {result.max_score:g}"
-          + ("" if full else " — the bundle cannot grade here"))
+    print(
+        f"self-test of {stage}: the reference scores {result.score:g} / {result.max_score:g}"
+        + ("" if full else " — the bundle cannot grade here")
+    )
     return 0 if full else 1
 
 
@@ -319,21 +367,30 @@ def selftest(stage: str) -> int:
 def _gradescope(args: argparse.Namespace) -> int:
     try:
         res = build_bundle(args.stage, Path(args.out))
-    except (ValueError, KeyError, OSError) as exc:  # unknown stage, bad manifest, a pin missing, unwritable path
+    except (
+        ValueError,
+        KeyError,
+        OSError,
+    ) as exc:  # unknown stage, bad manifest, a pin missing, unwritable path
         print(f"grader gradescope: {exc}", file=sys.stderr)
         return 2
     size = res.path.stat().st_size / (1024 * 1024)
-    print(f"wrote {res.path} ({size:.1f} MiB, {len(res.names)} files, {len(res.pins)} pinned packages for "
-          f"Python >= 3.{sys.version_info[1]}): upload it as the autograder of {args.stage} on Gradescope")
+    print(
+        f"wrote {res.path} ({size:.1f} MiB, {len(res.names)} files, {len(res.pins)} pinned packages for "
+        f"Python >= 3.{sys.version_info[1]}): upload it as the autograder of {args.stage} on Gradescope"
+    )
     return 0
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``grader gradescope`` (its arguments and handler) on `subparsers`."""
-    p = subparsers.add_parser("gradescope", help="write the Gradescope autograder zip of a stage",
-                              description="Write the zip to upload as a Gradescope programming assignment's autograder: "
-                                          "setup.sh, run_autograder, the pinned requirements and the kit (hidden checks "
-                                          "and reference included, out of student code's reach while it runs).")
+    p = subparsers.add_parser(
+        "gradescope",
+        help="write the Gradescope autograder zip of a stage",
+        description="Write the zip to upload as a Gradescope programming assignment's autograder: "
+        "setup.sh, run_autograder, the pinned requirements and the kit (hidden checks "
+        "and reference included, out of student code's reach while it runs).",
+    )
     p.add_argument("stage", type=stage_arg, help="stage id: a0, a1, …")
     p.add_argument("-o", "--out", required=True, help="the zip to write (e.g. autograder.zip)")
     p.set_defaults(func=_gradescope)
@@ -343,7 +400,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m grader.commands.gradescope grade|selftest STAGE``: what the bundle's scripts run."""
     parser = argparse.ArgumentParser(prog="python -m grader.commands.gradescope")
     subs = parser.add_subparsers(dest="command", required=True)
-    run = subs.add_parser("grade", help="grade ROOT/submission into ROOT/results/results.json (run_autograder)")
+    run = subs.add_parser(
+        "grade", help="grade ROOT/submission into ROOT/results/results.json (run_autograder)"
+    )
     run.add_argument("stage", type=stage_arg)
     run.add_argument("--root", default="/autograder")
     check = subs.add_parser("selftest", help="the reference must score full marks (setup.sh)")

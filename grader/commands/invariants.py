@@ -81,8 +81,9 @@ def _same_tree(a: Path, b: Path) -> Optional[str]:
     return None
 
 
-def _other_task_keeps_its_points(stage: str, task: str, broken: Path, ref_tree: Path, ref: GradeResult,
-                                 limits: Limits, tmp_path: Path) -> list[str]:
+def _other_task_keeps_its_points(
+    stage: str, task: str, broken: Path, ref_tree: Path, ref: GradeResult, limits: Limits, tmp_path: Path
+) -> list[str]:
     """Invariant 3 for one other task Y (`task`) of a tree where another task is broken:
     [] when Y, isolated, scores what the reference scored; else what went wrong."""
     tree = tmp_path / f"iso-{task}"
@@ -95,25 +96,45 @@ def _other_task_keeps_its_points(stage: str, task: str, broken: Path, ref_tree: 
     res = grade(broken, stage, task=task, isolate=True, limits=limits, notebooks=False)
     got = res.tasks[0]
     if res.grader_errors or got.score != expected:
-        return [f"task {task}, isolated in a tree that differs from the reference ({differs}), scored "
-                f"{got.score:g} instead of {expected:g} ({got.message[:100]}) {res.grader_errors}"]
+        return [
+            f"task {task}, isolated in a tree that differs from the reference ({differs}), scored "
+            f"{got.score:g} instead of {expected:g} ({got.message[:100]}) {res.grader_errors}"
+        ]
     return []
 
 
-def _public_invariants(stage: str, rel_dir: Path, task: Optional[str], say: Callable[[str], None],
-                       record: Callable[[str, bool, str, float], None]) -> None:
+def _public_invariants(
+    stage: str,
+    rel_dir: Path,
+    task: Optional[str],
+    say: Callable[[str], None],
+    record: Callable[[str, bool, str, float], None],
+) -> None:
     """Invariant 5 for every task of `stage` (or one), in the release at `rel_dir`."""
     for t in load_manifest(stage).tasks:
         if task in (None, t.id):
             t0 = time.monotonic()
-            say(f"{stage}: pytest -m {t.marker} with reference through {t.id} (PyTorch hidden), then with stubs only …")
+            say(
+                f"{stage}: pytest -m {t.marker} with reference through {t.id} (PyTorch hidden), then with stubs only …"
+            )
             verdict = check_public(stage, rel_dir, task=t.id)[0]
-            record(f"the public tests of {t.id} stand alone ({verdict.with_reference.tests} tests, none skipped; "
-                   f"stubs fail them)", verdict.ok, "; ".join(verdict.problems), t0)
+            record(
+                f"the public tests of {t.id} stand alone ({verdict.with_reference.tests} tests, none skipped; "
+                f"stubs fail them)",
+                verdict.ok,
+                "; ".join(verdict.problems),
+                t0,
+            )
 
 
-def check_stage(stage: str, limits: Limits, console: Optional[Console] = None, *, public_only: bool = False,
-                task: Optional[str] = None) -> list[Invariant]:
+def check_stage(
+    stage: str,
+    limits: Limits,
+    console: Optional[Console] = None,
+    *,
+    public_only: bool = False,
+    task: Optional[str] = None,
+) -> list[Invariant]:
     """Run the five invariants for one stage (`public_only`: invariant 5 alone, for one `task` or all)."""
     out: list[Invariant] = []
     manifest = load_manifest(stage)
@@ -134,7 +155,9 @@ def check_stage(stage: str, limits: Limits, console: Optional[Console] = None, *
         out.append(inv)
         if console:
             mark = Text("ok  ", style="green") if ok else Text("FAIL", style="bold red")
-            console.print(Text.assemble(mark, f" {stage} {name} ({inv.seconds:.1f} s)", ("" if ok else f": {detail}")))
+            console.print(
+                Text.assemble(mark, f" {stage} {name} ({inv.seconds:.1f} s)", ("" if ok else f": {detail}"))
+            )
 
     with tempfile.TemporaryDirectory(prefix="grader-check-") as tmp:
         tmp_path = Path(tmp)
@@ -148,13 +171,23 @@ def check_stage(stage: str, limits: Limits, console: Optional[Console] = None, *
         say(f"{stage}: grading the reference …")
         ref = grade(root, stage, limits=limits, progress=graded)
         full = not ref.grader_errors and all(t.score == t.max_points for t in ref.tasks)
-        record("reference scores full marks", full, f"{ref.score:g}/{ref.max_score:g}: {_rows(ref)} {ref.grader_errors}", t0)
+        record(
+            "reference scores full marks",
+            full,
+            f"{ref.score:g}/{ref.max_score:g}: {_rows(ref)} {ref.grader_errors}",
+            t0,
+        )
 
         t0 = time.monotonic()
         say(f"{stage}: grading a fresh release …")
         rel = grade(rel_dir, stage, limits=limits, progress=graded)
         zero = not rel.grader_errors and all(t.score == 0 for t in rel.tasks)
-        record("fresh release scores zero", zero, f"{rel.score:g}/{rel.max_score:g}: {_rows(rel)} {rel.grader_errors}", t0)
+        record(
+            "fresh release scores zero",
+            zero,
+            f"{rel.score:g}/{rel.max_score:g}: {_rows(rel)} {rel.grader_errors}",
+            t0,
+        )
 
         ref_tree = tmp_path / "ref-tree"
         build_child_tree(stage, root, ref_tree)
@@ -166,10 +199,14 @@ def check_stage(stage: str, limits: Limits, console: Optional[Console] = None, *
             res = grade(broken, stage, task=task.id, isolate=True, limits=limits, notebooks=False)
             problems = []
             if res.grader_errors or res.tasks[0].score != 0:
-                problems.append(f"task {task.id} scored {res.tasks[0].score:g} ({res.tasks[0].message[:100]}) {res.grader_errors}")
+                problems.append(
+                    f"task {task.id} scored {res.tasks[0].score:g} ({res.tasks[0].message[:100]}) {res.grader_errors}"
+                )
             for other in manifest.tasks:
                 if other.id != task.id:
-                    problems.extend(_other_task_keeps_its_points(stage, other.id, broken, ref_tree, ref, limits, tmp_path))
+                    problems.extend(
+                        _other_task_keeps_its_points(stage, other.id, broken, ref_tree, ref, limits, tmp_path)
+                    )
             record(
                 f"breaking task {task.id} costs exactly its {task.points:g} points (of {task_points:g})",
                 not problems,
@@ -184,14 +221,24 @@ def check_stage(stage: str, limits: Limits, console: Optional[Console] = None, *
             say(f"{stage}: grading the release's {earlier} code …")
             res = grade(rel_dir, earlier, limits=limits, notebooks=False, progress=graded)
             ok = not res.grader_errors and all(t.score == t.max_points for t in res.tasks)
-            record(f"the release's {earlier} code scores full marks on {earlier}", ok, f"{res.score:g}/{res.max_score:g}: {_rows(res)}", t0)
+            record(
+                f"the release's {earlier} code scores full marks on {earlier}",
+                ok,
+                f"{res.score:g}/{res.max_score:g}: {_rows(res)}",
+                t0,
+            )
 
         _public_invariants(stage, rel_dir, None, say, record)
     return out
 
 
-def main(stages: Optional[list[str]] = None, timeout: Optional[float] = None, *, public_only: bool = False,
-         task: Optional[str] = None) -> int:
+def main(
+    stages: Optional[list[str]] = None,
+    timeout: Optional[float] = None,
+    *,
+    public_only: bool = False,
+    task: Optional[str] = None,
+) -> int:
     console = make_console()
     limits = Limits(check_timeout=timeout) if timeout else Limits()
     stages = stages or all_stages()
@@ -202,6 +249,11 @@ def main(stages: Optional[list[str]] = None, timeout: Optional[float] = None, *,
     for col in ("stage", "invariant", "result", "seconds"):
         table.add_column(col)
     for inv in results:
-        table.add_row(inv.stage, inv.name, Text("ok", style="green") if inv.ok else Text("FAIL", style="bold red"), f"{inv.seconds:.1f}")
+        table.add_row(
+            inv.stage,
+            inv.name,
+            Text("ok", style="green") if inv.ok else Text("FAIL", style="bold red"),
+            f"{inv.seconds:.1f}",
+        )
     console.print(table)
     return 0 if all(i.ok for i in results) else 1

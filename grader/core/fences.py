@@ -136,15 +136,22 @@ def _scan(text: str, filename: str, strict: bool) -> tuple[list[Fence], list[Fen
         e = _END.match(stripped)
         if b is None and e is None:
             if _LOOSE.match(stripped):
-                fail(i, f"malformed fence marker {stripped.strip()!r}; expected "
-                        "'# BEGIN SOLUTION X.Y' or '# END SOLUTION X.Y' (with the task id)",
-                     *_LOOSE_TASK.findall(stripped))
+                fail(
+                    i,
+                    f"malformed fence marker {stripped.strip()!r}; expected "
+                    "'# BEGIN SOLUTION X.Y' or '# END SOLUTION X.Y' (with the task id)",
+                    *_LOOSE_TASK.findall(stripped),
+                )
             continue
         if b is not None:
             if open_ is not None:
-                fail(i, f"BEGIN SOLUTION {b['task']} inside the fence of task {open_[0]} "
-                        f"opened at line {open_[1] + 1} (fences do not nest; is an END marker missing?)",
-                     b["task"], open_[0])
+                fail(
+                    i,
+                    f"BEGIN SOLUTION {b['task']} inside the fence of task {open_[0]} "
+                    f"opened at line {open_[1] + 1} (fences do not nest; is an END marker missing?)",
+                    b["task"],
+                    open_[0],
+                )
             open_ = (b["task"], i, b["indent"])
             continue
         assert e is not None
@@ -154,12 +161,20 @@ def _scan(text: str, filename: str, strict: bool) -> tuple[list[Fence], list[Fen
         task, start, indent = open_
         open_ = None
         if e["task"] != task:
-            fail(i, f"END SOLUTION {e['task']} closes the fence of task {task} "
-                    f"opened at line {start + 1}", e["task"], task)
+            fail(
+                i,
+                f"END SOLUTION {e['task']} closes the fence of task {task} opened at line {start + 1}",
+                e["task"],
+                task,
+            )
             continue
         if e["indent"] != indent:
-            fail(i, f"END SOLUTION {task} is not at the indentation of its BEGIN marker "
-                    f"(line {start + 1}); both markers must be indented alike", task)
+            fail(
+                i,
+                f"END SOLUTION {task} is not at the indentation of its BEGIN marker "
+                f"(line {start + 1}); both markers must be indented alike",
+                task,
+            )
             continue
         spans.append((task, start, i, indent))
     if open_ is not None:
@@ -214,7 +229,7 @@ def package_fences(package_dir: Path, prefix: str | None = None) -> dict[str, li
 def stub_line(fence: Fence, title: str | None = None) -> str:
     """The line that replaces a fence body in a release:
 
-        raise NotImplementedError("Task 1.1: Central difference (central_difference) — …")
+    raise NotImplementedError("Task 1.1: Central difference (central_difference) — …")
     """
     what = f"Task {fence.task}: {title}" if title else f"Task {fence.task}"
     message = f"{what} ({fence.function}) — write your code between the markers"
@@ -264,8 +279,11 @@ def is_stub(body: Sequence[str]) -> bool:
         statements = ast.parse(textwrap.dedent("".join(body))).body
     except (SyntaxError, ValueError):
         return False
-    rest = [n for n in statements if not isinstance(n, ast.Pass)
-            and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    rest = [
+        n
+        for n in statements
+        if not isinstance(n, ast.Pass) and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+    ]
     if not rest:
         return True
     if len(rest) > 1 or not isinstance(rest[0], ast.Raise):
@@ -334,8 +352,7 @@ def render(
     used: set[tuple[str, str, int]] = set()
     order: dict[str, int] = {}
     for fence, key in zip(fences, fence_keys(fences)):
-        where = [fence.task in keep, fence.task in stub, fence.task in replace,
-                 fence.task in from_student]
+        where = [fence.task in keep, fence.task in stub, fence.task in replace, fence.task in from_student]
         if sum(where) != 1:
             raise ValueError(
                 f"{filename}:{fence.begin}: task {fence.task} must be in exactly one of "
@@ -359,11 +376,15 @@ def render(
             body = None if key in leave_out else student_map.get(key)
             used.add(key)
         if body is None and fence.task not in stub and key not in leave_out:
-            problems.append(Problem(
-                f"{filename}:{fence.begin}: the fence of task {fence.task} in "
-                f"{fence.function} is missing from your file — graded as not implemented",
-                filename, fence.begin, (fence.task,),
-            ))
+            problems.append(
+                Problem(
+                    f"{filename}:{fence.begin}: the fence of task {fence.task} in "
+                    f"{fence.function} is missing from your file — graded as not implemented",
+                    filename,
+                    fence.begin,
+                    (fence.task,),
+                )
+            )
         if body is None:
             out.append(stub_line(fence, title_of(fence.task)))
         else:
@@ -376,9 +397,13 @@ def render(
     out.extend(lines[cursor:])
     for key in sorted(set(student_map) - used):
         if key[0] in from_student:
-            problems.append(Problem(
-                f"{filename}: your fence of task {key[0]} in {key[1]} (#{key[2]}) "
-                "matches no fence of the assignment — ignored",
-                filename, None, (key[0],),
-            ))
+            problems.append(
+                Problem(
+                    f"{filename}: your fence of task {key[0]} in {key[1]} (#{key[2]}) "
+                    "matches no fence of the assignment — ignored",
+                    filename,
+                    None,
+                    (key[0],),
+                )
+            )
     return "".join(out), problems

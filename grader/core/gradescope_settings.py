@@ -56,8 +56,12 @@ class GradescopeSettings:
 
 def when_shown(visibility: str) -> str:
     """How a student reads a visibility: "after the due date", …"""
-    return {"visible": "now", "after_due_date": "after the due date",
-            "after_published": "once the grades are published", "hidden": "to the course staff only"}[visibility]
+    return {
+        "visible": "now",
+        "after_due_date": "after the due date",
+        "after_published": "once the grades are published",
+        "hidden": "to the course staff only",
+    }[visibility]
 
 
 def parse_gradescope(raw: Any, fail: Callable[[str], NoReturn]) -> GradescopeSettings:
@@ -70,5 +74,7 @@ def parse_gradescope(raw: Any, fail: Callable[[str], NoReturn]) -> GradescopeSet
         fail(f"unknown key(s) {', '.join(unknown)} in [gradescope] (allowed: {', '.join(KEYS)})")
     for key, value in raw.items():
         if value not in VISIBILITIES:
-            fail(f"[gradescope].{key} = {value!r} is not a Gradescope visibility (allowed: {', '.join(VISIBILITIES)})")
+            fail(
+                f"[gradescope].{key} = {value!r} is not a Gradescope visibility (allowed: {', '.join(VISIBILITIES)})"
+            )
     return GradescopeSettings(**raw)

@@ -47,8 +47,22 @@ else:  # pragma: no cover - Python 3.10
 from .fences import find_fences, package_fences
 from .gradescope_settings import GradescopeSettings, parse_gradescope
 
-__all__ = ["Manifest", "ManifestError", "NotebookPart", "Performance", "Task", "all_manifests", "all_stages",
-           "find_task", "load_manifest", "repo_root", "stage_dir", "stage_number", "stage_of_task", "task_of_fence"]
+__all__ = [
+    "Manifest",
+    "ManifestError",
+    "NotebookPart",
+    "Performance",
+    "Task",
+    "all_manifests",
+    "all_stages",
+    "find_task",
+    "load_manifest",
+    "repo_root",
+    "stage_dir",
+    "stage_number",
+    "stage_of_task",
+    "task_of_fence",
+]
 
 _STAGE = re.compile(r"^a(\d+)$")
 _TASK = re.compile(r"^(\d+)\.(\d+)$")
@@ -86,7 +100,7 @@ class Task:
 
     @property
     def stage(self) -> str:
-        """"1.1" → "a1"."""
+        """ "1.1" → "a1"."""
         return stage_of_task(self.id)
 
     @property
@@ -161,7 +175,7 @@ def _root(root: Path | str | None) -> Path:
 
 
 def stage_number(stage: str) -> int:
-    """"a3" → 3 (ValueError for anything else)."""
+    """ "a3" → 3 (ValueError for anything else)."""
     m = _STAGE.match(stage)
     if m is None:
         raise ValueError(f"not a stage id: {stage!r} (expected a0, a1, …)")
@@ -174,7 +188,7 @@ def stage_arg(text: str) -> str:
 
 
 def stage_of_task(task_id: str) -> str:
-    """"1.1" → "a1"."""
+    """ "1.1" → "a1"."""
     m = _TASK.match(task_id)
     if m is None:
         raise ValueError(f"not a task id: {task_id!r} (expected X.Y, e.g. 1.1)")
@@ -190,7 +204,9 @@ def _stage_dirs(root: Path) -> dict[str, Path]:
         m = _FOLDER.match(d.name)
         if m and (d / "manifest.toml").is_file():
             if m.group(1) in found:
-                raise ManifestError(f"two assignment folders for stage {m.group(1)}: {found[m.group(1)].name}, {d.name}")
+                raise ManifestError(
+                    f"two assignment folders for stage {m.group(1)}: {found[m.group(1)].name}, {d.name}"
+                )
             found[m.group(1)] = d
     return found
 
@@ -236,7 +252,9 @@ class _Reader:
             self.fail(f"{where} must be a table")
         unknown = sorted(set(table) - allowed)
         if unknown:
-            self.fail(f"unknown key(s) {', '.join(unknown)} in {where} (allowed: {', '.join(sorted(allowed))})")
+            self.fail(
+                f"unknown key(s) {', '.join(unknown)} in {where} (allowed: {', '.join(sorted(allowed))})"
+            )
         self.table = table
 
     def fail(self, message: str) -> NoReturn:
@@ -315,7 +333,9 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
         tests = r.strings("public_tests", required=False)
         for t in tests:
             if not re.fullmatch(r"tests/public/[A-Za-z0-9_/]+\.py", t) or ".." in t:
-                r.fail(f"{where}: public test {t!r} must be a .py file under tests/public/ (only that folder ships)")
+                r.fail(
+                    f"{where}: public test {t!r} must be a .py file under tests/public/ (only that folder ships)"
+                )
         perf = None
         if "performance" in raw:
             pr = _Reader(path, f"{where}.performance", raw["performance"], _PERF_KEYS)
@@ -346,7 +366,7 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
             r.fail(f"notebook path {nb_path!r} must look like '{stage}/name.ipynb'")
         if not (root / "solutions" / nb_path).is_file():
             r.fail(f"notebook solutions/{nb_path} does not exist")
-        if any(n.path == nb_path or n.name == nb_path.rsplit('/', 1)[-1] for n in notebooks):
+        if any(n.path == nb_path or n.name == nb_path.rsplit("/", 1)[-1] for n in notebooks):
             r.fail(f"duplicate notebook {nb_path}")
         notebooks.append(NotebookPart(path=nb_path, points=r.points("points"), title=r.string("title", "")))
 
@@ -381,7 +401,9 @@ def _check_reference_only(top: _Reader, rel: str, root: Path) -> None:
     """A reference-only file: an existing file of minitorch/ (not _release.py) without fences."""
     parts = rel.split("/")
     if not re.fullmatch(r"minitorch/[A-Za-z0-9_./-]+", rel) or any(p in ("", ".", "..") for p in parts):
-        top.fail(f"reference_only entry {rel!r} must be a path under minitorch/, e.g. 'minitorch/accel/tuned_ops.py'")
+        top.fail(
+            f"reference_only entry {rel!r} must be a path under minitorch/, e.g. 'minitorch/accel/tuned_ops.py'"
+        )
     if rel == "minitorch/_release.py" or rel.endswith("/__init__.py"):
         top.fail(f"reference_only entry {rel!r} cannot be withheld (the package needs it)")
     if not (root / rel).is_file():

@@ -39,8 +39,17 @@ from typing import Any
 
 from rich.text import Text
 
-__all__ = ["code_fence", "csv_cell", "csv_value", "json_safe", "markdown_cell", "markdown_text", "terminal_text",
-           "visible", "xml_text"]
+__all__ = [
+    "code_fence",
+    "csv_cell",
+    "csv_value",
+    "json_safe",
+    "markdown_cell",
+    "markdown_text",
+    "terminal_text",
+    "visible",
+    "xml_text",
+]
 
 #: Characters that are instructions to some reader, or not text at all: C0 controls but
 #: tab and newline, DEL, C1 controls (U+0080–U+009F: 8-bit CSI and OSC to some terminals),

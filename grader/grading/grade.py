@@ -134,7 +134,9 @@ def grade(
     if task is not None:
         tasks = [t for t in tasks if t.id == task]
         if not tasks:
-            raise ValueError(f"stage {stage} has no task {task!r} (tasks: {', '.join(t.id for t in manifest.tasks)})")
+            raise ValueError(
+                f"stage {stage} has no task {task!r} (tasks: {', '.join(t.id for t in manifest.tasks)})"
+            )
     reference = reference_executor()
     isolation = choose_tier(limits.sandbox)  # before anything runs: --sandbox=require fails closed here
     # Resolve every check first: a manifest naming an unknown check is a grader bug.
@@ -142,11 +144,22 @@ def grade(
         for name in t.checks:
             found = get_check(stage, name)
             if found is None or found.task != t.id:
-                where = "no module registers" if found is None else f"is registered for task {found.task}, not"
-                raise GraderBug(f"{manifest.directory.name}/manifest.toml: task {t.id} names check {name!r}, which {where} "
-                                f"@check({t.id!r}, {name!r}) in grader/checks/{stage}/task_{t.id.replace('.', '_')}.py")
-    result = GradeResult(stage=stage, title=manifest.title, submission=str(submission), tasks=[], seconds=0.0, isolate=isolate,
-                         isolation=isolation)
+                where = (
+                    "no module registers" if found is None else f"is registered for task {found.task}, not"
+                )
+                raise GraderBug(
+                    f"{manifest.directory.name}/manifest.toml: task {t.id} names check {name!r}, which {where} "
+                    f"@check({t.id!r}, {name!r}) in grader/checks/{stage}/task_{t.id.replace('.', '_')}.py"
+                )
+    result = GradeResult(
+        stage=stage,
+        title=manifest.title,
+        submission=str(submission),
+        tasks=[],
+        seconds=0.0,
+        isolate=isolate,
+        isolation=isolation,
+    )
     scratch = Path(tempfile.mkdtemp(prefix="grader-"))
     sessions: list[Session] = []
     ref_child: Optional[ReferenceChild] = None
@@ -157,7 +170,9 @@ def grade(
         except (SubmissionError, OSError) as exc:
             reason = f"cannot read the submission: {exc}"
         if reason:  # nothing to grade: no child is started
-            refused = refused_result(stage, str(submission), reason, task=task, notebooks=notebooks, isolation=isolation)
+            refused = refused_result(
+                stage, str(submission), reason, task=task, notebooks=notebooks, isolation=isolation
+            )
             result.tasks, result.problems = refused.tasks, refused.problems
             return result
 
@@ -165,52 +180,82 @@ def grade(
         tree = scratch / "tree"
         alone = partial(_grade_alone, stage, sub_dir, scratch, limits, isolation, reference, ref_child)
         if not isolate:
-            session, problems = start_tree(partial(build_tree, stage, sub_dir, tree), partial(Session, tree, scratch, limits, tier=isolation))
+            session, problems = start_tree(
+                partial(build_tree, stage, sub_dir, tree),
+                partial(Session, tree, scratch, limits, tier=isolation),
+            )
             result.problems.extend(problems)
             sessions.append(session)
             rows: list[TaskResult] = []
             for t in tasks:
                 # `earlier`: the rows so far, so that a failure reached through an earlier
                 # task's function says that it depends on that task (messages only)
-                rows.append(broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child,
-                                                                       earlier=rows))
+                rows.append(
+                    broken_task_row(t, problems)
+                    or grade_task(t, stage, reference, session, limits, problems, ref_child, earlier=rows)
+                )
             session.close()
             # the tasks to grade again alone (grader.grading.one_charge): those that lose points while
             # another task does too (when only one task was graded, the others are unknown)
-            again = {t.id for t, row in zip(tasks, rows)
-                     if one_charge and (task is not None or any(r.score < r.max_points for r in rows if r is not row))
-                     and needs_second_look(t, row, problems, sub_dir)}
+            again = {
+                t.id
+                for t, row in zip(tasks, rows)
+                if one_charge
+                and (task is not None or any(r.score < r.max_points for r in rows if r is not row))
+                and needs_second_look(t, row, problems, sub_dir)
+            }
             if progress:
                 for row in rows:
                     if row.id not in again:
                         progress(row)  # final already
-            notebook_rows = [grade_notebook(nb, sub_dir, tree, scratch, limits)
-                             for nb in (manifest.notebooks if notebooks and task is None else ())]
+            notebook_rows = [
+                grade_notebook(nb, sub_dir, tree, scratch, limits)
+                for nb in (manifest.notebooks if notebooks and task is None else ())
+            ]
             result.output = "\n".join(o for o in session.outputs if o)
             # One mistake, one charge (grader.grading.one_charge): only now, with every child of the
             # whole tree gone, are trees holding the reference of other tasks written.
             shutil.rmtree(tree, ignore_errors=True)
             try:
                 failing = {r.id for r in rows if r.score < r.max_points}
-                looks = second_looks(stage, [(t, row) for t, row in zip(tasks, rows) if t.id in again], failing,
-                                     lambda t, **kw: alone(t, result, last=False, **kw)[0],
-                                     partial(_grade_repaired, stage, sub_dir, scratch, limits, isolation, reference,
-                                             ref_child, result))
+                looks = second_looks(
+                    stage,
+                    [(t, row) for t, row in zip(tasks, rows) if t.id in again],
+                    failing,
+                    lambda t, **kw: alone(t, result, last=False, **kw)[0],
+                    partial(
+                        _grade_repaired,
+                        stage,
+                        sub_dir,
+                        scratch,
+                        limits,
+                        isolation,
+                        reference,
+                        ref_child,
+                        result,
+                    ),
+                )
             except GraderBug as exc:  # the whole tree's rows stand; the staff is told
                 result.grader_errors.append(f"grading the tasks alone failed: {exc}")
                 looks = {}
             # a task that still loses points is charged for its own mistake: those are the
             # causes the feedback of a task that passes alone names
-            final = [charge_once(t, row, looks[t.id].row) if t.id in looks else row for t, row in zip(tasks, rows)]
+            final = [
+                charge_once(t, row, looks[t.id].row) if t.id in looks else row for t, row in zip(tasks, rows)
+            ]
             for t, row in zip(tasks, rows):
                 if t.id in looks:
                     look = looks[t.id]
-                    row = charge_once(t, row, look.row, [r for r in final if r.id != t.id], look.repaired, look.roots)
+                    row = charge_once(
+                        t, row, look.row, [r for r in final if r.id != t.id], look.repaired, look.roots
+                    )
                     if progress:
                         progress(row)
                 _add_row(result, row, None)
             if one_charge:
-                notebook_rows = _notebooks_alone(stage, manifest, sub_dir, scratch, limits, notebook_rows, result.tasks)
+                notebook_rows = _notebooks_alone(
+                    stage, manifest, sub_dir, scratch, limits, notebook_rows, result.tasks
+                )
             for row in notebook_rows:
                 _add_row(result, row, progress)
         else:
@@ -223,7 +268,11 @@ def grade(
             if notebooks and task is None:
                 for nb in manifest.notebooks:
                     # graded in the last task's tree, which holds the reference of the others
-                    _add_row(result, grade_notebook(nb, sub_dir, scratch / f"tree-{tasks[-1].id}", scratch, limits), progress)
+                    _add_row(
+                        result,
+                        grade_notebook(nb, sub_dir, scratch / f"tree-{tasks[-1].id}", scratch, limits),
+                        progress,
+                    )
     except GraderBug as exc:
         result.grader_errors.append(str(exc))
     finally:
@@ -236,9 +285,21 @@ def grade(
     return result
 
 
-def _grade_alone(stage: str, sub_dir: Path, scratch: Path, limits: Limits, isolation: str, reference: Executor,
-                 ref_child: ReferenceChild, t: Task, result: GradeResult, *, last: bool,
-                 only: Optional[AbstractSet[str]] = None, with_partners: bool = True) -> tuple[TaskResult, list[str]]:
+def _grade_alone(
+    stage: str,
+    sub_dir: Path,
+    scratch: Path,
+    limits: Limits,
+    isolation: str,
+    reference: Executor,
+    ref_child: ReferenceChild,
+    t: Task,
+    result: GradeResult,
+    *,
+    last: bool,
+    only: Optional[AbstractSet[str]] = None,
+    with_partners: bool = True,
+) -> tuple[TaskResult, list[str]]:
     """Task `t` graded alone, in a tree of its own where the stage's other tasks are the
     reference (`build_tree(..., isolate_task=t.id, with_partners=…)`), its checks named in
     `only` (all when None); the tree's problems join `result`'s.
@@ -246,11 +307,15 @@ def _grade_alone(stage: str, sub_dir: Path, scratch: Path, limits: Limits, isola
     Returns the row and the child's output."""
     tree, work = scratch / f"tree-{t.id}", scratch / f"s-{t.id}"
     work.mkdir()
-    session, problems = start_tree(partial(build_tree, stage, sub_dir, tree, isolate_task=t.id, with_partners=with_partners),
-                                   partial(Session, tree, work, limits, tier=isolation))
+    session, problems = start_tree(
+        partial(build_tree, stage, sub_dir, tree, isolate_task=t.id, with_partners=with_partners),
+        partial(Session, tree, work, limits, tier=isolation),
+    )
     try:
         result.problems.extend(p for p in problems if p not in result.problems)
-        row = broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child, only=only)
+        row = broken_task_row(t, problems) or grade_task(
+            t, stage, reference, session, limits, problems, ref_child, only=only
+        )
         return row, session.outputs
     finally:
         session.close()
@@ -259,30 +324,50 @@ def _grade_alone(stage: str, sub_dir: Path, scratch: Path, limits: Limits, isola
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _grade_repaired(stage: str, sub_dir: Path, scratch: Path, limits: Limits, isolation: str, reference: Executor,
-                    ref_child: ReferenceChild, result: GradeResult, roots: frozenset[str],
-                    todo: list[tuple[Task, set[str]]]) -> dict[str, TaskResult]:
+def _grade_repaired(
+    stage: str,
+    sub_dir: Path,
+    scratch: Path,
+    limits: Limits,
+    isolation: str,
+    reference: Executor,
+    ref_child: ReferenceChild,
+    result: GradeResult,
+    roots: frozenset[str],
+    todo: list[tuple[Task, set[str]]],
+) -> dict[str, TaskResult]:
     """The checks `todo` names of each of its tasks, graded in one child over the repaired
     tree: the student's whole tree with the tasks `roots` from the reference
     (`build_tree(..., reference_tasks=roots)`, deleted afterwards; `one_charge.second_looks`).
     The tree's problems join `result`'s. Returns each task's row (only statuses are read)."""
     tree, work = scratch / "tree-repaired", scratch / "s-repaired"
     work.mkdir()
-    session, problems = start_tree(partial(build_tree, stage, sub_dir, tree, reference_tasks=roots),
-                                   partial(Session, tree, work, limits, tier=isolation))
+    session, problems = start_tree(
+        partial(build_tree, stage, sub_dir, tree, reference_tasks=roots),
+        partial(Session, tree, work, limits, tier=isolation),
+    )
     try:
         result.problems.extend(p for p in problems if p not in result.problems)
-        return {t.id: broken_task_row(t, problems) or grade_task(t, stage, reference, session, limits, problems, ref_child,
-                                                                 only=only)
-                for t, only in todo}
+        return {
+            t.id: broken_task_row(t, problems)
+            or grade_task(t, stage, reference, session, limits, problems, ref_child, only=only)
+            for t, only in todo
+        }
     finally:
         session.close()
         shutil.rmtree(tree, ignore_errors=True)  # it holds the reference of the roots
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _notebooks_alone(stage: str, manifest: Manifest, sub_dir: Path, scratch: Path, limits: Limits,
-                     rows: list[TaskResult], task_rows: list[TaskResult]) -> list[TaskResult]:
+def _notebooks_alone(
+    stage: str,
+    manifest: Manifest,
+    sub_dir: Path,
+    scratch: Path,
+    limits: Limits,
+    rows: list[TaskResult],
+    task_rows: list[TaskResult],
+) -> list[TaskResult]:
     """One mistake, one charge for the notebook parts (`one_charge.charge_notebook_once`):
     while a task of the stage loses points, a part that lost points on cells that ran, and
     is not as released (`notebook_not_started`), is graded again in a tree where every task
@@ -290,16 +375,24 @@ def _notebooks_alone(stage: str, manifest: Manifest, sub_dir: Path, scratch: Pat
     in the whole tree (in the manifest's order), `task_rows` the tasks' final rows."""
     if not any(r.score < r.max_points for r in task_rows):
         return rows
-    again = [(nb, row) for nb, row in zip(manifest.notebooks, rows)
-             if row.score < row.max_points and any(c.status != "passed" for c in row.checks)
-             and not notebook_not_started(nb, sub_dir)]
+    again = [
+        (nb, row)
+        for nb, row in zip(manifest.notebooks, rows)
+        if row.score < row.max_points
+        and any(c.status != "passed" for c in row.checks)
+        and not notebook_not_started(nb, sub_dir)
+    ]
     if not again:
         return rows
     tree = scratch / "tree-reference"
     try:
         build_tree(stage, sub_dir, tree, all_reference=True)
-        charged = {row.id: charge_notebook_once(row, grade_notebook(nb, sub_dir, tree, scratch, limits), cell_points(nb), task_rows)
-                   for nb, row in again}
+        charged = {
+            row.id: charge_notebook_once(
+                row, grade_notebook(nb, sub_dir, tree, scratch, limits), cell_points(nb), task_rows
+            )
+            for nb, row in again
+        }
     finally:
         shutil.rmtree(tree, ignore_errors=True)  # it holds the reference of every task
     return [charged.get(row.id, row) for row in rows]
@@ -312,8 +405,15 @@ def _add_row(result: GradeResult, row: TaskResult, progress: Optional[Callable[[
         progress(row)
 
 
-def refused_result(stage: str, submission: str, reason: str, *, task: Optional[str] = None, notebooks: bool = True,
-                   isolation: str = "process") -> GradeResult:
+def refused_result(
+    stage: str,
+    submission: str,
+    reason: str,
+    *,
+    task: Optional[str] = None,
+    notebooks: bool = True,
+    isolation: str = "process",
+) -> GradeResult:
     """The result of a submission that cannot be graded at all (`reason`: a zip that
     intake refuses, no ``minitorch/``): every row a grading would have (the stage's tasks,
     or `task`; its notebook parts unless `notebooks` is false or a task is named) scores 0
@@ -321,12 +421,25 @@ def refused_result(stage: str, submission: str, reason: str, *, task: Optional[s
     stage's full points (Gradescope shows 0 / 100, not 0 / 85); `reason` is the result's
     one problem. `grader batch` gives the same result (`grader.batch.worker.unreadable_result`)."""
     manifest = load_manifest(stage)
-    rows = [TaskResult(t.id, t.title, t.points, 0.0, "error", reason) for t in manifest.tasks if task in (None, t.id)]
+    rows = [
+        TaskResult(t.id, t.title, t.points, 0.0, "error", reason)
+        for t in manifest.tasks
+        if task in (None, t.id)
+    ]
     if notebooks and task is None:
-        rows += [TaskResult(f"nb:{nb.name}", nb.title or nb.name, nb.points, 0.0, "error", reason, kind="notebook")
-                 for nb in manifest.notebooks]
-    return GradeResult(stage=stage, title=manifest.title, submission=submission, tasks=rows, seconds=0.0,
-                       isolation=isolation, problems=[Problem(reason)])
+        rows += [
+            TaskResult(f"nb:{nb.name}", nb.title or nb.name, nb.points, 0.0, "error", reason, kind="notebook")
+            for nb in manifest.notebooks
+        ]
+    return GradeResult(
+        stage=stage,
+        title=manifest.title,
+        submission=submission,
+        tasks=rows,
+        seconds=0.0,
+        isolation=isolation,
+        problems=[Problem(reason)],
+    )
 
 
 def refusal(result: GradeResult) -> str:
@@ -335,4 +448,8 @@ def refusal(result: GradeResult) -> str:
     if len(result.problems) != 1 or not result.tasks:
         return ""
     reason = result.problems[0].message
-    return reason if all(r.status == "error" and not r.checks and r.message == reason for r in result.tasks) else ""
+    return (
+        reason
+        if all(r.status == "error" and not r.checks and r.message == reason for r in result.tasks)
+        else ""
+    )

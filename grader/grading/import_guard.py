@@ -51,7 +51,9 @@ def _start(session: Session) -> Optional[ChildStartFailed]:
     return None
 
 
-def _traced(failure: ChildStartFailed, placed: Sequence[PlacedFence]) -> tuple[Optional[PlacedFence], Optional[int]]:
+def _traced(
+    failure: ChildStartFailed, placed: Sequence[PlacedFence]
+) -> tuple[Optional[PlacedFence], Optional[int]]:
     """The student's body holding the innermost frame of the import's traceback."""
     frames = failure.error.traceback if failure.error is not None else ()
     for frame in reversed(frames):
@@ -62,8 +64,12 @@ def _traced(failure: ChildStartFailed, placed: Sequence[PlacedFence]) -> tuple[O
     return None, None
 
 
-def _bisect(build: Builder, open_session: Callable[[], Session], stubbed: AbstractSet[FenceRef],
-            placed: Sequence[PlacedFence]) -> Optional[PlacedFence]:
+def _bisect(
+    build: Builder,
+    open_session: Callable[[], Session],
+    stubbed: AbstractSet[FenceRef],
+    placed: Sequence[PlacedFence],
+) -> Optional[PlacedFence]:
     """The body whose import fails, found by stubbing a suffix of `placed`; None when the
     tree fails with all of them stubbed. Leaves the tree in an arbitrary state."""
 
@@ -143,5 +149,13 @@ def broken_task_row(task: Task, problems: Sequence[Problem]) -> Optional[TaskRes
         lines += ["Problems with the submitted files:", *(f"  {p.message}" for p in others)]
     if task.hint:
         lines.append(f"Hint: {task.hint}")
-    return TaskResult(id=task.id, title=task.title, max_points=task.points, score=0.0, status="error",
-                      message=why, feedback="\n".join(lines), checks=checks)
+    return TaskResult(
+        id=task.id,
+        title=task.title,
+        max_points=task.points,
+        score=0.0,
+        status="error",
+        message=why,
+        feedback="\n".join(lines),
+        checks=checks,
+    )

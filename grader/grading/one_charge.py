@@ -104,13 +104,24 @@ from grader.core.manifest import Task
 from grader.core.results import CheckResult, Problem, TaskResult
 from grader.core.shared_state import state_partners
 
-__all__ = ["ALONE", "Look", "charge_once", "needs_second_look", "not_started", "passed_in_either", "second_look", "second_looks"]
+__all__ = [
+    "ALONE",
+    "Look",
+    "charge_once",
+    "needs_second_look",
+    "not_started",
+    "passed_in_either",
+    "second_look",
+    "second_looks",
+]
 
 #: How the feedback names the second look.
 ALONE = "with the reference in place of the stage's other tasks"
 
 
-def needs_second_look(task: Task, whole: TaskResult, problems: Sequence[Problem], submission: Optional[Path] = None) -> bool:
+def needs_second_look(
+    task: Task, whole: TaskResult, problems: Sequence[Problem], submission: Optional[Path] = None
+) -> bool:
     """Whether grading `task` alone could give it more points than `whole`, its row in the
     whole tree (see the module docstring for the cases that cannot); `submission`, the
     student's files, tells a task not started."""
@@ -157,8 +168,14 @@ def _culprits(others: Sequence[TaskResult], names: bool = True) -> str:
     return f"{', '.join(parts[:-1])} and {parts[-1]} fail their own checks: fix them first"
 
 
-def charge_once(task: Task, whole: TaskResult, alone: TaskResult, others: Sequence[TaskResult] = (),
-                repaired: AbstractSet[str] = frozenset(), roots: Sequence[str] = ()) -> TaskResult:
+def charge_once(
+    task: Task,
+    whole: TaskResult,
+    alone: TaskResult,
+    others: Sequence[TaskResult] = (),
+    repaired: AbstractSet[str] = frozenset(),
+    roots: Sequence[str] = (),
+) -> TaskResult:
     """The graded row of `task`: `whole` (its row in the whole tree) with each check that
     passes in `alone` (the checks that failed, graded again) counted as passed.
 
@@ -175,7 +192,9 @@ def charge_once(task: Task, whole: TaskResult, alone: TaskResult, others: Sequen
     if not rescued:
         if not _culprits(others):  # nothing else fails: nothing to tell apart
             return replace(whole, seconds=seconds)
-        note = f"graded again {ALONE}, this task fails the same checks: the mistake is in this task's own code"
+        note = (
+            f"graded again {ALONE}, this task fails the same checks: the mistake is in this task's own code"
+        )
         return replace(whole, seconds=seconds, feedback=_join(whole.feedback, f"Note: {note}"))
     # a check the whole tree could not judge (a verdict withheld on a busy machine, a grader
     # error) did not fail there: passing alone judges it, and no other task is blamed for it
@@ -185,7 +204,9 @@ def charge_once(task: Task, whole: TaskResult, alone: TaskResult, others: Sequen
     def rescued_message(c: CheckResult) -> str:
         where = fixed_by if c.name in repaired else ALONE
         if c.name in unjudged:
-            return f"passes {where}; with your own code for every task it could not be judged (not your fault)"
+            return (
+                f"passes {where}; with your own code for every task it could not be judged (not your fault)"
+            )
         return f"passes {where}; with your own code: {c.message}"
 
     def rescued_check(c: CheckResult) -> CheckResult:
@@ -202,8 +223,10 @@ def charge_once(task: Task, whole: TaskResult, alone: TaskResult, others: Sequen
     if blamed:
         many = len(blamed) > 1
         cause = _culprits(others) or "the cause is in your code of another task"
-        heads.append(f"{', '.join(blamed)} fail{'' if many else 's'} with your code for the other tasks and pass{'' if many else 'es'} "
-                     f"with the reference in their place, so {'they count' if many else 'it counts'}: {cause}")
+        heads.append(
+            f"{', '.join(blamed)} fail{'' if many else 's'} with your code for the other tasks and pass{'' if many else 'es'} "
+            f"with the reference in their place, so {'they count' if many else 'it counts'}: {cause}"
+        )
         fix = _culprits(others, names=False) or "the cause is in your code of another task"
         short = f"{'passes' if not failing else 'passes more checks'} with the reference for the other tasks: {fix}"
     judged_where = fixed_by if judged and all(n in repaired for n in judged) else ALONE
@@ -211,17 +234,31 @@ def charge_once(task: Task, whole: TaskResult, alone: TaskResult, others: Sequen
         short = f"{'passes' if not failing else 'passes more checks'} {judged_where}"
     if judged:
         many = len(judged) > 1
-        heads.append(f"{', '.join(judged)} could not be judged with your code for every task (not your fault) and "
-                     f"pass{'' if many else 'es'} {judged_where}, so {'they count' if many else 'it counts'}")
+        heads.append(
+            f"{', '.join(judged)} could not be judged with your code for every task (not your fault) and "
+            f"pass{'' if many else 'es'} {judged_where}, so {'they count' if many else 'it counts'}"
+        )
     head = "; ".join(heads)
-    feedback = _join(f"{score:g} of {whole.max_points:g} points: {head}.", "With your own code for every task:", whole.feedback)
-    return replace(whole, score=score, status=failing[0].status if failing else "passed",
-                   message=failing[0].message if failing else short, checks=checks, seconds=seconds, feedback=feedback,
-                   messages=[short] + [f"{c.name}: {c.message}" for c in failing])
+    feedback = _join(
+        f"{score:g} of {whole.max_points:g} points: {head}.",
+        "With your own code for every task:",
+        whole.feedback,
+    )
+    return replace(
+        whole,
+        score=score,
+        status=failing[0].status if failing else "passed",
+        message=failing[0].message if failing else short,
+        checks=checks,
+        seconds=seconds,
+        feedback=feedback,
+        messages=[short] + [f"{c.name}: {c.message}" for c in failing],
+    )
 
 
-def charge_notebook_once(whole: TaskResult, alone: TaskResult, cell_points: Mapping[str, float],
-                         others: Sequence[TaskResult] = ()) -> TaskResult:
+def charge_notebook_once(
+    whole: TaskResult, alone: TaskResult, cell_points: Mapping[str, float], others: Sequence[TaskResult] = ()
+) -> TaskResult:
     """The graded row of a notebook part: `whole` (its test cells over the student's code of
     the stage's tasks) with each cell that passes in `alone` (the same notebook over the
     reference's code of every task) counted as passed.
@@ -237,22 +274,40 @@ def charge_notebook_once(whole: TaskResult, alone: TaskResult, cell_points: Mapp
     rescued = [name for name in failed if any(c.name == name and c.status == "passed" for c in alone.checks)]
     if not rescued:
         return replace(whole, seconds=seconds)
-    checks = [c if c.name not in rescued else
-              replace(c, status="passed", message=f"passes with the reference for the tasks; with your own code: {c.message}")
-              for c in whole.checks]
+    checks = [
+        c
+        if c.name not in rescued
+        else replace(
+            c,
+            status="passed",
+            message=f"passes with the reference for the tasks; with your own code: {c.message}",
+        )
+        for c in whole.checks
+    ]
     total = sum(cell_points.get(c.name, 0.0) for c in checks)
     earned = sum(cell_points.get(c.name, 0.0) for c in checks if c.status == "passed")
     score = max(whole.score, round(whole.max_points * earned / total, 4) if total > 0 else 0.0)
     cause = _culprits(others) or "the cause is in your code of a task"
     many = len(rescued) > 1
-    head = (f"{', '.join(rescued)} fail{'' if many else 's'} with your code for the tasks and pass{'' if many else 'es'} "
-            f"with the reference in its place, so {'they count' if many else 'it counts'}: {cause}")
+    head = (
+        f"{', '.join(rescued)} fail{'' if many else 's'} with your code for the tasks and pass{'' if many else 'es'} "
+        f"with the reference in its place, so {'they count' if many else 'it counts'}: {cause}"
+    )
     still = [c for c in checks if c.status != "passed"]
-    return replace(whole, score=score, status=whole.status if still else "passed", checks=checks, seconds=seconds,
-                   message=f"{earned:g} of {total:g} notebook points ({len(rescued)} cell{'s' if many else ''} "
-                           f"with the reference for the tasks)",
-                   feedback=_join(f"{score:g} of {whole.max_points:g} points: {head}.", "With your own code for every task:",
-                                  whole.feedback))
+    return replace(
+        whole,
+        score=score,
+        status=whole.status if still else "passed",
+        checks=checks,
+        seconds=seconds,
+        message=f"{earned:g} of {total:g} notebook points ({len(rescued)} cell{'s' if many else ''} "
+        f"with the reference for the tasks)",
+        feedback=_join(
+            f"{score:g} of {whole.max_points:g} points: {head}.",
+            "With your own code for every task:",
+            whole.feedback,
+        ),
+    )
 
 
 class Look(NamedTuple):
@@ -264,9 +319,13 @@ class Look(NamedTuple):
     roots: tuple[str, ...] = ()
 
 
-def second_looks(stage: str, pending: Sequence[tuple[Task, TaskResult]], failing: AbstractSet[str],
-                 alone: Callable[..., TaskResult],
-                 repaired: Callable[[frozenset[str], list[tuple[Task, set[str]]]], dict[str, TaskResult]]) -> dict[str, Look]:
+def second_looks(
+    stage: str,
+    pending: Sequence[tuple[Task, TaskResult]],
+    failing: AbstractSet[str],
+    alone: Callable[..., TaskResult],
+    repaired: Callable[[frozenset[str], list[tuple[Task, set[str]]]], dict[str, TaskResult]],
+) -> dict[str, Look]:
     """The second look at each task of `pending` (task, row in the whole tree; in the stage's
     order), with as few children as it takes.
 
@@ -294,14 +353,21 @@ def second_looks(stage: str, pending: Sequence[tuple[Task, TaskResult]], failing
         else:  # only the checks the repaired tree left failing
             earlier, its_roots = partly[task.id]
             won = {c.name for c in earlier.checks if c.status == "passed"}
-            rest = replace(row, checks=[replace(c, status="passed") if c.name in won else c for c in row.checks])
-            looks[task.id] = Look(passed_in_either(earlier, second_look(stage, task, rest, failing, partial(alone, task))),
-                                  frozenset(won), its_roots)
+            rest = replace(
+                row, checks=[replace(c, status="passed") if c.name in won else c for c in row.checks]
+            )
+            looks[task.id] = Look(
+                passed_in_either(earlier, second_look(stage, task, rest, failing, partial(alone, task))),
+                frozenset(won),
+                its_roots,
+            )
         if any(c.status != "passed" for c in looks[task.id].row.checks):
             roots.append(task.id)
         if roots and len(queue) >= 2 and tuple(roots) != tried:
             tried = tuple(roots)
-            rows = repaired(frozenset(roots), [(t, {c.name for c in r.checks if c.status != "passed"}) for t, r in queue])
+            rows = repaired(
+                frozenset(roots), [(t, {c.name for c in r.checks if c.status != "passed"}) for t, r in queue]
+            )
             still = []
             for t, r in queue:
                 got = rows[t.id]
@@ -314,7 +380,9 @@ def second_looks(stage: str, pending: Sequence[tuple[Task, TaskResult]], failing
     return looks
 
 
-def second_look(stage: str, t: Task, row: TaskResult, failing: AbstractSet[str], alone: Callable[..., TaskResult]) -> TaskResult:
+def second_look(
+    stage: str, t: Task, row: TaskResult, failing: AbstractSet[str], alone: Callable[..., TaskResult]
+) -> TaskResult:
     """The failing checks of `row` run again with task `t` alone (`alone(only=…,
     with_partners=…)` grades them in `t`'s alone tree); `failing`: the tasks of the stage
     that lose points in the whole tree.
@@ -337,8 +405,11 @@ def passed_in_either(first: TaskResult, second: TaskResult) -> TaskResult:
     """`first` with each check that fails there and passes in `second` taken from `second`
     (two alone trees of one task; only the statuses are read, by `charge_once`)."""
     won = {c.name: c for c in second.checks if c.status == "passed"}
-    return replace(first, checks=[won.get(c.name, c) if c.status != "passed" else c for c in first.checks],
-                   seconds=first.seconds + second.seconds)
+    return replace(
+        first,
+        checks=[won.get(c.name, c) if c.status != "passed" else c for c in first.checks],
+        seconds=first.seconds + second.seconds,
+    )
 
 
 def _tasks_text(ids: Sequence[str]) -> str:

@@ -33,7 +33,12 @@ from grader.core.manifest import ManifestError, load_manifest
 from grader.core.results import GradeResult, TaskResult
 from grader.core.safe_text import json_safe, terminal_text, xml_text
 
-STATUS_STYLE = {"passed": "bold green", "failed": "bold red", "error": "bold magenta", "timeout": "bold yellow"}
+STATUS_STYLE = {
+    "passed": "bold green",
+    "failed": "bold red",
+    "error": "bold magenta",
+    "timeout": "bold yellow",
+}
 
 
 def _fmt(points: float) -> str:
@@ -59,8 +64,10 @@ def print_report(result: GradeResult, console: Optional[Console] = None, feedbac
     iso = " (isolated tasks)" if result.isolate else ""
     table = Table(
         title=terminal_text(f"{result.stage.upper()} · {result.title}{iso}", style="table.title"),
-        caption=terminal_text(f"{result.submission} · graded in {result.seconds:.1f} s · sandbox: {result.isolation}",
-                              style="table.caption"),
+        caption=terminal_text(
+            f"{result.submission} · graded in {result.seconds:.1f} s · sandbox: {result.isolation}",
+            style="table.caption",
+        ),
         box=box.SIMPLE_HEAVY,
         show_footer=True,
     )
@@ -82,16 +89,25 @@ def print_report(result: GradeResult, console: Optional[Console] = None, feedbac
     if feedback:
         for row in result.tasks:
             if row.status != "passed" and row.feedback:
-                console.print(terminal_text(f"── {_name(row)} ({row.status})", style=STATUS_STYLE.get(row.status, "bold")))
+                console.print(
+                    terminal_text(
+                        f"── {_name(row)} ({row.status})", style=STATUS_STYLE.get(row.status, "bold")
+                    )
+                )
                 console.print(terminal_text(_short_lines(row.feedback, 40)))
     for p in result.problems:
         console.print(terminal_text(f"note: {p.message}", style="yellow"))
     for e in result.grader_errors:
         console.print(terminal_text(f"GRADER ERROR: {e}", style="bold red"))
     if result.isolation == "process":
-        console.print(Text(f"WARNING: sandbox '{result.isolation}': {describe(result.isolation)}. Install bubblewrap "
-                           "(scripts/install-sandbox.sh) before grading submissions that may be hostile; "
-                           "--sandbox=require refuses to grade without it.", style="bold yellow"))
+        console.print(
+            Text(
+                f"WARNING: sandbox '{result.isolation}': {describe(result.isolation)}. Install bubblewrap "
+                "(scripts/install-sandbox.sh) before grading submissions that may be hostile; "
+                "--sandbox=require refuses to grade without it.",
+                style="bold yellow",
+            )
+        )
 
 
 #: The most lines of a task's message cell in the table (the feedback has them all).
@@ -119,8 +135,12 @@ LINE_CHARS = 1000
 def _short_lines(text: str, limit: int) -> str:
     """`text` cut to `limit` lines of at most `LINE_CHARS` characters each."""
     lines = text.splitlines()
-    shown = [line if len(line) <= LINE_CHARS else f"{line[:LINE_CHARS]}… ({len(line) - LINE_CHARS} more characters "
-             "in results.json)" for line in lines[:limit]]
+    shown = [
+        line
+        if len(line) <= LINE_CHARS
+        else f"{line[:LINE_CHARS]}… ({len(line) - LINE_CHARS} more characters in results.json)"
+        for line in lines[:limit]
+    ]
     if len(lines) > limit:
         shown.append(f"… ({len(lines) - limit} more lines in results.json)")
     return "\n".join(shown)
@@ -146,52 +166,64 @@ def gradescope(result: GradeResult, settings: Optional[GradescopeSettings] = Non
     for row in result.tasks:
         number = row.id if row.kind == "task" else row.id.removeprefix("nb:")
         full = f"{row.status}: {row.message}" + (f"\n\n{row.feedback}" if row.feedback else "")
-        withheld = settings.split and row.status != "passed" and bool(row.checks or (row.kind != "task" and row.feedback))
+        withheld = (
+            settings.split
+            and row.status != "passed"
+            and bool(row.checks or (row.kind != "task" and row.feedback))
+        )
         details_name = f"{_name(row)} — details"
-        tests.append({
-            "name": _name(row),
-            "number": number,
-            "score": row.score,
-            "max_score": row.max_points,
-            "status": "passed" if row.status == "passed" else "failed",
-            "output": _checks_summary(row, details_name, settings.details) if withheld else full,
-            "output_format": OUTPUT_FORMAT,
-            "visibility": settings.visibility,
-            "extra_data": {"status": row.status, "seconds": round(row.seconds, 3), "part": "score"},
-        })
-        if withheld:
-            tests.append({
-                "name": details_name,
+        tests.append(
+            {
+                "name": _name(row),
                 "number": number,
-                "score": 0.0,
-                "max_score": 0.0,
-                "status": "failed",
-                "output": full,
+                "score": row.score,
+                "max_score": row.max_points,
+                "status": "passed" if row.status == "passed" else "failed",
+                "output": _checks_summary(row, details_name, settings.details) if withheld else full,
                 "output_format": OUTPUT_FORMAT,
-                "visibility": settings.details,
-                "extra_data": {"status": row.status, "part": "details"},
-            })
+                "visibility": settings.visibility,
+                "extra_data": {"status": row.status, "seconds": round(row.seconds, 3), "part": "score"},
+            }
+        )
+        if withheld:
+            tests.append(
+                {
+                    "name": details_name,
+                    "number": number,
+                    "score": 0.0,
+                    "max_score": 0.0,
+                    "status": "failed",
+                    "output": full,
+                    "output_format": OUTPUT_FORMAT,
+                    "visibility": settings.details,
+                    "extra_data": {"status": row.status, "part": "details"},
+                }
+            )
     output = f"{result.stage.upper()} · {result.title}: {_fmt(result.score)} / {_fmt(result.max_score)}"
     output += f"\nSandbox: {result.isolation} — {describe(result.isolation)}"
     if any(t["extra_data"]["part"] == "details" for t in tests):
-        output += (f"\nWhat each failing check was given and expected is shown {when_shown(settings.details)} "
-                   "(the tests named “… — details”).")
+        output += (
+            f"\nWhat each failing check was given and expected is shown {when_shown(settings.details)} "
+            "(the tests named “… — details”)."
+        )
     if result.problems:
         output += "\n\nProblems with the submission:\n" + "\n".join(f"- {p.message}" for p in result.problems)
     if result.grader_errors:
         output += "\n\nGrading failed for some checks (not your fault; the staff has been told)."
-    return json_safe({
-        "score": result.score,
-        "execution_time": _whole_seconds(result.seconds),
-        "output": output,
-        "output_format": OUTPUT_FORMAT,
-        "test_output_format": OUTPUT_FORMAT,
-        "test_name_format": OUTPUT_FORMAT,
-        "visibility": settings.visibility,
-        "stdout_visibility": settings.stdout_visibility,
-        "extra_data": {"isolation": result.isolation},
-        "tests": tests,
-    })
+    return json_safe(
+        {
+            "score": result.score,
+            "execution_time": _whole_seconds(result.seconds),
+            "output": output,
+            "output_format": OUTPUT_FORMAT,
+            "test_output_format": OUTPUT_FORMAT,
+            "test_name_format": OUTPUT_FORMAT,
+            "visibility": settings.visibility,
+            "stdout_visibility": settings.stdout_visibility,
+            "extra_data": {"isolation": result.isolation},
+            "tests": tests,
+        }
+    )
 
 
 def stage_settings(stage: str) -> GradescopeSettings:
@@ -215,12 +247,18 @@ def _checks_summary(row: TaskResult, details_name: str, details: str) -> str:
     are. No check's message: it may hold the inputs and expected values (a notebook part's
     message is its points; its cells' messages are the details)."""
     passed = sum(c.status == "passed" for c in row.checks)
-    lines = [f"{row.status}: {passed} of {len(row.checks)} checks pass" if row.checks else f"{row.status}: {row.message}"]
+    lines = [
+        f"{row.status}: {passed} of {len(row.checks)} checks pass"
+        if row.checks
+        else f"{row.status}: {row.message}"
+    ]
     for c in row.checks:
         stub = f" (not implemented yet: {c.raised_in})" if c.unfinished and c.raised_in else ""
         lines.append(f"✓ {c.name}" if c.status == "passed" else f"✗ {c.name}: {c.status}{stub}")
-    lines.append(f"The details (inputs, expected values, tracebacks) are in “{details_name}”, "
-                 f"shown {when_shown(details)}.")
+    lines.append(
+        f"The details (inputs, expected values, tracebacks) are in “{details_name}”, "
+        f"shown {when_shown(details)}."
+    )
     return "\n".join(lines)
 
 
@@ -240,13 +278,20 @@ def junit(result: GradeResult) -> bytes:
     ET.SubElement(props, "property", name="max_score", value=_fmt(result.max_score))
     ET.SubElement(props, "property", name="isolation", value=xml_text(result.isolation))
     for row in result.tasks:
-        case = ET.SubElement(suite, "testcase", classname=f"grader.{result.stage}", name=xml_text(_name(row)),
-                             time=f"{row.seconds:.3f}")
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"grader.{result.stage}",
+            name=xml_text(_name(row)),
+            time=f"{row.seconds:.3f}",
+        )
         if row.status == "failed":
             el = ET.SubElement(case, "failure", message=xml_text(_short(row.message, 300)), type="failed")
             el.text = xml_text(row.feedback)
         elif row.status in ("error", "timeout"):
-            el = ET.SubElement(case, "error", message=xml_text(_short(row.message, 300)), type=xml_text(row.status))
+            el = ET.SubElement(
+                case, "error", message=xml_text(_short(row.message, 300)), type=xml_text(row.status)
+            )
             el.text = xml_text(row.feedback)
         out = ET.SubElement(case, "system-out")
         out.text = f"score {_fmt(row.score)} / {_fmt(row.max_points)}"
@@ -277,7 +322,9 @@ def write_atomic(path: Path | str, data: bytes | str) -> None:
         raise
 
 
-def write_reports(result: GradeResult, json_path: Optional[Path | str], junit_path: Optional[Path | str]) -> list[str]:
+def write_reports(
+    result: GradeResult, json_path: Optional[Path | str], junit_path: Optional[Path | str]
+) -> list[str]:
     """Write the requested reports; return one plain message per path that could not be written.
 
     A grade is never lost to a bad path (a directory, a read-only place, a full disk): that
@@ -285,8 +332,10 @@ def write_reports(result: GradeResult, json_path: Optional[Path | str], junit_pa
     message says where, so that the caller can report a grader error and exit non-zero.
     """
     problems = []
-    for path, render, suffix in ((json_path, lambda: json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n", ".json"),
-                                 (junit_path, lambda: junit(result), ".xml")):
+    for path, render, suffix in (
+        (json_path, lambda: json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n", ".json"),
+        (junit_path, lambda: junit(result), ".xml"),
+    ):
         if path is None:
             continue
         data = render()
@@ -296,7 +345,9 @@ def write_reports(result: GradeResult, json_path: Optional[Path | str], junit_pa
             fd, kept = tempfile.mkstemp(prefix=f"grader-{result.stage}-results-", suffix=suffix)
             with os.fdopen(fd, "wb") as f:
                 f.write(data.encode("utf-8") if isinstance(data, str) else data)
-            problems.append(f"cannot write {path} ({type(exc).__name__}: {exc.strerror or exc}); the report was kept in {kept}")
+            problems.append(
+                f"cannot write {path} ({type(exc).__name__}: {exc.strerror or exc}); the report was kept in {kept}"
+            )
     return problems
 
 

@@ -57,7 +57,17 @@ from grader.sandbox.session import Limits
 from grader.release.standalone import clean_env
 from grader.trees.child_tree import build_child_tree
 
-__all__ = ["MUTANT_LIMITS", "StageReport", "TaskSummary", "Verdict", "analyse", "main", "print_report", "render_markdown", "update_markdown"]
+__all__ = [
+    "MUTANT_LIMITS",
+    "StageReport",
+    "TaskSummary",
+    "Verdict",
+    "analyse",
+    "main",
+    "print_report",
+    "render_markdown",
+    "update_markdown",
+]
 
 #: Short limits: mutants loop forever more often than students do (a timeout is a kill).
 MUTANT_LIMITS = Limits(check_timeout=10.0, start_timeout=60.0)
@@ -138,7 +148,11 @@ class StageReport:
 
     def failures(self) -> list[Verdict]:
         """Verdicts that fail the run: (a), (b), grader errors, surviving mistakes."""
-        return [v for v in self.verdicts if v.others or v.errors or (not v.killed and (v.public_failed or v.mutant.operator == "mistake"))]
+        return [
+            v
+            for v in self.verdicts
+            if v.others or v.errors or (not v.killed and (v.public_failed or v.mutant.operator == "mistake"))
+        ]
 
     @property
     def ok(self) -> bool:
@@ -166,7 +180,9 @@ def _grade_files(stage: str, files: Mapping[str, str], limits: Limits) -> GradeR
         return grade(write_files(Path(tmp), files), stage, notebooks=False, limits=limits)
 
 
-def grade_mutant(stage: str, files: Mapping[str, str], mutant: Mutant, limits: Limits, reference: Mapping[str, float]) -> Verdict:
+def grade_mutant(
+    stage: str, files: Mapping[str, str], mutant: Mutant, limits: Limits, reference: Mapping[str, float]
+) -> Verdict:
     """Grade the stage's `files` with `mutant` in place of its file (the (b) verdict is
     decided against the `reference` scores)."""
     started = time.monotonic()
@@ -175,13 +191,23 @@ def grade_mutant(stage: str, files: Mapping[str, str], mutant: Mutant, limits: L
     mine = rows[mutant.task]
     others = tuple(
         f"task {t.id} scored {t.score:g}/{t.max_points:g} (reference {reference[t.id]:g}): {t.message}"
-        for t in result.tasks if t.id != mutant.task and t.score != reference.get(t.id)
+        for t in result.tasks
+        if t.id != mutant.task and t.score != reference.get(t.id)
     )
-    return Verdict(mutant, mine.score, mine.max_points, f"{mine.status}: {mine.message}", others,
-                   tuple(result.grader_errors), seconds=time.monotonic() - started)
+    return Verdict(
+        mutant,
+        mine.score,
+        mine.max_points,
+        f"{mine.status}: {mine.message}",
+        others,
+        tuple(result.grader_errors),
+        seconds=time.monotonic() - started,
+    )
 
 
-def run_public_tests(stage: str, release_dir: Path, files: Mapping[str, str], marker: str, timeout: float, verify: bool = False) -> tuple[str, str, float]:
+def run_public_tests(
+    stage: str, release_dir: Path, files: Mapping[str, str], marker: str, timeout: float, verify: bool = False
+) -> tuple[str, str, float]:
     """Run ``pytest -m marker`` in a copy of the release whose ``minitorch/`` is the child
     tree built from `files`. Returns (outcome, detail, seconds): outcome is "passed",
     "failed", "timeout", "no tests" or "error". `verify`: first check that the tree's
@@ -192,13 +218,31 @@ def run_public_tests(stage: str, release_dir: Path, files: Mapping[str, str], ma
         shutil.copytree(release_dir, work)
         build_child_tree(stage, write_files(Path(tmp) / "submission", files), work)
         if verify:
-            where = subprocess.run([sys.executable, "-c", "import minitorch; print(minitorch.__file__)"], cwd=work,
-                                   env=clean_env(), capture_output=True, text=True, timeout=120, check=False).stdout.strip()
+            where = subprocess.run(
+                [sys.executable, "-c", "import minitorch; print(minitorch.__file__)"],
+                cwd=work,
+                env=clean_env(),
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            ).stdout.strip()
             if not Path(where).resolve().is_relative_to(work.resolve()):
-                return "error", f"the public tests would import minitorch from {where or '?'}, not from the tree under test", 0.0
+                return (
+                    "error",
+                    f"the public tests would import minitorch from {where or '?'}, not from the tree under test",
+                    0.0,
+                )
         cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", marker, "tests/"]
-        proc = subprocess.Popen(cmd, cwd=work, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=work,
+            env=clean_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         try:
             out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -211,7 +255,12 @@ def run_public_tests(stage: str, release_dir: Path, files: Mapping[str, str], ma
     return outcome, "" if outcome == "passed" else first[:240], time.monotonic() - started
 
 
-def _run_all(jobs: int, fn: Callable[..., Any], calls: list[tuple], progress: Optional[Callable[[int, Any], None]] = None) -> list[Any]:
+def _run_all(
+    jobs: int,
+    fn: Callable[..., Any],
+    calls: list[tuple],
+    progress: Optional[Callable[[int, Any], None]] = None,
+) -> list[Any]:
     """fn(*args) for each args, in order: in this process, or in `jobs` worker processes."""
     out: list[Any] = [None] * len(calls)
     if jobs <= 1:
@@ -229,9 +278,16 @@ def _run_all(jobs: int, fn: Callable[..., Any], calls: list[tuple], progress: Op
     return out
 
 
-def analyse(stage: str, *, task: Optional[str] = None, sample: Optional[int] = None, jobs: int = 1,
-            limits: Limits = MUTANT_LIMITS, public_timeout: float = PUBLIC_TIMEOUT,
-            progress: Optional[Callable[[str], None]] = None) -> StageReport:
+def analyse(
+    stage: str,
+    *,
+    task: Optional[str] = None,
+    sample: Optional[int] = None,
+    jobs: int = 1,
+    limits: Limits = MUTANT_LIMITS,
+    public_timeout: float = PUBLIC_TIMEOUT,
+    progress: Optional[Callable[[str], None]] = None,
+) -> StageReport:
     """Grade every mutant of `stage` (or of one `task`; `sample` per task) and decide the verdicts."""
     started = time.monotonic()
     manifest = load_manifest(stage)
@@ -240,19 +296,29 @@ def analyse(stage: str, *, task: Optional[str] = None, sample: Optional[int] = N
         raise ValueError(f"stage {stage} has no task {task!r}")
     catalogue = load_catalogue(stage)
     mutants = select(stage, tasks, catalogue, sample)
-    scope = "all mutants" if sample is None else f"a sample of {sample} generated mutants per task + the catalogue"
+    scope = (
+        "all mutants"
+        if sample is None
+        else f"a sample of {sample} generated mutants per task + the catalogue"
+    )
     report = StageReport(stage, scope + ("" if task is None else f", task {task} only"), [])
     files = submission_files(stage)
     ref = _grade_files(stage, files, limits)
     reference = {t.id: t.score for t in ref.tasks}
     if ref.grader_errors or any(t.score != t.max_points for t in ref.tasks):
-        report.problems.append(f"the reference does not score full marks: {[(t.id, t.score, t.message) for t in ref.tasks]} {ref.grader_errors}")
+        report.problems.append(
+            f"the reference does not score full marks: {[(t.id, t.score, t.message) for t in ref.tasks]} {ref.grader_errors}"
+        )
 
     def show(i: int, v: Verdict) -> None:
         if progress:
-            progress(f"[{i + 1}/{len(mutants)}] {v.mutant.id}: {'killed' if v.killed else 'SURVIVED'} ({v.seconds:.1f} s)")
+            progress(
+                f"[{i + 1}/{len(mutants)}] {v.mutant.id}: {'killed' if v.killed else 'SURVIVED'} ({v.seconds:.1f} s)"
+            )
 
-    report.verdicts = _run_all(jobs, grade_mutant, [(stage, files, m, limits, reference) for m in mutants], show)
+    report.verdicts = _run_all(
+        jobs, grade_mutant, [(stage, files, m, limits, reference) for m in mutants], show
+    )
     survivors = [v for v in report.verdicts if not v.killed]
     if survivors:
         with tempfile.TemporaryDirectory(prefix="grader-mutation-") as tmp:
@@ -265,9 +331,20 @@ def analyse(stage: str, *, task: Optional[str] = None, sample: Optional[int] = N
                 if outcome == "passed":
                     usable.add(t)
                 else:
-                    report.problems.append(f"the public tests of task {t} ({marker}) do not pass on the reference: {outcome}: {detail}")
+                    report.problems.append(
+                        f"the public tests of task {t} ({marker}) do not pass on the reference: {outcome}: {detail}"
+                    )
             todo = [v for v in survivors if v.mutant.task in usable]
-            calls = [(stage, rel, {**files, v.mutant.file: v.mutant.text}, manifest.task(v.mutant.task).marker, public_timeout) for v in todo]
+            calls = [
+                (
+                    stage,
+                    rel,
+                    {**files, v.mutant.file: v.mutant.text},
+                    manifest.task(v.mutant.task).marker,
+                    public_timeout,
+                )
+                for v in todo
+            ]
             for v, (outcome, detail, seconds) in zip(todo, _run_all(jobs, run_public_tests, calls)):
                 v.public, v.public_failed = f"{outcome}: {detail}" if detail else outcome, outcome != "passed"
                 v.seconds += seconds
@@ -275,21 +352,47 @@ def analyse(stage: str, *, task: Optional[str] = None, sample: Optional[int] = N
     for v in report.verdicts:
         v.equivalent = catalogue.equivalents.get(v.mutant.id, "")
         if v.equivalent and v.killed:
-            report.notes.append(f"{v.mutant.id} is marked equivalent in mutants.toml but was killed ({v.message})")
+            report.notes.append(
+                f"{v.mutant.id} is marked equivalent in mutants.toml but was killed ({v.message})"
+            )
     if sample is None and task is None:
-        report.notes += [f"mutants.toml marks {i} equivalent, but no such mutant exists (the fence changed?)" for i in sorted(set(catalogue.equivalents) - generated)]
+        report.notes += [
+            f"mutants.toml marks {i} equivalent, but no such mutant exists (the fence changed?)"
+            for i in sorted(set(catalogue.equivalents) - generated)
+        ]
     report.seconds = time.monotonic() - started
     return report
 
 
 # ---------------------------------------------------------------------------- reports
 
-_COLUMNS = ("stage", "task", "mutants", "killed", "equivalent", "survived", "score %", "(a)", "(b)", "seconds")
+_COLUMNS = (
+    "stage",
+    "task",
+    "mutants",
+    "killed",
+    "equivalent",
+    "survived",
+    "score %",
+    "(a)",
+    "(b)",
+    "seconds",
+)
 
 
 def _cells(row: TaskSummary) -> list[str]:
-    return [row.stage, row.task, str(row.mutants), str(row.killed), str(row.equivalent), str(row.survived),
-            f"{row.score:.1f}", str(row.violations_a), str(row.violations_b), f"{row.seconds:.0f}"]
+    return [
+        row.stage,
+        row.task,
+        str(row.mutants),
+        str(row.killed),
+        str(row.equivalent),
+        str(row.survived),
+        f"{row.score:.1f}",
+        str(row.violations_a),
+        str(row.violations_b),
+        f"{row.seconds:.0f}",
+    ]
 
 
 def _listing(report: StageReport) -> list[tuple[str, list[str]]]:
@@ -297,13 +400,43 @@ def _listing(report: StageReport) -> list[tuple[str, list[str]]]:
     vs = report.verdicts
     return [
         ("problems", report.problems),
-        ("grader errors", [f"`{v.mutant.id}` {v.mutant.description}: {'; '.join(v.errors)}" for v in vs if v.errors]),
-        ("(a) survivors that fail the public tests", [f"`{v.mutant.id}` {v.mutant.description} — public tests: {v.public}" for v in vs if not v.killed and v.public_failed]),
-        ("(b) mutants that change another task's score", [f"`{v.mutant.id}` {v.mutant.description} — {'; '.join(v.others)}" for v in vs if v.others]),
-        ("surviving catalogue mistakes", [f"`{v.mutant.id}` {v.mutant.description} — public tests: {v.public or 'not run'}"
-                                          for v in vs if not v.killed and v.mutant.operator == "mistake"]),
-        ("survivors", [f"`{v.mutant.id}` {v.mutant.description}" + (f" — equivalent: {v.equivalent}" if v.equivalent else f" — public tests: {v.public or 'not run'}")
-                       for v in vs if not v.killed and v.mutant.operator != "mistake" and not v.public_failed]),
+        (
+            "grader errors",
+            [f"`{v.mutant.id}` {v.mutant.description}: {'; '.join(v.errors)}" for v in vs if v.errors],
+        ),
+        (
+            "(a) survivors that fail the public tests",
+            [
+                f"`{v.mutant.id}` {v.mutant.description} — public tests: {v.public}"
+                for v in vs
+                if not v.killed and v.public_failed
+            ],
+        ),
+        (
+            "(b) mutants that change another task's score",
+            [f"`{v.mutant.id}` {v.mutant.description} — {'; '.join(v.others)}" for v in vs if v.others],
+        ),
+        (
+            "surviving catalogue mistakes",
+            [
+                f"`{v.mutant.id}` {v.mutant.description} — public tests: {v.public or 'not run'}"
+                for v in vs
+                if not v.killed and v.mutant.operator == "mistake"
+            ],
+        ),
+        (
+            "survivors",
+            [
+                f"`{v.mutant.id}` {v.mutant.description}"
+                + (
+                    f" — equivalent: {v.equivalent}"
+                    if v.equivalent
+                    else f" — public tests: {v.public or 'not run'}"
+                )
+                for v in vs
+                if not v.killed and v.mutant.operator != "mistake" and not v.public_failed
+            ],
+        ),
         ("notes", report.notes),
     ]
 
@@ -315,7 +448,9 @@ def print_report(reports: Sequence[StageReport], console: Console) -> None:
         table.add_column(col, justify="left" if col in ("stage", "task") else "right")
     for report in reports:
         for row in report.tasks():
-            style = "red" if row.violations_a or row.violations_b else ("yellow" if row.score < TARGET else "")
+            style = (
+                "red" if row.violations_a or row.violations_b else ("yellow" if row.score < TARGET else "")
+            )
             table.add_row(*_cells(row), style=style)
     console.print(table)
     for report in reports:
@@ -324,7 +459,9 @@ def print_report(reports: Sequence[StageReport], console: Console) -> None:
                 console.print(f"[bold]{report.stage}: {heading}[/bold]")
                 for line in lines:
                     console.print(f"  • {line}", markup=False, highlight=False)
-        console.print(f"{report.stage}: {'ok' if report.ok else 'FAILED'} ({report.scope}; {report.seconds:.0f} s)")
+        console.print(
+            f"{report.stage}: {'ok' if report.ok else 'FAILED'} ({report.scope}; {report.seconds:.0f} s)"
+        )
 
 
 _HEADER = """# Mutation analysis of the hidden checks
@@ -341,8 +478,14 @@ another task's score. Score = killed / (mutants − equivalent); the target is �
 def render_markdown(report: StageReport) -> str:
     """The stage's section of MUTATION.md."""
     title = load_manifest(report.stage).title
-    lines = [f"## {report.stage} — {title}", "", f"{report.scope}; {report.seconds:.0f} s in all.", "",
-             "| " + " | ".join(_COLUMNS[1:]) + " |", "|" + "---|" * (len(_COLUMNS) - 1)]
+    lines = [
+        f"## {report.stage} — {title}",
+        "",
+        f"{report.scope}; {report.seconds:.0f} s in all.",
+        "",
+        "| " + " | ".join(_COLUMNS[1:]) + " |",
+        "|" + "---|" * (len(_COLUMNS) - 1),
+    ]
     lines += ["| " + " | ".join(_cells(row)[1:]) + " |" for row in report.tasks()]
     for heading, items in _listing(report):
         if items:
@@ -366,15 +509,31 @@ def update_markdown(path: Path, report: StageReport) -> None:
     path.write_text(_HEADER + "\n" + body, encoding="utf-8")
 
 
-def main(stages: Sequence[str], *, task: Optional[str] = None, sample: Optional[int] = None, jobs: int = 1,
-         timeout: Optional[float] = None) -> int:
+def main(
+    stages: Sequence[str],
+    *,
+    task: Optional[str] = None,
+    sample: Optional[int] = None,
+    jobs: int = 1,
+    timeout: Optional[float] = None,
+) -> int:
     """`grader check --mutants`: analyse each stage, print the report; 0 when all is well."""
     console, progress = make_console(emoji=False), make_console(stderr=True, emoji=False)  # ids hold ":id:"
-    limits = MUTANT_LIMITS if timeout is None else Limits(check_timeout=timeout, start_timeout=MUTANT_LIMITS.start_timeout)
+    limits = (
+        MUTANT_LIMITS
+        if timeout is None
+        else Limits(check_timeout=timeout, start_timeout=MUTANT_LIMITS.start_timeout)
+    )
     reports = []
     for stage in stages:
-        report = analyse(stage, task=task, sample=sample, jobs=jobs, limits=limits,
-                         progress=lambda line: progress.print(f"[dim]  {line}[/dim]", highlight=False))
+        report = analyse(
+            stage,
+            task=task,
+            sample=sample,
+            jobs=jobs,
+            limits=limits,
+            progress=lambda line: progress.print(f"[dim]  {line}[/dim]", highlight=False),
+        )
         reports.append(report)
         if task is None:  # a sampled run says so in its section
             update_markdown(repo_root() / MARKDOWN, report)

@@ -62,10 +62,27 @@ else:  # pragma: no cover - Python 3.10
 __all__ = ["OPERATORS", "Catalogue", "Mutant", "file_mutants", "generate", "load_catalogue"]
 
 #: mutmut's operators we apply (see the module docstring for those we skip).
-MUTMUT_OPERATORS = ("number", "name", "assignment", "augmented_assignment", "remove_unary_ops",
-                    "arg_removal", "keywords", "swap_op", "lambda", "if_exp", "match")
+MUTMUT_OPERATORS = (
+    "number",
+    "name",
+    "assignment",
+    "augmented_assignment",
+    "remove_unary_ops",
+    "arg_removal",
+    "keywords",
+    "swap_op",
+    "lambda",
+    "if_exp",
+    "match",
+)
 #: Every operator name a generated mutant can carry (+ "mistake" for the catalogue).
-OPERATORS = MUTMUT_OPERATORS + ("delete_statement", "noop_body", "early_return", "number_minus_one", "return_type")
+OPERATORS = MUTMUT_OPERATORS + (
+    "delete_statement",
+    "noop_body",
+    "early_return",
+    "number_minus_one",
+    "return_type",
+)
 
 _RETURN_TYPES = {"float": ("bool", "int"), "list": ("iter", "tuple"), "Scalar": ("float",)}
 
@@ -151,7 +168,10 @@ def _candidates(text: str, fences: Sequence[Fence]) -> Iterator[tuple[str, str]]
         if isinstance(node, (cst.Integer, cst.Float)):
             yield "number_minus_one", render(unit, node, _minus_one(node))
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not _is_pass(node):
-            yield "delete_statement", render(unit, node, cst.SimpleStatementLine([cst.Pass()], leading_lines=node.leading_lines))
+            yield (
+                "delete_statement",
+                render(unit, node, cst.SimpleStatementLine([cst.Pass()], leading_lines=node.leading_lines)),
+            )
         if isinstance(node, cst.Return) and node.value is not None and func is not None:
             for wrap in _RETURN_TYPES.get(_return_kind(render.module, func), ()):
                 call = cst.Call(cst.Name(wrap), [cst.Arg(node.value)])
@@ -243,14 +263,16 @@ def _minus_one(node: cst.Integer | cst.Float) -> cst.BaseExpression:
 
 
 def _return_kind(module: cst.Module, func: cst.FunctionDef) -> str:
-    """"float", "list", "Scalar" … from the function's return annotation ("" if none)."""
+    """ "float", "list", "Scalar" … from the function's return annotation ("" if none)."""
     if func.returns is None:
         return ""
     code = module.code_for_node(func.returns.annotation).strip("\"' ")
     return code.split("[", 1)[0]
 
 
-def _early_returns(module: cst.Module, block: cst.IndentedBlock, inside: list[bool]) -> Iterator[cst.IndentedBlock]:
+def _early_returns(
+    module: cst.Module, block: cst.IndentedBlock, inside: list[bool]
+) -> Iterator[cst.IndentedBlock]:
     """Copies of `block` with a fenced ``return E`` also placed before the loop or branch
     preceding it, and before the statement just before it, when E's local names are bound
     at that point."""
@@ -261,7 +283,9 @@ def _early_returns(module: cst.Module, block: cst.IndentedBlock, inside: list[bo
         return
     local = set().union(*(names for names, ok in zip(stores, inside) if ok))
     for r, stmt in enumerate(body):
-        if not (inside[r] and isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)):
+        if not (
+            inside[r] and isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)
+        ):
             continue
         ret = stmt.body[0]
         if ret.value is None:
@@ -273,7 +297,9 @@ def _early_returns(module: cst.Module, block: cst.IndentedBlock, inside: list[bo
             bound = set().union(*stores[:i])
             if needed <= bound:
                 early = cst.SimpleStatementLine([ret], leading_lines=body[i].leading_lines)
-                yield block.with_changes(body=[*body[:i], early, body[i].with_changes(leading_lines=()), *body[i + 1:]])
+                yield block.with_changes(
+                    body=[*body[:i], early, body[i].with_changes(leading_lines=()), *body[i + 1 :]]
+                )
 
 
 def _stores(code: str) -> set[str]:
@@ -286,7 +312,9 @@ def _stores(code: str) -> set[str]:
                 out.add(child.name)
             elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
                 out.add(child.id)
-            elif not isinstance(child, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            elif not isinstance(
+                child, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+            ):
                 walk(child)
 
     walk(ast.parse(code))
@@ -302,7 +330,9 @@ def _loads(code: str) -> set[str]:
     return names - own
 
 
-def _finish(text: str, mutated: str, rel: str, operator: str, why: str = "", before: Optional[list[Fence]] = None) -> Optional[Mutant]:
+def _finish(
+    text: str, mutated: str, rel: str, operator: str, why: str = "", before: Optional[list[Fence]] = None
+) -> Optional[Mutant]:
     """The `Mutant`, or None when `mutated` does not compile or its fences are not intact
     (`before`: the fences of `text`, when the caller has them)."""
     try:
@@ -310,7 +340,9 @@ def _finish(text: str, mutated: str, rel: str, operator: str, why: str = "", bef
         before, after = before or find_fences(text, rel), find_fences(mutated, rel)
     except (SyntaxError, ValueError):
         return None
-    if [(f.task, f.function) for f in before] != [(f.task, f.function) for f in after] or _outside(text, before) != _outside(mutated, after):
+    if [(f.task, f.function) for f in before] != [(f.task, f.function) for f in after] or _outside(
+        text, before
+    ) != _outside(mutated, after):
         return None
     changed = [(b, a) for b, a in zip(before, after) if b.body != a.body]
     if not changed:
@@ -326,7 +358,17 @@ def _finish(text: str, mutated: str, rel: str, operator: str, why: str = "", bef
         description = f"{where}: `{old}` → `{new}`"
     else:  # an insertion
         description = f"{where}: `{new}` inserted before `{text.splitlines()[line - 1].strip()}`"
-    return Mutant(f"{task}:{function}:{operator}:{digest}", task, function, rel, operator, line, description, mutated, why)
+    return Mutant(
+        f"{task}:{function}:{operator}:{digest}",
+        task,
+        function,
+        rel,
+        operator,
+        line,
+        description,
+        mutated,
+        why,
+    )
 
 
 def _outside(text: str, fences: Sequence[Fence]) -> list[str]:
@@ -350,7 +392,7 @@ def _diff(old_text: str, new_text: str) -> tuple[int, str, str]:
         joined = " ⏎ ".join(line.strip() for line in lines)
         return joined if len(joined) <= 90 else joined[:87] + "…"
 
-    return start + 1, short(old[start:len(old) - end]), short(new[start:len(new) - end])
+    return start + 1, short(old[start : len(old) - end]), short(new[start : len(new) - end])
 
 
 # ---------------------------------------------------------------------------- catalogue
@@ -369,18 +411,39 @@ def load_catalogue(stage: str) -> Catalogue:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     unknown = set(data) - {"mistake", "equivalent"}
     if unknown:
-        raise ManifestError(f"{path}: unknown table(s) {', '.join(sorted(unknown))} (allowed: mistake, equivalent)")
+        raise ManifestError(
+            f"{path}: unknown table(s) {', '.join(sorted(unknown))} (allowed: mistake, equivalent)"
+        )
     files = {rel: (repo_root() / rel).read_text(encoding="utf-8") for rel in stage_files(stage)}
     mistakes = []
     for n, entry in enumerate(data.get("mistake", []), 1):
         if set(entry) != {"task", "function", "why", "body"}:
-            raise ManifestError(f"{path}: mistake #{n} needs exactly task, function, why, body (has {', '.join(sorted(entry))})")
-        rel = next((r for r, t in files.items() if any((f.task, f.function) == (entry["task"], entry["function"]) for f in find_fences(t, r))), None)
+            raise ManifestError(
+                f"{path}: mistake #{n} needs exactly task, function, why, body (has {', '.join(sorted(entry))})"
+            )
+        rel = next(
+            (
+                r
+                for r, t in files.items()
+                if any((f.task, f.function) == (entry["task"], entry["function"]) for f in find_fences(t, r))
+            ),
+            None,
+        )
         if rel is None:
-            raise ManifestError(f"{path}: mistake #{n}: no fence of task {entry['task']} in {entry['function']} in stage {stage}")
-        mutant = _finish(files[rel], splice(files[rel], entry["task"], entry["function"], entry["body"], rel), rel, "mistake", entry["why"])
+            raise ManifestError(
+                f"{path}: mistake #{n}: no fence of task {entry['task']} in {entry['function']} in stage {stage}"
+            )
+        mutant = _finish(
+            files[rel],
+            splice(files[rel], entry["task"], entry["function"], entry["body"], rel),
+            rel,
+            "mistake",
+            entry["why"],
+        )
         if mutant is None:
-            raise ManifestError(f"{path}: mistake #{n} ({entry['task']} {entry['function']}): the body does not compile or changes nothing")
+            raise ManifestError(
+                f"{path}: mistake #{n} ({entry['task']} {entry['function']}): the body does not compile or changes nothing"
+            )
         mistakes.append(mutant)
     equivalents = {}
     for n, entry in enumerate(data.get("equivalent", []), 1):

@@ -45,10 +45,20 @@ __all__ = ["NOTEBOOK_CELL", "cell_points", "grade_notebook", "notebook_not_start
 NOTEBOOK_CELL = "notebook-cell"
 
 
-def grade_notebook(nb: NotebookPart, submission: Path, tree: Path, scratch: Path, limits: Limits) -> TaskResult:
+def grade_notebook(
+    nb: NotebookPart, submission: Path, tree: Path, scratch: Path, limits: Limits
+) -> TaskResult:
     """Grade one notebook part: the student's cells in a child over `tree`, the tests here."""
     started = time.monotonic()
-    row = TaskResult(id=f"nb:{nb.name}", title=nb.title or nb.name, max_points=nb.points, score=0.0, status="failed", message="", kind="notebook")
+    row = TaskResult(
+        id=f"nb:{nb.name}",
+        title=nb.title or nb.name,
+        max_points=nb.points,
+        score=0.0,
+        status="failed",
+        message="",
+        kind="notebook",
+    )
     try:
         from .plans import NotebookDesignError
         from .parts import run_notebook
@@ -63,19 +73,30 @@ def grade_notebook(nb: NotebookPart, submission: Path, tree: Path, scratch: Path
         return row
     session = Session(tree, scratch, limits, name="notebook")
     try:
-        run = run_notebook(student, repo_root() / "solutions" / nb.path, session,
-                           timeout=limits.notebook_timeout, deadline=started + limits.notebook_timeout)
+        run = run_notebook(
+            student,
+            repo_root() / "solutions" / nb.path,
+            session,
+            timeout=limits.notebook_timeout,
+            deadline=started + limits.notebook_timeout,
+        )
         total = sum(g.max_points for g in run.grades)
         earned = sum(min(max(g.points, 0.0), g.max_points) for g in run.grades)
         row.score = round(nb.points * earned / total, 4) if total > 0 else 0.0
         row.status = run.status
         row.message = f"{earned:g} of {total:g} notebook points"
         row.feedback = "\n".join(f"{g.cell_id}: {g.message}" for g in run.grades)
-        row.checks = [CheckResult(g.cell_id, NOTEBOOK_CELL, "passed" if g.passed else "failed", g.message) for g in run.grades]
+        row.checks = [
+            CheckResult(g.cell_id, NOTEBOOK_CELL, "passed" if g.passed else "failed", g.message)
+            for g in run.grades
+        ]
     except ChildStartFailed as exc:
         row.status, row.message, row.feedback = exc.status, exc.message, exc.details
     except NotebookDesignError as exc:
-        row.status, row.message = "error", f"the grader cannot grade solutions/{nb.path} (a fault of the kit): {exc}"
+        row.status, row.message = (
+            "error",
+            f"the grader cannot grade solutions/{nb.path} (a fault of the kit): {exc}",
+        )
     finally:
         session.close()
     row.seconds = time.monotonic() - started

@@ -88,7 +88,12 @@ def decode_value(node: Any, budget: Optional[list[int]] = None) -> Any:
                     return {k: v for k, v in pairs}
                 except TypeError:
                     pass
-        if kind == "scalar" and set(node) == {"__kind__", "value"} and type(node["value"]) is np.ndarray and node["value"].shape == ():
+        if (
+            kind == "scalar"
+            and set(node) == {"__kind__", "value"}
+            and type(node["value"]) is np.ndarray
+            and node["value"].shape == ()
+        ):
             return node["value"][()]
         if kind == "opaque" and set(node) == {"__kind__", "type"} and type(node["type"]) is str:
             return Opaque(node["type"][:80])
@@ -128,9 +133,14 @@ def judge(plan: CellPlan, reply: dict, namespace: dict, errors: Iterable[str] = 
 
     def kernel_result(k: int) -> None:
         if k >= len(results):
-            failed = next((r["error"] for r in results if type(r) is dict and type(r.get("error")) is str), "")
-            raise NotebookError(f"an input of the hidden tests could not be built in your notebook: {failed[:300]}"
-                                if failed else "the hidden tests were not run")
+            failed = next(
+                (r["error"] for r in results if type(r) is dict and type(r.get("error")) is str), ""
+            )
+            raise NotebookError(
+                f"an input of the hidden tests could not be built in your notebook: {failed[:300]}"
+                if failed
+                else "the hidden tests were not run"
+            )
         entry, call = results[k], plan.kernel[k].call
         if type(entry) is dict and type(entry.get("error")) is str:
             raise NotebookError(f"calling {call} raised {entry['error'][:400]}")

@@ -48,7 +48,16 @@ from .judge import judge
 from .plans import is_test_cell, plan_tests
 from grader.sandbox.session import Limits, Session, exit_text
 
-__all__ = ["CellGrade", "NotebookRun", "as_released", "autograde_notebook", "kernel_steps", "notebook_points", "release_notebook", "run_notebook"]
+__all__ = [
+    "CellGrade",
+    "NotebookRun",
+    "as_released",
+    "autograde_notebook",
+    "kernel_steps",
+    "notebook_points",
+    "release_notebook",
+    "run_notebook",
+]
 
 #: Notebook metadata of every released notebook (nothing machine- or run-specific).
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -91,7 +100,11 @@ def _run(preprocessors: list[Any], nb: NotebookNode, resources: dict) -> Noteboo
 def notebook_points(source_nb: Path) -> dict[str, float]:
     """Autograded cells of a source notebook: grade id → points, in cell order."""
     nb = _read(Path(source_nb))
-    return {_meta(cell)["grade_id"]: float(_meta(cell).get("points", 0)) for cell in nb.cells if is_test_cell(cell)}
+    return {
+        _meta(cell)["grade_id"]: float(_meta(cell).get("points", 0))
+        for cell in nb.cells
+        if is_test_cell(cell)
+    }
 
 
 # ---------------------------------------------------------------------------- release
@@ -99,10 +112,12 @@ def notebook_points(source_nb: Path) -> dict[str, float]:
 
 def _normalize(nb: NotebookNode) -> NotebookNode:
     """Remove everything that could differ between two releases of the same source."""
-    nb.metadata = NotebookNode({
-        "kernelspec": NotebookNode(dict(KERNELSPEC)),
-        "language_info": NotebookNode({"name": "python"}),
-    })
+    nb.metadata = NotebookNode(
+        {
+            "kernelspec": NotebookNode(dict(KERNELSPEC)),
+            "language_info": NotebookNode({"name": "python"}),
+        }
+    )
     nb.nbformat, nb.nbformat_minor = 4, 5
     for i, cell in enumerate(nb.cells):
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
@@ -142,11 +157,22 @@ def released(src: Path) -> NotebookNode:
     )
 
     assignment, notebook = _ids(src)
-    resources = {"nbgrader": {"assignment": assignment, "notebook": notebook},
-                 "metadata": {"path": str(src.parent)}}
+    resources = {
+        "nbgrader": {"assignment": assignment, "notebook": notebook},
+        "metadata": {"path": str(src.parent)},
+    }
     nb = _run(
-        [LockCells(), ClearSolutions(), ClearOutput(), CheckCellMetadata(), ComputeChecksums(),
-         ClearHiddenTests(), ClearMarkScheme(), ComputeChecksums(), CheckCellMetadata()],
+        [
+            LockCells(),
+            ClearSolutions(),
+            ClearOutput(),
+            CheckCellMetadata(),
+            ComputeChecksums(),
+            ClearHiddenTests(),
+            ClearMarkScheme(),
+            ComputeChecksums(),
+            CheckCellMetadata(),
+        ],
         _read(src),
         resources,
     )
@@ -220,7 +246,9 @@ def as_released(student_nb: Path, source_nb: Path) -> bool:
     part is not started (`grader.notebooks.grading.notebook_not_started`). False when the
     submission cannot be read: that is for `run_notebook` to report."""
     try:
-        return kernel_steps(_read(Path(student_nb)), _read(Path(source_nb))) == _released_steps(Path(source_nb))
+        return kernel_steps(_read(Path(student_nb)), _read(Path(source_nb))) == _released_steps(
+            Path(source_nb)
+        )
     except Exception:  # noqa: BLE001 - an unreadable notebook is graded (and scores 0) as usual
         return False
 
@@ -234,8 +262,14 @@ class _Stopped(protocol.ProtocolError):
     """The kernel's reply said it stopped, or was not a notebook reply."""
 
 
-def run_notebook(student_nb: Path, source_nb: Path, session: Session, *, timeout: float = 30.0,
-                 deadline: Optional[float] = None) -> NotebookRun:
+def run_notebook(
+    student_nb: Path,
+    source_nb: Path,
+    session: Session,
+    *,
+    timeout: float = 30.0,
+    deadline: Optional[float] = None,
+) -> NotebookRun:
     """Grade a submitted notebook against its source (see the module docstring).
 
     Args:
@@ -257,11 +291,15 @@ def run_notebook(student_nb: Path, source_nb: Path, session: Session, *, timeout
         return CellGrade(plan.grade_id, 0.0, plan.points, False, why)
 
     if not Path(student_nb).is_file():
-        return NotebookRun([zero(p, f"notebook {name} is missing from the submission") for p in plans], "failed")
+        return NotebookRun(
+            [zero(p, f"notebook {name} is missing from the submission") for p in plans], "failed"
+        )
     try:
         steps = kernel_steps(_read(student_nb), source)
     except Exception as e:  # noqa: BLE001 - any unreadable file scores 0, with the reason
-        return NotebookRun([zero(p, f"could not read {name}: {type(e).__name__}: {e}") for p in plans], "failed")
+        return NotebookRun(
+            [zero(p, f"could not read {name}: {type(e).__name__}: {e}") for p in plans], "failed"
+        )
     by_id = {p.grade_id: p for p in plans}
     child = session.ensure()
     namespace: dict[str, Any] = {"__name__": "__main__"}
@@ -284,8 +322,12 @@ def run_notebook(student_nb: Path, source_nb: Path, session: Session, *, timeout
             except protocol.ChannelClosed:
                 with contextlib.suppress(Exception):  # its own exit status, not the kill's
                     child.proc.wait(timeout=2)  # type: ignore[union-attr]
-                stopped = f"not run: the notebook's process ended ({exit_text(session.discard())}) before this test"
-            except protocol.ProtocolError as exc:  # a frame the grader refuses: this notebook's fault, and only its
+                stopped = (
+                    f"not run: the notebook's process ended ({exit_text(session.discard())}) before this test"
+                )
+            except (
+                protocol.ProtocolError
+            ) as exc:  # a frame the grader refuses: this notebook's fault, and only its
                 session.discard()
                 said = str(exc) if isinstance(exc, _Stopped) else f"sent a malformed reply ({exc})"
                 stopped = f"not run: the notebook's process {said}"
@@ -302,8 +344,14 @@ def run_notebook(student_nb: Path, source_nb: Path, session: Session, *, timeout
     return NotebookRun(ordered, status)
 
 
-def autograde_notebook(student_nb: Path, source_nb: Path, workdir: Path, *, timeout: float = 30.0,
-                       limits: Optional[Limits] = None) -> list[CellGrade]:
+def autograde_notebook(
+    student_nb: Path,
+    source_nb: Path,
+    workdir: Path,
+    *,
+    timeout: float = 30.0,
+    limits: Optional[Limits] = None,
+) -> list[CellGrade]:
     """`run_notebook` in a child over the kit's own minitorch (``process`` tier), for
     instructors and tests; `workdir` is its scratch directory. No jail: not for hostile
     notebooks (`grader.notebooks.grading.grade_notebook` grades submissions)."""

@@ -46,7 +46,20 @@ from typing import Any, Optional
 __all__ = ["LIBRARIES", "CellPlan", "KernelStatement", "NotebookDesignError", "is_test_cell", "plan_tests"]
 
 #: Modules whose names the grader binds to its own imports (functions of plain data).
-LIBRARIES = frozenset({"math", "cmath", "numpy", "statistics", "fractions", "decimal", "itertools", "functools", "operator", "collections"})
+LIBRARIES = frozenset(
+    {
+        "math",
+        "cmath",
+        "numpy",
+        "statistics",
+        "fractions",
+        "decimal",
+        "itertools",
+        "functools",
+        "operator",
+        "collections",
+    }
+)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
@@ -162,7 +175,9 @@ def _free(node: ast.AST, bound: frozenset[str] = frozenset()) -> set[str]:
     if isinstance(node, ast.Name):
         return {node.id} if not isinstance(node.ctx, ast.Store) and node.id not in bound else set()
     if isinstance(node, ast.Lambda):
-        outer = set().union(*(_free(d, bound) for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None))
+        outer = set().union(
+            *(_free(d, bound) for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None)
+        )
         return outer | _free(node.body, bound | _arguments(node.args))
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         outer_parts: list[ast.AST] = list(node.decorator_list)
@@ -186,7 +201,11 @@ def _free(node: ast.AST, bound: frozenset[str] = frozenset()) -> set[str]:
 
 def _strings(node: ast.AST) -> set[str]:
     """Identifier-like string constants (``globals()["df_dq"]`` reads df_dq)."""
-    return {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and type(n.value) is str and n.value.isidentifier()}
+    return {
+        n.value
+        for n in ast.walk(node)
+        if isinstance(n, ast.Constant) and type(n.value) is str and n.value.isidentifier()
+    }
 
 
 def _root(expr: ast.AST) -> Optional[str]:
@@ -237,7 +256,11 @@ def _kernel_form(stmt: ast.stmt) -> bool:
         return True
     if isinstance(stmt, ast.Assign):
         return all(_names_only(t) for t in stmt.targets)
-    return isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and stmt.value is not None and isinstance(stmt.target, ast.Name)
+    return (
+        isinstance(stmt, (ast.AugAssign, ast.AnnAssign))
+        and stmt.value is not None
+        and isinstance(stmt.target, ast.Name)
+    )
 
 
 def _meta(cell: Any) -> dict:
@@ -259,7 +282,9 @@ def plan_tests(source: Any) -> list[CellPlan]:
         if cell.get("cell_type") != "code" or is_test_cell(cell):
             continue
         if _meta(cell).get("grade"):
-            raise NotebookDesignError(f"cell {_meta(cell).get('grade_id')}: graded answer cells are not supported")
+            raise NotebookDesignError(
+                f"cell {_meta(cell).get('grade_id')}: graded answer cells are not supported"
+            )
         try:
             tree = ast.parse(_python(cell.source))
         except SyntaxError as exc:
@@ -291,8 +316,10 @@ def _plan_cell(cell: Any, kernel_names: set[str], modules: set[str], library: tu
             own |= set(_bindings(stmt))
             continue
         if not _kernel_form(stmt):
-            raise NotebookDesignError(f"test cell {gid}, line {stmt.lineno}: {calls[0]}(…) is called inside a "
-                                      f"{type(stmt).__name__.lower()} statement; assign its result to a name first")
+            raise NotebookDesignError(
+                f"test cell {gid}, line {stmt.lineno}: {calls[0]}(…) is called inside a "
+                f"{type(stmt).__name__.lower()} statement; assign its result to a name first"
+            )
         kernel[i] = calls[0]
         objects |= set(_bindings(stmt))
     # The kernel's part: its statements and, walking back, the statements building their inputs.
@@ -303,16 +330,22 @@ def _plan_cell(cell: Any, kernel_names: set[str], modules: set[str], library: tu
         binds = set(_bindings(stmt))
         if i in kernel or binds & needed or (_mutated(stmt) - lib_names) & needed:
             if isinstance(stmt, ast.Assert):
-                raise NotebookDesignError(f"test cell {gid}, line {stmt.lineno}: an assert changes an input of a call of the notebook")
+                raise NotebookDesignError(
+                    f"test cell {gid}, line {stmt.lineno}: an assert changes an input of a call of the notebook"
+                )
             sent.add(i)
             needed = (needed - binds) | _free(stmt)
     parent = [i for i in range(len(body)) if i not in kernel]
-    reads_after = {i: set().union(*(_free(body[j]) | _strings(body[j]) for j in parent if j > i)) for i in kernel}
+    reads_after = {
+        i: set().union(*(_free(body[j]) | _strings(body[j]) for j in parent if j > i)) for i in kernel
+    }
     for i, call in kernel.items():
         drawn = (_mutated(body[i]) - lib_names - objects) & reads_after[i]
         if drawn:
-            raise NotebookDesignError(f"test cell {gid}, line {body[i].lineno}: the call of {call} changes "
-                                      f"{', '.join(sorted(drawn))}, which the cell reads afterwards; build the inputs first")
+            raise NotebookDesignError(
+                f"test cell {gid}, line {body[i].lineno}: the call of {call} changes "
+                f"{', '.join(sorted(drawn))}, which the cell reads afterwards; build the inputs first"
+            )
     order = sorted(sent)
     statements, program = [], []
     for i in order:
@@ -324,5 +357,11 @@ def _plan_cell(cell: Any, kernel_names: set[str], modules: set[str], library: tu
             stmt = ast.fix_missing_locations(ast.copy_location(call, stmt))
         program.append(stmt)
     reads = set().union(*(_free(body[i]) | _strings(body[i]) for i in parent)) if parent else set()
-    return CellPlan(gid, float(_meta(cell).get("points", 0)), tuple(sorted(reads & kernel_names)), tuple(statements),
-                    compile(ast.Module(program, []), f"<test cell {gid}>", "exec"), library)
+    return CellPlan(
+        gid,
+        float(_meta(cell).get("points", 0)),
+        tuple(sorted(reads & kernel_names)),
+        tuple(statements),
+        compile(ast.Module(program, []), f"<test cell {gid}>", "exec"),
+        library,
+    )

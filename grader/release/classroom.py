@@ -45,8 +45,17 @@ import json
 
 from grader.core.manifest import Manifest, Task, stage_number
 
-__all__ = ["GRADER_ACTION", "JOB_ID", "REPORTER_ACTION", "WORKFLOW_NAME", "classroom_workflow",
-           "max_score", "step_id", "test_command", "timeout_minutes"]
+__all__ = [
+    "GRADER_ACTION",
+    "JOB_ID",
+    "REPORTER_ACTION",
+    "WORKFLOW_NAME",
+    "classroom_workflow",
+    "max_score",
+    "step_id",
+    "test_command",
+    "timeout_minutes",
+]
 
 #: Classroom takes the scores of a run only from a workflow of this name, with one job named JOB_ID.
 WORKFLOW_NAME = "Autograding Tests"
@@ -88,8 +97,10 @@ def max_score(task: Task) -> int:
         ValueError: the task's points are not a whole number (12.5 would be read as 12).
     """
     if task.points != int(task.points):
-        raise ValueError(f"task {task.id} has {task.points:g} points: GitHub Classroom's "
-                         "command grader awards whole points only")
+        raise ValueError(
+            f"task {task.id} has {task.points:g} points: GitHub Classroom's "
+            "command grader awards whole points only"
+        )
     return int(task.points)
 
 
@@ -121,7 +132,9 @@ def classroom_workflow(manifest: Manifest, python: str = "3.11") -> str:
     """
     tasks = list(manifest.tasks)
     steps = [line for task in tasks for line in _grader_step(task)]
-    results = [f"          {step_id(t).upper()}_RESULTS: \"${{{{steps.{step_id(t)}.outputs.result}}}}\"" for t in tasks]
+    results = [
+        f'          {step_id(t).upper()}_RESULTS: "${{{{steps.{step_id(t)}.outputs.result}}}}"' for t in tasks
+    ]
     lines = [
         f"# GitHub Classroom autograding of {manifest.id.upper()}: the public tests of each task, for its points",
         f"# ({sum(max_score(t) for t in tasks)} in all). Written by `grader release`; the hidden checks grade the submission.",

@@ -77,7 +77,9 @@ def submission_files(stage: str, edits: Optional[Edits] = None) -> dict[str, str
     return out
 
 
-def write_submission(out_dir: Path, stage: str, edits: Optional[Edits] = None, extra: Optional[Mapping[str, str]] = None) -> Path:
+def write_submission(
+    out_dir: Path, stage: str, edits: Optional[Edits] = None, extra: Optional[Mapping[str, str]] = None
+) -> Path:
     """Write a submission directory: the stage's files (with `edits`) and `extra` files."""
     files = submission_files(stage, edits)
     files.update(extra or {})
@@ -122,7 +124,9 @@ def solved_notebook(stage: str, name: str) -> str:
 
 
 def _strip_markers(source: str) -> str:
-    keep = [line for line in source.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]
+    keep = [
+        line for line in source.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")
+    ]
     return "\n".join(keep)
 
 
@@ -382,9 +386,15 @@ def write_example(name: str, out_dir: Path) -> list[str]:
     if out_dir.exists():
         if not out_dir.is_dir():
             raise ExampleError(f"{out_dir} is not a directory")
-        present = {p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+        present = {
+            p.relative_to(out_dir).as_posix()
+            for p in out_dir.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        }
         other = sorted(present - set(files))
         if other:
-            raise ExampleError(f"{out_dir} holds files that are not part of example {name} ({', '.join(other[:3])}…): choose an empty or new directory")
+            raise ExampleError(
+                f"{out_dir} holds files that are not part of example {name} ({', '.join(other[:3])}…): choose an empty or new directory"
+            )
     write_files(out_dir, files)
     return sorted(files)

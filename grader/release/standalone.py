@@ -40,7 +40,9 @@ PUBLIC_TIMEOUT = 900.0
 
 #: Run by ``python -c``: pytest with PyTorch hidden (``sys.modules["torch"] = None`` makes
 #: every ``import torch`` raise ImportError, and ``pytest.importorskip("torch")`` skip).
-_PYTEST_WITHOUT_TORCH = "import sys; sys.modules['torch'] = None; import pytest; sys.exit(pytest.main(sys.argv[1:]))"
+_PYTEST_WITHOUT_TORCH = (
+    "import sys; sys.modules['torch'] = None; import pytest; sys.exit(pytest.main(sys.argv[1:]))"
+)
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,10 @@ class StandAlone:
         if ref.outcome != "passed":
             out.append(f"with reference code through {self.task} and stubs after it: {ref.summary()}")
         elif ref.skipped:
-            out.append(f"with reference code through {self.task}, {ref.skipped} public tests skip "
-                       f"(PyTorch hidden): {ref.detail}")
+            out.append(
+                f"with reference code through {self.task}, {ref.skipped} public tests skip "
+                f"(PyTorch hidden): {ref.detail}"
+            )
         if self.with_stubs.outcome != "failed":
             out.append(f"with the release's stubs the public tests do not fail: {self.with_stubs.summary()}")
         return out
@@ -88,7 +92,9 @@ class StandAlone:
 
 def clean_env() -> dict[str, str]:
     """The environment without anything that would import the kit instead of the tree."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MINITORCH_KIT_ROOT", "PYTHONSTARTUP")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MINITORCH_KIT_ROOT", "PYTHONSTARTUP")
+    }
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
@@ -113,21 +119,43 @@ def _counts(junit: Path) -> tuple[int, int, int, str]:
     return tests, failures, skipped, first
 
 
-def run_public(work: Path, marker: str, timeout: float = PUBLIC_TIMEOUT, *, stop_at_first_failure: bool = False) -> PublicRun:
+def run_public(
+    work: Path, marker: str, timeout: float = PUBLIC_TIMEOUT, *, stop_at_first_failure: bool = False
+) -> PublicRun:
     """``pytest -m marker tests/`` in `work` (a release holding the tree under test), PyTorch
     hidden; `stop_at_first_failure` (``-x``) when one failure is all the verdict needs."""
     started = time.monotonic()
     junit = work / ".public-junit.xml"
-    cmd = [sys.executable, "-c", _PYTEST_WITHOUT_TORCH, "-q", "-p", "no:cacheprovider", "-m", marker,
-           f"--junitxml={junit}", *(["-x"] if stop_at_first_failure else []), "tests/"]
-    proc = subprocess.Popen(cmd, cwd=work, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-c",
+        _PYTEST_WITHOUT_TORCH,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        marker,
+        f"--junitxml={junit}",
+        *(["-x"] if stop_at_first_failure else []),
+        "tests/",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=work,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        return PublicRun("timeout", detail=f"pytest -m {marker} ran past {timeout:g} s", seconds=time.monotonic() - started)
+        return PublicRun(
+            "timeout", detail=f"pytest -m {marker} ran past {timeout:g} s", seconds=time.monotonic() - started
+        )
     seconds = time.monotonic() - started
     if proc.returncode == 5:
         return PublicRun("no tests", detail=f"no test is marked {marker}", seconds=seconds)
@@ -154,7 +182,9 @@ def files_through(stage: str, task: str) -> dict[str, str]:
     return out
 
 
-def _in_release(stage: str, release_dir: Path, files: Optional[Mapping[str, str]], marker: str, timeout: float) -> PublicRun:
+def _in_release(
+    stage: str, release_dir: Path, files: Optional[Mapping[str, str]], marker: str, timeout: float
+) -> PublicRun:
     """`run_public` in a copy of the release; with `files`, its minitorch/ is the child tree
     built from them (as `grader run` builds it), else the release's own stubs (where the
     first failure settles the verdict)."""
@@ -173,15 +203,23 @@ def check_task(stage: str, task: Task, release_dir: Path, timeout: float = PUBLI
     return StandAlone(task.id, with_reference, with_stubs)
 
 
-def check_stage(stage: str, release_dir: Path, *, task: Optional[str] = None, timeout: float = PUBLIC_TIMEOUT,
-                progress: Optional[Callable[[str], None]] = None) -> list[StandAlone]:
+def check_stage(
+    stage: str,
+    release_dir: Path,
+    *,
+    task: Optional[str] = None,
+    timeout: float = PUBLIC_TIMEOUT,
+    progress: Optional[Callable[[str], None]] = None,
+) -> list[StandAlone]:
     """`check_task` for every task of `stage` (or one), announcing each before it runs."""
     out = []
     for t in load_manifest(stage).tasks:
         if task not in (None, t.id):
             continue
         if progress:
-            progress(f"{stage}: the public tests of {t.id} (pytest -m {t.marker}), with reference through {t.id}, then with stubs …")
+            progress(
+                f"{stage}: the public tests of {t.id} (pytest -m {t.marker}), with reference through {t.id}, then with stubs …"
+            )
         out.append(check_task(stage, t, release_dir, timeout))
     if task is not None and not out:
         raise ValueError(f"stage {stage} has no task {task!r}")

@@ -46,8 +46,15 @@ from grader.core.fences import Fence, render
 from grader.trees.intake import MAX_SUBMISSION_BYTES, MAX_SUBMISSION_FILES
 from grader.core.manifest import Manifest, Task, all_manifests, stage_number
 from grader.core.results import Problem
-from grader.trees.child_tree import (fence_stage, fence_titles, kit_root, reference_only_files,
-    release_module_source, render_package, write_file)
+from grader.trees.child_tree import (
+    fence_stage,
+    fence_titles,
+    kit_root,
+    reference_only_files,
+    release_module_source,
+    render_package,
+    write_file,
+)
 
 __all__ = ["ReleaseError", "ReleaseResult", "release"]
 
@@ -109,7 +116,11 @@ def _imports_grader(text: str, name: str) -> bool:
     for node in ast.walk(ast.parse(text, name)):
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "grader" for a in node.names):
             return True
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "grader":
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").split(".")[0] == "grader"
+        ):
             return True
     return False
 
@@ -150,10 +161,10 @@ def _pyproject(stage: str, manifest: Manifest, root: Path) -> str:
         "",
         "[project]",
         f'name = "minitorch-{stage}"',
-        f'version = {json.dumps(project.get("version", "0.1.0"))}',
+        f"version = {json.dumps(project.get('version', '0.1.0'))}",
         f"description = {json.dumps(f'minitorch, assignment {stage.upper()}: {manifest.title}', ensure_ascii=False)}",
         'readme = "README.md"',
-        f'requires-python = {json.dumps(project.get("requires-python", ">=3.10"))}',
+        f"requires-python = {json.dumps(project.get('requires-python', '>=3.10'))}",
         f"dependencies = {_toml_list(project.get('dependencies', []))}",
         "",
         "[project.optional-dependencies]",
@@ -169,7 +180,7 @@ def _pyproject(stage: str, manifest: Manifest, root: Path) -> str:
         'testpaths = ["tests"]',
         # short tracebacks: a student's run of a task that is still stubs would print ~60
         # lines per failing test (1,800 for one task) with pytest's long default
-        f'addopts = {json.dumps(pytest_cfg.get("addopts", "--strict-markers -ra") + " --tb=short")}',
+        f"addopts = {json.dumps(pytest_cfg.get('addopts', '--strict-markers -ra') + ' --tb=short')}",
         f"markers = {_toml_list(markers)}",
     ]
     if pytest_cfg.get("filterwarnings"):
@@ -184,7 +195,7 @@ def _marker_expr(tasks: Iterable[Task]) -> str:
 def _workflow(stage: str, tasks: list[Task]) -> str:
     env = ""
     if stage_number(stage) >= 3:
-        env = "    env:\n      NUMBA_ENABLE_CUDASIM: \"1\"  # CUDA kernels run on the simulator\n"
+        env = '    env:\n      NUMBA_ENABLE_CUDASIM: "1"  # CUDA kernels run on the simulator\n'
     return (
         "name: tests\n"
         "on: [push, pull_request]\n"
@@ -220,15 +231,20 @@ def _readme(stage: str, manifest: Manifest, tasks: list[Task], notebooks: list[s
     """The starter's README: the handout, then the task table, setup, tests, rules,
     submission and how the grade is computed (as `grader.checks.runner` computes it)."""
     handout = manifest.handout.read_text(encoding="utf-8").rstrip() + "\n"
-    rows = [f"| {t.id} | {t.title} | {t.points:g} | {len(t.checks)} | `pytest -m {t.marker}` |" for t in manifest.tasks]
+    rows = [
+        f"| {t.id} | {t.title} | {t.points:g} | {len(t.checks)} | `pytest -m {t.marker}` |"
+        for t in manifest.tasks
+    ]
     for part, path in zip(manifest.notebooks, notebooks):
-        rows.append(f"| notebook | {part.title or part.name} (`{path}`) | {part.points:g} | its test cells | — |")
+        rows.append(
+            f"| notebook | {part.title or part.name} (`{path}`) | {part.points:g} | its test cells | — |"
+        )
     earlier = [t for t in tasks if t.stage != stage]
     speed = any(t.performance for t in manifest.tasks)
     these = ", ".join(f"`{n}`" for n in notebooks)
     notebook_setup = [
         f"The notebook part{'s' if len(notebooks) > 1 else ''} ({these}) need{'' if len(notebooks) > 1 else 's'} "
-        "Jupyter: `python -m pip install -e \".[notebooks]\"`, then `jupyter lab`. Fill in the cells "
+        'Jupyter: `python -m pip install -e ".[notebooks]"`, then `jupyter lab`. Fill in the cells '
         "marked `# YOUR CODE HERE` and run the notebook top to bottom before you submit.",
         "",
     ]
@@ -262,7 +278,8 @@ def _readme(stage: str, manifest: Manifest, tasks: list[Task], notebooks: list[s
         "",
         "A task's tests fail with `NotImplementedError: Task X.Y` until you write it. The CI "
         "workflow (`.github/workflows/tests.yml`) runs the public tests of this assignment"
-        + (" and of the earlier ones" if earlier else "") + " on every push. With GitHub Classroom, "
+        + (" and of the earlier ones" if earlier else "")
+        + " on every push. With GitHub Classroom, "
         "`.github/workflows/classroom.yml` also runs on every push: each task's public tests "
         "(`python -m pytest -q -x -m taskX_Y`) earn the task's points when they all pass, and the "
         "total shows in Classroom and the Actions tab. It is a preview: the grade comes from "
@@ -274,14 +291,15 @@ def _readme(stage: str, manifest: Manifest, tasks: list[Task], notebooks: list[s
         "`# END SOLUTION X.Y`, and keep the markers. The grader takes those regions from "
         "your files and nothing else: edits outside them (and new files) are ignored, so "
         "define any helper you need inside the fence.",
-        "* A function holds `raise NotImplementedError(\"Task X.Y: …\")` until you replace it.",
+        '* A function holds `raise NotImplementedError("Task X.Y: …")` until you replace it.',
         "* Earlier assignments come filled in with the reference solution; later ones are stubs.",
         "",
         "## Submitting",
         "",
         "Submit this repository (as your course asks: an upload or a link) or a zip of it; what "
         "the grader needs is the `minitorch/` folder"
-        + (f" and {these}" if notebooks else "") + ". Leave out `.venv/`: a zip may hold at most "
+        + (f" and {these}" if notebooks else "")
+        + ". Leave out `.venv/`: a zip may hold at most "
         f"{MAX_SUBMISSION_FILES:,} files and {MAX_SUBMISSION_BYTES // 2**20} MiB. For example:",
         "",
         "```bash",
@@ -297,13 +315,20 @@ def _readme(stage: str, manifest: Manifest, tasks: list[Task], notebooks: list[s
         "Each task is graded by hidden checks (the table gives how many), such as: your outputs "
         "(and gradients) against the reference on generated inputs, your backward against central "
         "differences of your own forward, and properties such as broadcasting rules"
-        + (", and the speed of your kernels" if speed else "") + ". A check passes or fails "
+        + (", and the speed of your kernels" if speed else "")
+        + ". A check passes or fails "
         "as a whole. A task's points are shared among its checks by weight (equal unless the "
         "assignment weighs one more): score = points × (weight of the checks passed) / (weight "
         "of all its checks). When a check runs out of time, the task's remaining checks are not "
         "run and score nothing.",
-        *([f"A notebook part's points are shared among its autograded test cells; a cell scores "
-           "when it runs to its end on the values your cells computed."] if notebooks else []),
+        *(
+            [
+                f"A notebook part's points are shared among its autograded test cells; a cell scores "
+                "when it runs to its end on the values your cells computed."
+            ]
+            if notebooks
+            else []
+        ),
         "",
         "The public tests are a sample of what the checks test: a failing public test points to "
         "a failing check, but passing them all does not guarantee full marks.",
@@ -319,7 +344,9 @@ def _readme(stage: str, manifest: Manifest, tasks: list[Task], notebooks: list[s
     return "\n".join(parts)
 
 
-def release(stage: str, out_dir: Path, *, repo_root: Path | str | None = None, force: bool = False) -> ReleaseResult:
+def release(
+    stage: str, out_dir: Path, *, repo_root: Path | str | None = None, force: bool = False
+) -> ReleaseResult:
     """Write the student starter repository of `stage` to `out_dir`.
 
     `out_dir` must not exist or be empty; with `force=True` an earlier release there
@@ -343,7 +370,9 @@ def release(stage: str, out_dir: Path, *, repo_root: Path | str | None = None, f
     listed = sorted({p for t in tasks for p in t.public_tests})
     for rel in listed:
         if not rel.startswith("tests/public/"):
-            raise ReleaseError(f"public test {rel} (listed in a manifest) is not in tests/public/: only that folder ships")
+            raise ReleaseError(
+                f"public test {rel} (listed in a manifest) is not in tests/public/: only that folder ships"
+            )
         if not (root / rel).is_file():
             raise ReleaseError(f"public test {rel} (listed in a manifest) does not exist")
     shipped = set(listed) | set(_test_helpers(root / "tests" / "public", listed))
@@ -361,7 +390,8 @@ def release(stage: str, out_dir: Path, *, repo_root: Path | str | None = None, f
         else:
             raise ReleaseError(
                 f"{out_dir} is not empty: choose an empty folder, or --force to replace an earlier release there"
-                if not force else f"{out_dir} is not empty and does not hold an earlier release (--force replaces only a release)"
+                if not force
+                else f"{out_dir} is not empty and does not hold an earlier release (--force replaces only a release)"
             )
     out_dir.mkdir(parents=True, exist_ok=True)
 

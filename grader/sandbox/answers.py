@@ -123,7 +123,9 @@ def parse_error(node: Any) -> ErrorInfo:
             "code": str(fr.get("code", ""))[:200],
         }
         frames.append(f)
-    return ErrorInfo(type=etype[:100], message=msg[:2000], mro=tuple(m[:100] for m in mro[:16]), traceback=tuple(frames))
+    return ErrorInfo(
+        type=etype[:100], message=msg[:2000], mro=tuple(m[:100] for m in mro[:16]), traceback=tuple(frames)
+    )
 
 
 def parse_answer(node: Any) -> Answer:
@@ -163,10 +165,17 @@ def parse_value(node: Any, depth: int = 0) -> Any:
         _expect(type(node["array"]) is np.ndarray and type(node["type"]) is str, kind)
         return ArrayVal(node["array"], node["type"][:200])
     if kind == "npscalar":
-        _expect(set(node) == {"__kind__", "type", "value"} and type(node["value"]) in (bool, int, float), kind)
+        _expect(
+            set(node) == {"__kind__", "type", "value"} and type(node["value"]) in (bool, int, float), kind
+        )
         return NpScalar(node["value"], str(node["type"])[:100])
     if kind == "object":
-        _expect(set(node) == {"__kind__", "type", "repr"} and type(node["type"]) is str and type(node["repr"]) is str, kind)
+        _expect(
+            set(node) == {"__kind__", "type", "repr"}
+            and type(node["type"]) is str
+            and type(node["repr"]) is str,
+            kind,
+        )
         return ObjectVal(node["type"][:200], node["repr"][:300])
     if kind == "bad_tensor":
         _expect(set(node) == {"__kind__", "why"} and type(node["why"]) is str, kind)

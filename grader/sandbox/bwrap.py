@@ -15,7 +15,16 @@ from pathlib import Path
 
 from .import_paths import child_import_paths
 
-__all__ = ["ETC_FILES", "JAIL_UID", "KIT_PACKAGES", "bwrap_args", "import_dirs", "installed_kit", "probe_bwrap", "runtime_dirs"]
+__all__ = [
+    "ETC_FILES",
+    "JAIL_UID",
+    "KIT_PACKAGES",
+    "bwrap_args",
+    "import_dirs",
+    "installed_kit",
+    "probe_bwrap",
+    "runtime_dirs",
+]
 
 #: uid and gid of the student's code inside the bubblewrap jail ("nobody").
 JAIL_UID = 65534
@@ -49,7 +58,12 @@ def installed_kit() -> list[Path]:
 def _bwrap_sizes() -> bool:
     """Does this bubblewrap take ``--size`` (0.5 and later) to cap a tmpfs?"""
     try:
-        return "--size" in subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=10, check=False).stdout
+        return (
+            "--size"
+            in subprocess.run(
+                ["bwrap", "--help"], capture_output=True, text=True, timeout=10, check=False
+            ).stdout
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -60,11 +74,32 @@ def _tmpfs(dest: str, size: int) -> list[str]:
     return ["--size", str(size), "--tmpfs", dest] if size > 0 and _bwrap_sizes() else ["--tmpfs", dest]
 
 
-def bwrap_args(tree: Path, ro: Sequence[Path], rw: Sequence[Path], info_fd: int, tmpfs: Sequence[Path] = (),
-                size: int = 0) -> list[str]:
-    args = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(JAIL_UID), "--gid", str(JAIL_UID),
-            "--hostname", "jail", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--info-fd", str(info_fd)]
+def bwrap_args(
+    tree: Path,
+    ro: Sequence[Path],
+    rw: Sequence[Path],
+    info_fd: int,
+    tmpfs: Sequence[Path] = (),
+    size: int = 0,
+) -> list[str]:
+    args = [
+        "bwrap",
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--uid",
+        str(JAIL_UID),
+        "--gid",
+        str(JAIL_UID),
+        "--hostname",
+        "jail",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--info-fd",
+        str(info_fd),
+    ]
     for sysdir in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
         args += ["--ro-bind-try", sysdir, sysdir]
     for name in ETC_FILES:
@@ -89,8 +124,17 @@ def probe_bwrap() -> str:
     tmp = Path(os.environ.get("TMPDIR", "/tmp"))
     r, w = os.pipe()
     try:
-        cmd = [*bwrap_args(tmp, [], [], w), sys.executable, "-I", "-S", "-c", f"import os; os.getuid() == {JAIL_UID} or exit(3)"]
-        out = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30, pass_fds=(w,), check=False)
+        cmd = [
+            *bwrap_args(tmp, [], [], w),
+            sys.executable,
+            "-I",
+            "-S",
+            "-c",
+            f"import os; os.getuid() == {JAIL_UID} or exit(3)",
+        ]
+        out = subprocess.run(
+            cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30, pass_fds=(w,), check=False
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap failed to start: {exc}"
     finally:

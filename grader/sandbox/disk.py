@@ -119,7 +119,12 @@ class DiskUse:
                 except OSError:
                     continue
                 key = (st.st_dev, st.st_ino)
-                if stat.S_ISREG(st.st_mode) and st.st_nlink == 0 and st.st_dev not in tmpfs_devs and key not in self._seen:
+                if (
+                    stat.S_ISREG(st.st_mode)
+                    and st.st_nlink == 0
+                    and st.st_dev not in tmpfs_devs
+                    and key not in self._seen
+                ):
                     self._seen.add(key)
                     total += _cost(st)
         return total
@@ -153,8 +158,10 @@ class DiskWatcher(threading.Thread):
         used = self.use.total()
         if used <= self.cap or self.overrun:
             return bool(self.overrun)
-        self.overrun = (f"killed: your code wrote more than the disk limit of {self.cap >> 20} MiB "
-                        f"(files in its home, temporary folders and the like; --disk)")
+        self.overrun = (
+            f"killed: your code wrote more than the disk limit of {self.cap >> 20} MiB "
+            f"(files in its home, temporary folders and the like; --disk)"
+        )
         self._halt.set()
         self.kill()
         return True

@@ -18,15 +18,31 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["SHARED_DIRS", "ipc_objects_of", "new_pids_cgroup", "pids_cgroup_root", "real_uid", "remove_files_of", "remove_ipc_of",
-           "scan", "start_finding_world_writable", "state", "state_or_gone", "world_writable_dirs"]
+__all__ = [
+    "SHARED_DIRS",
+    "ipc_objects_of",
+    "new_pids_cgroup",
+    "pids_cgroup_root",
+    "real_uid",
+    "remove_files_of",
+    "remove_ipc_of",
+    "scan",
+    "start_finding_world_writable",
+    "state",
+    "state_or_gone",
+    "world_writable_dirs",
+]
 
 
 def pids_cgroup_root() -> Path | None:
     """A pids cgroup directory this process may create groups in (cgroup v2 or v1), or None."""
-    for root, controllers in ((Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cgroup.controllers")),
-                              (Path("/sys/fs/cgroup/pids"), None)):
-        if controllers is not None and (not controllers.is_file() or "pids" not in controllers.read_text().split()):
+    for root, controllers in (
+        (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cgroup.controllers")),
+        (Path("/sys/fs/cgroup/pids"), None),
+    ):
+        if controllers is not None and (
+            not controllers.is_file() or "pids" not in controllers.read_text().split()
+        ):
             continue
         if (root / "cgroup.procs").is_file() and os.access(root, os.W_OK):
             return root
@@ -60,8 +76,31 @@ def _find_world_writable() -> list[str]:
     """Every world-writable directory a jail uid can reach: `find` from ``/``, skipping
     ``/proc`` and ``/sys`` and every directory others cannot traverse (o-x: nothing below it
     is reachable), not descending into the world-writable ones (`remove_files_of` does)."""
-    cmd = ["find", "/", "-path", "/proc", "-prune", "-o", "-path", "/sys", "-prune", "-o", "-type", "d", "!", "-perm", "-0001",
-           "-prune", "-o", "-type", "d", "-perm", "-0002", "-print", "-prune"]
+    cmd = [
+        "find",
+        "/",
+        "-path",
+        "/proc",
+        "-prune",
+        "-o",
+        "-path",
+        "/sys",
+        "-prune",
+        "-o",
+        "-type",
+        "d",
+        "!",
+        "-perm",
+        "-0001",
+        "-prune",
+        "-o",
+        "-type",
+        "d",
+        "-perm",
+        "-0002",
+        "-print",
+        "-prune",
+    ]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False).stdout
     except (OSError, subprocess.TimeoutExpired):
@@ -182,7 +221,10 @@ def ipc_objects_of(uid: int) -> list[tuple[str, int]]:
         if not lines:
             continue
         head = lines[0].split()
-        id_col, cols = head.index(f"{kind}id" if kind != "msg" else "msqid"), [head.index("uid"), head.index("cuid")]
+        id_col, cols = (
+            head.index(f"{kind}id" if kind != "msg" else "msqid"),
+            [head.index("uid"), head.index("cuid")],
+        )
         for line in lines[1:]:
             fields = line.split()
             if len(fields) == len(head) and any(int(fields[c]) == uid for c in cols):
@@ -236,4 +278,3 @@ def real_uid(pid: int) -> int:
             if line.startswith(b"Uid:"):
                 return int(line.split()[1])
     return -1
-

@@ -34,7 +34,9 @@ def child_import_paths() -> list[str]:
         rp = Path(p).resolve()
         if rp == root or not rp.is_dir():
             continue
-        installed = rp.name in ("site-packages", "dist-packages") or any(rp == q or q in rp.parents for q in prefixes)
+        installed = rp.name in ("site-packages", "dist-packages") or any(
+            rp == q or q in rp.parents for q in prefixes
+        )
         if not installed:
             continue
         if ((rp / "minitorch").is_dir() or (rp / "grader").is_dir()) and not (rp / "numpy").is_dir():

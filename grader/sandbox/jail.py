@@ -61,14 +61,34 @@ from pathlib import Path
 
 from .bwrap import JAIL_UID, KIT_PACKAGES, bwrap_args, import_dirs, installed_kit, probe_bwrap
 from .disk import DiskUse, DiskWatcher, Overrun
-from .host import (new_pids_cgroup, pids_cgroup_root, real_uid, remove_files_of, remove_ipc_of, scan,
-    start_finding_world_writable, state_or_gone, world_writable_dirs)
+from .host import (
+    new_pids_cgroup,
+    pids_cgroup_root,
+    real_uid,
+    remove_files_of,
+    remove_ipc_of,
+    scan,
+    start_finding_world_writable,
+    state_or_gone,
+    world_writable_dirs,
+)
 from .uid import Grant, UidLease, kit_exposure
 
-__all__ = ["JAIL_UID", "REQUESTS", "TIERS", "Jail", "SandboxUnavailable", "available_tiers", "choose_tier", "tier_reasons"]
+__all__ = [
+    "JAIL_UID",
+    "REQUESTS",
+    "TIERS",
+    "Jail",
+    "SandboxUnavailable",
+    "available_tiers",
+    "choose_tier",
+    "tier_reasons",
+]
 
 TIERS = ("bwrap", "uid", "process")
 REQUESTS = ("auto", "require", *TIERS)
+
+
 class SandboxUnavailable(RuntimeError):
     """The requested isolation tier cannot run on this machine (the message says why)."""
 
@@ -94,8 +114,10 @@ def _probe_uid() -> str:
     finally:
         lease.release()
     if readable:
-        return (f"the kit is readable by other users: {'; '.join(readable)}: `chmod o-rwx` it "
-                "(scripts/install-sandbox.sh --uid-tier) for this tier")
+        return (
+            f"the kit is readable by other users: {'; '.join(readable)}: `chmod o-rwx` it "
+            "(scripts/install-sandbox.sh --uid-tier) for this tier"
+        )
     return ""
 
 
@@ -106,8 +128,26 @@ def private_network() -> bool:
     if os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("setpriv")):
         return False
     try:
-        return subprocess.run(["unshare", "--net", "--ipc", "--", "setpriv", "--reuid=65534", "--regid=65534",
-                               "--clear-groups", "--", "true"], capture_output=True, timeout=10, check=False).returncode == 0
+        return (
+            subprocess.run(
+                [
+                    "unshare",
+                    "--net",
+                    "--ipc",
+                    "--",
+                    "setpriv",
+                    "--reuid=65534",
+                    "--regid=65534",
+                    "--clear-groups",
+                    "--",
+                    "true",
+                ],
+                capture_output=True,
+                timeout=10,
+                check=False,
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -140,9 +180,10 @@ def describe(tier: str) -> str:
     """One line for reports."""
     return {
         "bwrap": "bubblewrap jail (own PID/network/mount namespaces, uid 65534, read-only tree"
-                 + (", process limit)" if pids_cgroup_root() else "; no process limit: no writable pids cgroup)"),
-        "uid": "unprivileged uid of its own, whole-uid kill, " + ("private network" if private_network() else "NO private network")
-               + " (no private /tmp: what it leaves there is removed)",
+        + (", process limit)" if pids_cgroup_root() else "; no process limit: no writable pids cgroup)"),
+        "uid": "unprivileged uid of its own, whole-uid kill, "
+        + ("private network" if private_network() else "NO private network")
+        + " (no private /tmp: what it leaves there is removed)",
         "process": "process isolation only: student code could read the kit and signal the grader",
     }[tier]
 
@@ -150,13 +191,26 @@ def describe(tier: str) -> str:
 class Jail:
     """Start, freeze, thaw and kill the processes of one child, in one tier."""
 
-    def __init__(self, tier: str, tree: Path, rw: Sequence[Path] = (), ro: Sequence[Path] = (), nproc: int = 2048,
-                 disk_mb: int = 0, tmpfs: Sequence[Path] = ()):
+    def __init__(
+        self,
+        tier: str,
+        tree: Path,
+        rw: Sequence[Path] = (),
+        ro: Sequence[Path] = (),
+        nproc: int = 2048,
+        disk_mb: int = 0,
+        tmpfs: Sequence[Path] = (),
+    ):
         """`rw`: its writable folders, of which `tmpfs` are private tmpfs under bubblewrap;
         `disk_mb`: the most it may write in all (0: no cap)."""
         if tier not in TIERS:
             raise ValueError(f"unknown tier {tier!r}")
-        self.tier, self.tree, self.rw, self.ro = tier, Path(tree), [Path(p) for p in rw], [Path(p) for p in ro]
+        self.tier, self.tree, self.rw, self.ro = (
+            tier,
+            Path(tree),
+            [Path(p) for p in rw],
+            [Path(p) for p in ro],
+        )
         self.nproc, self.disk = nproc, disk_mb << 20
         self.tmpfs = [Path(p) for p in tmpfs]
         self.cgroup: Path | None = None  # bwrap: the pids cgroup that caps its processes
@@ -176,10 +230,17 @@ class Jail:
             self.cgroup = new_pids_cgroup(self.nproc)
             # Inside the jail uid 65534 is root outside, which RLIMIT_NPROC never limits: the
             # process count is capped by a pids cgroup that bwrap enters before it starts.
-            enter = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(self.cgroup)] if self.cgroup else []
+            enter = (
+                ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(self.cgroup)]
+                if self.cgroup
+                else []
+            )
             try:
-                self.proc = subprocess.Popen([*enter, *bwrap_args(self.tree, self.ro, self.rw, w, self.tmpfs, self.disk), *argv],
-                                             pass_fds=(*pass_fds, w), **common)
+                self.proc = subprocess.Popen(
+                    [*enter, *bwrap_args(self.tree, self.ro, self.rw, w, self.tmpfs, self.disk), *argv],
+                    pass_fds=(*pass_fds, w),
+                    **common,
+                )
             except BaseException:
                 os.close(r)
                 if self.cgroup is not None:
@@ -194,11 +255,24 @@ class Jail:
             try:
                 if private_network():  # util-linux: new network + IPC namespaces as root, then the uid
                     drop = [f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
-                    self.proc = subprocess.Popen(["unshare", "--net", "--ipc", "--", "setpriv", *drop, "--", *argv],
-                                                 cwd=str(self.tree), pass_fds=tuple(pass_fds), umask=0o077, **common)
+                    self.proc = subprocess.Popen(
+                        ["unshare", "--net", "--ipc", "--", "setpriv", *drop, "--", *argv],
+                        cwd=str(self.tree),
+                        pass_fds=tuple(pass_fds),
+                        umask=0o077,
+                        **common,
+                    )
                 else:
-                    self.proc = subprocess.Popen(argv, cwd=str(self.tree), pass_fds=tuple(pass_fds), user=self.uid,
-                                                 group=self.uid, extra_groups=[], umask=0o077, **common)
+                    self.proc = subprocess.Popen(
+                        argv,
+                        cwd=str(self.tree),
+                        pass_fds=tuple(pass_fds),
+                        user=self.uid,
+                        group=self.uid,
+                        extra_groups=[],
+                        umask=0o077,
+                        **common,
+                    )
             except BaseException:
                 self._clean_uid()  # nothing started: the uid goes back at once
                 raise
@@ -232,11 +306,18 @@ class Jail:
         if self.tier == "bwrap":
             root = f"/proc/{self.init_pid}/root"
             mounts = ["/tmp", "/dev/shm", *map(str, self.tmpfs)]
-            use = DiskUse(rw=[str(d) for d in self.rw if d not in self.tmpfs], members=self.members,
-                          tmpfs=lambda: [root + m for m in mounts] if self.init_pid else [])
+            use = DiskUse(
+                rw=[str(d) for d in self.rw if d not in self.tmpfs],
+                members=self.members,
+                tmpfs=lambda: [root + m for m in mounts] if self.init_pid else [],
+            )
         else:
-            use = DiskUse(rw=[str(d) for d in self.rw], shared=world_writable_dirs(wait=False), uid=self.uid,
-                          members=self.members)
+            use = DiskUse(
+                rw=[str(d) for d in self.rw],
+                shared=world_writable_dirs(wait=False),
+                uid=self.uid,
+                members=self.members,
+            )
         self.watcher = DiskWatcher(self.disk, use, lambda: self._signal_all(signal.SIGKILL))
         self.watcher.start()
 
@@ -245,7 +326,9 @@ class Jail:
     def members(self) -> list[int]:
         """The host pids of every live process of this jail."""
         if self.tier == "bwrap":
-            return scan(lambda pid: self.pid_ns is not None and os.readlink(f"/proc/{pid}/ns/pid") == self.pid_ns)
+            return scan(
+                lambda pid: self.pid_ns is not None and os.readlink(f"/proc/{pid}/ns/pid") == self.pid_ns
+            )
         if self.tier == "uid":
             return scan(lambda pid: real_uid(pid) == self.uid)
         if self.proc is None:

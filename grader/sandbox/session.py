@@ -54,11 +54,25 @@ from .import_paths import child_import_paths
 from .jail import Jail, choose_tier
 from grader.core.manifest import repo_root
 
-__all__ = ["Child", "ChildStartFailed", "Limits", "OutputDrain", "ReferenceChild", "Session", "child_import_paths", "exit_text"]
+__all__ = [
+    "Child",
+    "ChildStartFailed",
+    "Limits",
+    "OutputDrain",
+    "ReferenceChild",
+    "Session",
+    "child_import_paths",
+    "exit_text",
+]
 
 HERE = Path(__file__).resolve().parent
 #: runtime name (``_grader_<name>.py``) → file of `grader/sandbox/child/`
-CHILD_FILES = {"child": "main.py", "executor": "executor.py", "prange_trace": "prange_trace.py", "protocol": "protocol.py"}
+CHILD_FILES = {
+    "child": "main.py",
+    "executor": "executor.py",
+    "prange_trace": "prange_trace.py",
+    "protocol": "protocol.py",
+}
 
 
 @dataclass(frozen=True)
@@ -139,8 +153,15 @@ class OutputDrain(threading.Thread):
 class Child:
     """One child process running `grader/sandbox/child/main.py` over a tree."""
 
-    def __init__(self, tree: Path, scratch: Path, limits: Limits, name: str = "child", own_cache: bool = True,
-                 tier: Optional[str] = None):
+    def __init__(
+        self,
+        tree: Path,
+        scratch: Path,
+        limits: Limits,
+        name: str = "child",
+        own_cache: bool = True,
+        tier: Optional[str] = None,
+    ):
         self.tree, self.scratch, self.limits, self.name = tree, scratch, limits, name
         self.own_cache = own_cache
         self.tier = tier or choose_tier(limits.sandbox)
@@ -194,7 +215,11 @@ class Child:
         if self.own_cache:  # a submission's compiled kernels stay in its own scratch
             env["NUMBA_CACHE_DIR"] = str(self.scratch / "numba-cache")
         for key, value in os.environ.items():
-            if key.startswith(("NUMBA_", "OMP_", "MKL_", "OPENBLAS_")) and key not in env and key != "NUMBA_CACHE_DIR":
+            if (
+                key.startswith(("NUMBA_", "OMP_", "MKL_", "OPENBLAS_"))
+                and key not in env
+                and key != "NUMBA_CACHE_DIR"
+            ):
                 env[key] = value
         return env
 
@@ -213,8 +238,15 @@ class Child:
             "nproc": self.limits.nproc if self.tier == "uid" else 0,
         }
         # home and tmp are private, capped tmpfs under bubblewrap (nothing of them is kept)
-        self.jail = Jail(self.tier, self.tree, rw=self.writable_dirs(), ro=[runtime], nproc=self.limits.nproc,
-                         disk_mb=self.limits.disk_mb, tmpfs=[self.scratch / "home", self.scratch / "tmp"])
+        self.jail = Jail(
+            self.tier,
+            self.tree,
+            rw=self.writable_dirs(),
+            ro=[runtime],
+            nproc=self.limits.nproc,
+            disk_mb=self.limits.disk_mb,
+            tmpfs=[self.scratch / "home", self.scratch / "tmp"],
+        )
         try:
             self.proc = self.jail.popen(
                 [sys.executable, "-I", "-S", str(runtime / "_grader_child.py"), json.dumps(args)],
@@ -226,7 +258,10 @@ class Child:
         finally:
             child_sock.close()
         self.sock = parent_sock
-        self.drains = [OutputDrain(self.proc.stdout, self.limits.output_cap), OutputDrain(self.proc.stderr, self.limits.output_cap)]
+        self.drains = [
+            OutputDrain(self.proc.stdout, self.limits.output_cap),
+            OutputDrain(self.proc.stderr, self.limits.output_cap),
+        ]
         for d in self.drains:
             d.start()
         deadline = time.monotonic() + self.limits.start_timeout
@@ -234,13 +269,25 @@ class Child:
             msg = protocol.recv(self.sock, deadline)
         except protocol.ChannelTimeout:
             self.kill()
-            raise ChildStartFailed("timeout", f"importing your code took longer than {self.limits.start_timeout:.0f} s", details=self.output_tail()) from None
+            raise ChildStartFailed(
+                "timeout",
+                f"importing your code took longer than {self.limits.start_timeout:.0f} s",
+                details=self.output_tail(),
+            ) from None
         except protocol.ChannelClosed:
             code = self.kill()
-            raise ChildStartFailed("error", f"the grading process ended while importing your code ({exit_text(code)})", details=self.output_tail()) from None
+            raise ChildStartFailed(
+                "error",
+                f"the grading process ended while importing your code ({exit_text(code)})",
+                details=self.output_tail(),
+            ) from None
         except protocol.ProtocolError as exc:  # a frame the student's import code wrote itself
             self.kill()
-            raise ChildStartFailed("error", f"the grading process sent a malformed greeting while importing your code ({exc})", details=self.output_tail()) from None
+            raise ChildStartFailed(
+                "error",
+                f"the grading process sent a malformed greeting while importing your code ({exc})",
+                details=self.output_tail(),
+            ) from None
         hello = msg.get("hello") if type(msg) is dict else None
         if type(hello) is not dict:
             self.kill()
@@ -250,8 +297,15 @@ class Child:
             try:
                 err = parse_error(hello["error"])
             except protocol.ProtocolError as exc:
-                raise ChildStartFailed("error", f"the grading process sent a malformed greeting ({exc})") from None
-            raise ChildStartFailed("error", f"your code does not import: {err.type}: {err.message.splitlines()[0] if err.message else ''}", err, err.format())
+                raise ChildStartFailed(
+                    "error", f"the grading process sent a malformed greeting ({exc})"
+                ) from None
+            raise ChildStartFailed(
+                "error",
+                f"your code does not import: {err.type}: {err.message.splitlines()[0] if err.message else ''}",
+                err,
+                err.format(),
+            )
         self.hello = hello
         return hello
 
@@ -310,8 +364,15 @@ def exit_text(code: Optional[int]) -> str:
 class Session:
     """A child for one tree, restarted after it hangs or dies; a failed import is final."""
 
-    def __init__(self, tree: Path, scratch: Path, limits: Limits, name: str = "child", own_cache: bool = True,
-                 tier: Optional[str] = None):
+    def __init__(
+        self,
+        tree: Path,
+        scratch: Path,
+        limits: Limits,
+        name: str = "child",
+        own_cache: bool = True,
+        tier: Optional[str] = None,
+    ):
         self.tree, self.scratch, self.limits, self.name = tree, scratch, limits, name
         self.own_cache = own_cache
         self.tier = tier or choose_tier(limits.sandbox)
@@ -385,7 +446,9 @@ class ReferenceChild:
     def get(self) -> Session:
         if self.session is None:
             self.scratch.mkdir(parents=True, exist_ok=True)
-            self.session = Session(repo_root(), self.scratch, self.limits, name="reference", own_cache=False, tier="process")
+            self.session = Session(
+                repo_root(), self.scratch, self.limits, name="reference", own_cache=False, tier="process"
+            )
         return self.session
 
     def close(self) -> None:

@@ -226,7 +226,7 @@ class Grant:
 #: finders, egg-links, ``direct_url.json``) and the kit folders the grader knows, each
 #: tried by opening a file of the kit. Prints [[path, how it was found], ...] of those it
 #: could read.
-_PROBE = r'''
+_PROBE = r"""
 import glob, json, os, re, sys
 args = json.loads(sys.argv[1])
 marks = ("minitorch/autodiff.py", "grader/sandbox/jail.py", "grader/checks/__init__.py", "autodiff.py", "sandbox/jail.py", "checks/__init__.py")
@@ -257,10 +257,12 @@ for path, how in where:
             readable.append([os.path.join(base, m), how])
             break
 print(json.dumps(readable))
-'''
+"""
 
 
-def kit_exposure(uid: int, import_dirs: Sequence[str], kits: Sequence[Path], packages: Sequence[str]) -> list[str]:
+def kit_exposure(
+    uid: int, import_dirs: Sequence[str], kits: Sequence[Path], packages: Sequence[str]
+) -> list[str]:
     """What a child of the ``uid`` tier could read of the kit: "FILE (how it is found)" for
     every copy it can open, found by a probe that runs as `uid` with the child's import
     folders (the ground truth: permission bits of one checkout miss an editable install
@@ -268,9 +270,20 @@ def kit_exposure(uid: int, import_dirs: Sequence[str], kits: Sequence[Path], pac
 
     Raises OSError when Python cannot start as that uid at all.
     """
-    args = json.dumps({"paths": list(import_dirs), "kits": [str(k) for k in kits], "packages": list(packages)})
-    out = subprocess.run([sys.executable, "-I", "-S", "-c", _PROBE, args], user=uid, group=uid, extra_groups=[],
-                         capture_output=True, text=True, timeout=60, cwd="/", check=False)
+    args = json.dumps(
+        {"paths": list(import_dirs), "kits": [str(k) for k in kits], "packages": list(packages)}
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", _PROBE, args],
+        user=uid,
+        group=uid,
+        extra_groups=[],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+        check=False,
+    )
     if out.returncode != 0:
         raise OSError(f"exit {out.returncode}: {out.stderr.strip()[-300:]}")
     return [f"{path} ({how})" for path, how in json.loads(out.stdout)]

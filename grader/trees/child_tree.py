@@ -52,8 +52,13 @@ from typing import AbstractSet, Callable, Mapping, Optional, Sequence
 from .fence_guard import PlacedFence, guard_render
 from grader.core.fences import Fence, StudentBodies, find_fences, is_stub, render, student_bodies
 from .intake import SKIP_DIRS, find_package, open_submission, read_student_file
-from grader.core.manifest import (Manifest, all_manifests, repo_root as _default_root, stage_number,
-    stage_of_task)
+from grader.core.manifest import (
+    Manifest,
+    all_manifests,
+    repo_root as _default_root,
+    stage_number,
+    stage_of_task,
+)
 from grader.core.results import Problem
 from grader.core.shared_state import shared_state
 
@@ -108,7 +113,7 @@ def fence_titles(manifests: Mapping[str, Manifest]) -> dict[str, str]:
 
 
 def fence_stage(fence_id: str) -> int:
-    """"1.3" → 1."""
+    """ "1.3" → 1."""
     return stage_number(stage_of_task(fence_id))
 
 
@@ -161,11 +166,16 @@ def _statements(text: str) -> Optional[tuple[_Statement, ...]]:
 def _lines(text: str) -> list[_Statement]:
     """The fallback for text that does not tokenize: its lines, stripped, without blank
     and comment lines."""
-    return [(i, (s,)) for i, line in enumerate(text.splitlines(), 1) if (s := line.strip()) and not s.startswith("#")]
+    return [
+        (i, (s,))
+        for i, line in enumerate(text.splitlines(), 1)
+        if (s := line.strip()) and not s.startswith("#")
+    ]
 
 
-def outside_code_problem(reference: str, student_text: str, student: StudentBodies, filename: str,
-                         tasks: tuple[str, ...]) -> Optional[Problem]:
+def outside_code_problem(
+    reference: str, student_text: str, student: StudentBodies, filename: str, tasks: tuple[str, ...]
+) -> Optional[Problem]:
     """A `Problem` (for `tasks`) when the student's code outside the fences differs from the
     release's, None when it does not or cannot be compared.
 
@@ -191,18 +201,24 @@ def outside_code_problem(reference: str, student_text: str, student: StudentBodi
     if tag == "delete":
         after = j1 >= len(stu)
         line = (stu[-1][0] if stu else 1) if after else stu[j1][0]
-        message = (f"{filename} line {line}: code of the release outside the task markers is missing "
-                   f"{'after' if after else 'before'} this line (`{_shown(ours, ref[i1][0])}`){more}: "
-                   "the grader uses the release's code there")
+        message = (
+            f"{filename} line {line}: code of the release outside the task markers is missing "
+            f"{'after' if after else 'before'} this line (`{_shown(ours, ref[i1][0])}`){more}: "
+            "the grader uses the release's code there"
+        )
     elif tag == "insert":
         line = stu[j1][0]
-        message = (f"{filename} line {line}: code outside the task markers is not graded "
-                   f"(`{_shown(theirs, line)}`){more}: put helpers inside a fence")
+        message = (
+            f"{filename} line {line}: code outside the task markers is not graded "
+            f"(`{_shown(theirs, line)}`){more}: put helpers inside a fence"
+        )
     else:
         line = stu[j1][0]
-        message = (f"{filename} line {line}: code outside the task markers differs from the release and is "
-                   f"not graded (`{_shown(theirs, line)}`){more}: the release's code runs there; put your "
-                   "changes inside a fence")
+        message = (
+            f"{filename} line {line}: code outside the task markers differs from the release and is "
+            f"not graded (`{_shown(theirs, line)}`){more}: the release's code runs there; put your "
+            "changes inside a fence"
+        )
     return Problem(message, filename, line, tasks)
 
 
@@ -241,7 +257,9 @@ def write_file(path: Path, data: bytes | str) -> None:
     path.write_bytes(data)
 
 
-def render_package(package: Path, out_package: Path, choose: Chooser, withheld: frozenset[str] = frozenset()) -> list[Problem]:
+def render_package(
+    package: Path, out_package: Path, choose: Chooser, withheld: frozenset[str] = frozenset()
+) -> list[Problem]:
     """Copy the reference package to out_package (leaving out `withheld`), rendering every
     .py file with fences through `choose(rel, fences, text) -> (text, problems)`."""
     problems: list[Problem] = []
@@ -269,8 +287,14 @@ class ChildTree:
     placed: list[PlacedFence] = field(default_factory=list)
 
 
-def build_child_tree(stage: str, submission_dir: Path, out_dir: Path, *, isolate_task: Optional[str] = None,
-                     repo_root: Path | str | None = None) -> list[Problem]:
+def build_child_tree(
+    stage: str,
+    submission_dir: Path,
+    out_dir: Path,
+    *,
+    isolate_task: Optional[str] = None,
+    repo_root: Path | str | None = None,
+) -> list[Problem]:
     """`build_tree(...).problems`: write the child tree, return the problems."""
     return build_tree(stage, submission_dir, out_dir, isolate_task=isolate_task, repo_root=repo_root).problems
 
@@ -352,7 +376,11 @@ def build_tree(
         sub_root = open_submission(Path(submission_dir), Path(tmp))
         package = find_package(sub_root)
         if package is None:
-            built.problems.append(Problem("no minitorch/ package found in the submission — every task is graded as not implemented"))
+            built.problems.append(
+                Problem(
+                    "no minitorch/ package found in the submission — every task is graded as not implemented"
+                )
+            )
 
         def choose(rel: Path, fences: list[Fence], text: str) -> tuple[str, list[Problem]]:
             ids = {f.task for f in fences}
@@ -375,13 +403,30 @@ def build_tree(
                 out, _ = render(text, keep=keep, stub=stub | mine, titles=titles, filename=name)
                 return out, [problem] if problem else []
             parsed = student_bodies(student_text, name)
-            own = {k for k, body in parsed.bodies.items()
-                   if k[0] in mine or ((k[0], k[1]) in partners and not is_stub(body))}
+            own = {
+                k
+                for k, body in parsed.bodies.items()
+                if k[0] in mine or ((k[0], k[1]) in partners and not is_stub(body))
+            }
             guarded = guard_render(
-                text, name,
-                lambda left: render(text, keep=keep, stub=stub, from_student=mine, student=parsed, partners=partners,
-                                    titles=titles, filename=name, leave_out=left),
-                parsed, own, task_of, {(t, f, i) for file, t, f, i in stub_fences if file == name})
+                text,
+                name,
+                lambda left: render(
+                    text,
+                    keep=keep,
+                    stub=stub,
+                    from_student=mine,
+                    student=parsed,
+                    partners=partners,
+                    titles=titles,
+                    filename=name,
+                    leave_out=left,
+                ),
+                parsed,
+                own,
+                task_of,
+                {(t, f, i) for file, t, f, i in stub_fences if file == name},
+            )
             out, found = guarded.text, guarded.problems
             built.placed.extend(guarded.placed)
             relevant = [p for p in parsed.problems if not p.tasks or set(p.tasks) & mine]
@@ -389,6 +434,8 @@ def build_tree(
             outside = outside_code_problem(text, student_text, parsed, name, file_tasks)
             return out, relevant + found + ([outside] if outside else [])
 
-        built.problems.extend(render_package(root / "minitorch", out_package, choose, reference_only_files(stage, manifests)))
+        built.problems.extend(
+            render_package(root / "minitorch", out_package, choose, reference_only_files(stage, manifests))
+        )
     write_file(out_package / "_release.py", release_module_source(stage))
     return built

@@ -31,7 +31,16 @@ from typing import AbstractSet, Callable, Mapping, Optional, Sequence
 from grader.core.fences import Fence, StudentBodies, fence_keys, find_fences
 from grader.core.results import Problem
 
-__all__ = ["BrokenFence", "Guarded", "PlacedFence", "broken_message", "compile_error", "escapes", "fences_in", "guard_render"]
+__all__ = [
+    "BrokenFence",
+    "Guarded",
+    "PlacedFence",
+    "broken_message",
+    "compile_error",
+    "escapes",
+    "fences_in",
+    "guard_render",
+]
 
 #: A fence within one file: (fence id, enclosing function, order within that function).
 Key = tuple[str, str, int]
@@ -106,8 +115,12 @@ def broken_message(fence: PlacedFence, line: Optional[int], what: str) -> Broken
     the tree's file."""
     code = fence.shown(line)
     at = f"in {fence.file}, line {fence.student_line(line)}, {fence.key[1]}" + (f": `{code}`" if code else "")
-    return BrokenFence(f"your code of task {fence.task} ({at}) {what}; {_REPLACED}",
-                       fence.file, fence.student_line(line), (fence.task,))
+    return BrokenFence(
+        f"your code of task {fence.task} ({at}) {what}; {_REPLACED}",
+        fence.file,
+        fence.student_line(line),
+        (fence.task,),
+    )
 
 
 def compile_error(text: str, filename: str) -> Optional[tuple[Optional[int], str]]:
@@ -137,7 +150,9 @@ def _scope(scopes: Sequence[ast.AST], fence: Fence) -> Optional[ast.AST]:
     return max(around, key=lambda n: n.lineno, default=None)  # type: ignore[attr-defined]
 
 
-def escapes(reference: str, rendered: str, filename: str, keys: AbstractSet[Key]) -> dict[Key, tuple[int, str]]:
+def escapes(
+    reference: str, rendered: str, filename: str, keys: AbstractSet[Key]
+) -> dict[Key, tuple[int, str]]:
     """The fences of `keys` whose body, in `rendered` (which compiles), leaves its block:
     key → (line in `rendered`, what is wrong).
 
@@ -148,14 +163,20 @@ def escapes(reference: str, rendered: str, filename: str, keys: AbstractSet[Key]
     """
     ref_fences, out_fences = find_fences(reference, filename), find_fences(rendered, filename)
     if len(ref_fences) != len(out_fences):  # the markers are the reference's: cannot happen
-        raise ValueError(f"{filename}: the rendered file has {len(out_fences)} fences, the reference {len(ref_fences)}")
+        raise ValueError(
+            f"{filename}: the rendered file has {len(out_fences)} fences, the reference {len(ref_fences)}"
+        )
     ref_tree, out_tree = ast.parse(reference, filename), ast.parse(rendered, filename)
 
     def moved(line: int) -> int:
-        return line + sum((o.end - o.begin) - (r.end - r.begin) for r, o in zip(ref_fences, out_fences) if r.end <= line)
+        return line + sum(
+            (o.end - o.begin) - (r.end - r.begin) for r, o in zip(ref_fences, out_fences) if r.end <= line
+        )
 
     scopes = {(type(n), n.name, n.lineno): n for n in ast.walk(out_tree) if isinstance(n, _SCOPES)}
-    statements = sorted((n for n in ast.walk(out_tree) if isinstance(n, ast.stmt)), key=lambda n: (n.lineno, n.col_offset))
+    statements = sorted(
+        (n for n in ast.walk(out_tree) if isinstance(n, ast.stmt)), key=lambda n: (n.lineno, n.col_offset)
+    )
     found: dict[Key, tuple[int, str]] = {}
     ref_scopes = [n for n in ast.walk(ref_tree) if isinstance(n, _SCOPES)]
     for ref, out, key in zip(ref_fences, out_fences, fence_keys(ref_fences)):
@@ -170,11 +191,17 @@ def escapes(reference: str, rendered: str, filename: str, keys: AbstractSet[Key]
             if not out.begin < stmt.lineno < out.end:
                 continue
             if id(stmt) not in inside:
-                found[key] = (stmt.lineno, f"is not inside {ref.function}: a line less indented than the "
-                                           "markers ends the function, and what follows runs when minitorch is imported")
+                found[key] = (
+                    stmt.lineno,
+                    f"is not inside {ref.function}: a line less indented than the "
+                    "markers ends the function, and what follows runs when minitorch is imported",
+                )
                 break
             if (stmt.end_lineno or stmt.lineno) >= out.end:
-                found[key] = (stmt.lineno, "does not end before the END marker: it swallows the release's code after it")
+                found[key] = (
+                    stmt.lineno,
+                    "does not end before the END marker: it swallows the release's code after it",
+                )
                 break
     return found
 
@@ -209,8 +236,15 @@ def guard_render(
 
     def placed(text: str, key: Key) -> PlacedFence:
         at, mine = _positions(text, filename)[key], student_at.get(key)
-        return PlacedFence(filename, key, task_of.get(key[0], key[0]), at.begin, at.end,
-                           mine.begin if mine else at.begin, tuple(mine.body) if mine else ())
+        return PlacedFence(
+            filename,
+            key,
+            task_of.get(key[0], key[0]),
+            at.begin,
+            at.end,
+            mine.begin if mine else at.begin,
+            tuple(mine.body) if mine else (),
+        )
 
     while True:
         text, problems = render_with(frozenset(left))
@@ -237,7 +271,11 @@ def guard_render(
         if not culprits:  # only a combination fails: the body at the error, else the last one
             line = error[0] or 0
             key = next((k for k in kept if placed(text, k).holds(filename, line)), kept[-1])
-            broken.append(broken_message(placed(text, key), line, f"does not compile with your other code of this file: {error[1]}"))
+            broken.append(
+                broken_message(
+                    placed(text, key), line, f"does not compile with your other code of this file: {error[1]}"
+                )
+            )
             left.add(key)
 
 

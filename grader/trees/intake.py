@@ -112,27 +112,37 @@ def _extract_zip(archive: Path, dest: Path) -> None:
     with zf:
         infos = zf.infolist()
         if len(infos) > MAX_SUBMISSION_FILES:
-            raise SubmissionError(f"{archive.name} holds {len(infos)} entries (at most {MAX_SUBMISSION_FILES})")
+            raise SubmissionError(
+                f"{archive.name} holds {len(infos)} entries (at most {MAX_SUBMISSION_FILES})"
+            )
         total = 0
         root = dest.resolve()
         for info in infos:
             try:
                 total = _extract_entry(zf, info, archive, dest, root, total)
             except _ZIP_ERRORS as e:
-                raise SubmissionError(f"{archive.name}: {shown_name(info.filename)!r} cannot be unpacked: {e}") from None
+                raise SubmissionError(
+                    f"{archive.name}: {shown_name(info.filename)!r} cannot be unpacked: {e}"
+                ) from None
             except OSError as e:
                 if e.errno not in _NAME_ERRNOS:
                     raise
-                raise SubmissionError(f"{archive.name}: {shown_name(info.filename)!r} cannot be unpacked: {e.strerror}") from None
+                raise SubmissionError(
+                    f"{archive.name}: {shown_name(info.filename)!r} cannot be unpacked: {e.strerror}"
+                ) from None
 
 
-def _extract_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive: Path, dest: Path, root: Path, total: int) -> int:
+def _extract_entry(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive: Path, dest: Path, root: Path, total: int
+) -> int:
     """Extract one entry of `zf` under `dest` (checked first); return the bytes unpacked so far."""
     name = info.filename
     if not _safe_name(name):
         raise SubmissionError(f"{archive.name}: unsafe path {shown_name(name)!r} in the zip")
     if _depth(name) > MAX_SUBMISSION_DEPTH:
-        raise SubmissionError(f"{archive.name}: {shown_name(name)[:200]!r} lies more than {MAX_SUBMISSION_DEPTH} folders deep")
+        raise SubmissionError(
+            f"{archive.name}: {shown_name(name)[:200]!r} lies more than {MAX_SUBMISSION_DEPTH} folders deep"
+        )
     mode = info.external_attr >> 16
     if stat.S_ISLNK(mode):
         raise SubmissionError(f"{archive.name}: {name!r} is a symbolic link (not allowed)")
@@ -219,7 +229,9 @@ def walk_folder(root: Path) -> Iterator[FolderEntry]:
             raise SubmissionError(f"{shown_name(rel)} cannot be read: {e.strerror or e}") from None
         if stat.S_ISDIR(info.st_mode):
             if len(stack) >= MAX_SUBMISSION_DEPTH:
-                raise SubmissionError(f"folders nested more than {MAX_SUBMISSION_DEPTH} deep ({shown_name(rel)[:100]}…)")
+                raise SubmissionError(
+                    f"folders nested more than {MAX_SUBMISSION_DEPTH} deep ({shown_name(rel)[:100]}…)"
+                )
             yield FolderEntry(rel, Path(entry.path), info)
             stack.append((rel + "/", iter(_listing(Path(entry.path), rel))))
         else:
@@ -247,7 +259,9 @@ def _check_utf8(rel: str) -> None:
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
-        raise SubmissionError(f"{shown_name(rel)} has a name that is not UTF-8 text: rename or remove it") from None
+        raise SubmissionError(
+            f"{shown_name(rel)} has a name that is not UTF-8 text: rename or remove it"
+        ) from None
 
 
 class FolderBudget:
@@ -266,8 +280,10 @@ class FolderBudget:
         if stat.S_ISREG(entry.stat.st_mode):
             self.bytes += entry.stat.st_size
             if self.bytes > MAX_SUBMISSION_BYTES:
-                raise SubmissionError(f"the submission holds more than {MAX_SUBMISSION_BYTES // 2**20} MiB "
-                                      f"({shown_name(entry.rel)}: {_mib(entry.stat.st_size)})")
+                raise SubmissionError(
+                    f"the submission holds more than {MAX_SUBMISSION_BYTES // 2**20} MiB "
+                    f"({shown_name(entry.rel)}: {_mib(entry.stat.st_size)})"
+                )
 
     @property
     def bytes_left(self) -> int:
@@ -390,8 +406,12 @@ def read_student_file(package: Path, rel: Path) -> tuple[Optional[str], Optional
     try:
         data = read_capped(path, MAX_SOURCE_BYTES, shown)  # capped: the file may have grown since
     except SubmissionError as e:
-        return problem(f"{str(e).removeprefix(shown).strip()} — not accepted; its tasks are graded as not implemented")
+        return problem(
+            f"{str(e).removeprefix(shown).strip()} — not accepted; its tasks are graded as not implemented"
+        )
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as e:
-        return problem(f"is not UTF-8 text ({e.reason} at byte {e.start}) — its tasks are graded as not implemented")
+        return problem(
+            f"is not UTF-8 text ({e.reason} at byte {e.start}) — its tasks are graded as not implemented"
+        )

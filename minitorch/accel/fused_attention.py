@@ -87,10 +87,23 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # ## The kernels (each Python function is compiled twice: serial and parallel)
 
 
-def _softmax_forward(scores: np.ndarray, scale: float, neg_inf: float,
-                     fmask: np.ndarray, f_off: np.ndarray, f_sl: int, f_ss: int, has_fmask: bool,
-                     bmask: np.ndarray, b_off: np.ndarray, b_sl: int, b_ss: int, has_bmask: bool,
-                     causal: bool, w: np.ndarray) -> None:
+def _softmax_forward(
+    scores: np.ndarray,
+    scale: float,
+    neg_inf: float,
+    fmask: np.ndarray,
+    f_off: np.ndarray,
+    f_sl: int,
+    f_ss: int,
+    has_fmask: bool,
+    bmask: np.ndarray,
+    b_off: np.ndarray,
+    b_sl: int,
+    b_ss: int,
+    has_bmask: bool,
+    causal: bool,
+    w: np.ndarray,
+) -> None:
     """scores [B, L, S] → w [B, L, S] = masked softmax of scores · scale + float mask.
 
     A mask value for matrix b, query i, key j is mask[off[b] + i·sl + j·ss] (see the module
@@ -132,8 +145,9 @@ def _softmax_forward(scores: np.ndarray, scale: float, neg_inf: float,
             w[b, i, j] = w[b, i, j] * inv
 
 
-def _softmax_backward(w: np.ndarray, dw: np.ndarray, mult: np.ndarray, has_mult: bool, factor: float,
-                      dz: np.ndarray) -> None:
+def _softmax_backward(
+    w: np.ndarray, dw: np.ndarray, mult: np.ndarray, has_mult: bool, factor: float, dz: np.ndarray
+) -> None:
     """dz = factor · W ⊙ (∂W − Σ_j ∂W_j W_j) per row, with ∂W = dw ⊙ mult (dropout) or dw."""
     nb, n_l, n_s = w.shape
     for row in prange(nb * n_l):
@@ -190,8 +204,12 @@ def _batch3(t: Tensor, batch: tuple[int, ...]) -> Tensor:
 def _T(t3: Tensor) -> Tensor:
     """The transpose [B, c, r] of a 3-D tensor [B, r, c]: a view (the matmul takes any strides)."""
     data = t3._tensor
-    return Tensor.make(data._storage, (data.shape[0], data.shape[2], data.shape[1]),
-                       (data.strides[0], data.strides[2], data.strides[1]), backend=t3.backend)
+    return Tensor.make(
+        data._storage,
+        (data.shape[0], data.shape[2], data.shape[1]),
+        (data.strides[0], data.strides[2], data.strides[1]),
+        backend=t3.backend,
+    )
 
 
 def _mm(a3: Tensor, b3: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -224,15 +242,15 @@ class _Attention:
     that every transpose the backward needs (Kᵀ, Vᵀ, Wdᵀ, ∂zᵀ) is a free strided view."""
 
     scale: float
-    batch: tuple[int, ...]          # the batch dimensions of the scores
-    bool_mask: Optional[Tensor]     # True = may attend
+    batch: tuple[int, ...]  # the batch dimensions of the scores
+    bool_mask: Optional[Tensor]  # True = may attend
     causal: bool
     dropout_p: float
-    q3: Optional[Tensor] = None           # Q [B, L, E]
-    k3: Optional[Tensor] = None           # K [B, S, E]
-    v3: Optional[Tensor] = None           # V [B, S, Ev]
-    w: Optional[np.ndarray] = None        # W [B, L, S], the softmax
-    mult: Optional[np.ndarray] = None     # D [B, L, S], dropout's multiplier (None: no dropout)
+    q3: Optional[Tensor] = None  # Q [B, L, E]
+    k3: Optional[Tensor] = None  # K [B, S, E]
+    v3: Optional[Tensor] = None  # V [B, S, Ev]
+    w: Optional[np.ndarray] = None  # W [B, L, S], the softmax
+    mult: Optional[np.ndarray] = None  # D [B, L, S], dropout's multiplier (None: no dropout)
     weights: Optional[np.ndarray] = None  # Wd = W ⊙ D [B, L, S] (W itself without dropout)
 
     def shape(self, n: int, m: int) -> tuple[int, ...]:
@@ -248,8 +266,13 @@ def _dropout_multiplier(shape: tuple[int, ...], p: float, like: Tensor) -> np.nd
     return (u > dtype.type(p)).astype(dtype) * dtype.type(1.0 / (1.0 - p))
 
 
-def _through_softmax(st: _Attention, dwd: Tensor, need_q: bool, need_k: bool, need_mask: bool,
-                     ) -> tuple[Optional[Tensor], Optional[Tensor], Optional[Tensor]]:
+def _through_softmax(
+    st: _Attention,
+    dwd: Tensor,
+    need_q: bool,
+    need_k: bool,
+    need_mask: bool,
+) -> tuple[Optional[Tensor], Optional[Tensor], Optional[Tensor]]:
     """(∂Q, ∂K, ∂M_float) from ∂Wd [..., L, S] (None for an input that needs none)."""
     w = st.w
     nb, n_l, n_s = w.shape
@@ -265,7 +288,7 @@ def _through_softmax(st: _Attention, dwd: Tensor, need_q: bool, need_k: bool, ne
     else:  # the scale of Q Kᵀ folded into the kernel: dz = scale · ∂z
         kernel(w, dw, mult, st.mult is not None, st.scale, dz)
     dz3 = _tensor(dz, w.shape, dwd)
-    dq = _mm(dz3, st.k3, st.shape(n_l, st.k3.shape[2])) if need_q else None      # [..., L, E]
+    dq = _mm(dz3, st.k3, st.shape(n_l, st.k3.shape[2])) if need_q else None  # [..., L, E]
     dk = _mm(_T(dz3), st.q3, st.shape(n_s, st.q3.shape[2])) if need_k else None  # [..., S, E]
     return dq, dk, dmask
 
@@ -274,19 +297,40 @@ class AttentionFunction(Function):
     """out = masked_softmax(Q Kᵀ · scale + M) (⊙ D) V: one graph node (see the module docstring)."""
 
     @staticmethod
-    def forward(ctx: Context, q: Tensor, k: Tensor, v: Tensor, fmask: Optional[Tensor], st: _Attention) -> Tensor:
+    def forward(
+        ctx: Context, q: Tensor, k: Tensor, v: Tensor, fmask: Optional[Tensor], st: _Attention
+    ) -> Tensor:
         st.q3, st.k3, st.v3 = _batch3(q, st.batch), _batch3(k, st.batch), _batch3(v, st.batch)
         n_l, n_s = q.shape[-2], k.shape[-2]
         nb = st.q3.shape[0]
         scores = _mm(st.q3, _T(st.k3), (nb, n_l, n_s))  # [B, L, S], a new tensor: ours to overwrite
         s = _matrices(scores, nb)
-        f_store, f_off, f_sl, f_ss = _mask_layout(fmask, st.batch) if fmask is not None else (
-            s[0, 0, :1], np.zeros(1, np.int64), 0, 0)
-        b_store, b_off, b_sl, b_ss = _mask_layout(st.bool_mask, st.batch) if st.bool_mask is not None else (
-            np.ones(1, np.bool_), np.zeros(1, np.int64), 0, 0)
+        f_store, f_off, f_sl, f_ss = (
+            _mask_layout(fmask, st.batch) if fmask is not None else (s[0, 0, :1], np.zeros(1, np.int64), 0, 0)
+        )
+        b_store, b_off, b_sl, b_ss = (
+            _mask_layout(st.bool_mask, st.batch)
+            if st.bool_mask is not None
+            else (np.ones(1, np.bool_), np.zeros(1, np.int64), 0, 0)
+        )
         kernel = _forward_parallel if s.size >= PARALLEL_MIN else _forward_serial
-        kernel(s, s.dtype.type(st.scale), s.dtype.type(-np.inf), f_store, f_off, f_sl, f_ss, fmask is not None,
-               b_store, b_off, b_sl, b_ss, st.bool_mask is not None, st.causal, s)  # in place: s becomes W
+        kernel(
+            s,
+            s.dtype.type(st.scale),
+            s.dtype.type(-np.inf),
+            f_store,
+            f_off,
+            f_sl,
+            f_ss,
+            fmask is not None,
+            b_store,
+            b_off,
+            b_sl,
+            b_ss,
+            st.bool_mask is not None,
+            st.causal,
+            s,
+        )  # in place: s becomes W
         st.w = s
         st.weights = s
         if st.dropout_p > 0.0:
@@ -299,13 +343,13 @@ class AttentionFunction(Function):
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Optional[Tensor], ...]:
         q, k, v, fmask, st = ctx.saved_values
         n_l, n_s = st.w.shape[1:]
-        dout3 = _batch3(grad_output, st.batch)                                           # [B, L, Ev]
+        dout3 = _batch3(grad_output, st.batch)  # [B, L, Ev]
         wd3 = _tensor(st.weights, st.w.shape, grad_output)
         dv = _mm(_T(wd3), dout3, st.shape(n_s, v.shape[-1])) if v.requires_grad else None  # [..., S, Ev]
         dq = dk = dmask = None
         need_mask = fmask is not None and fmask.requires_grad
         if q.requires_grad or k.requires_grad or need_mask:
-            dwd = _mm(dout3, _T(st.v3), st.w.shape)                                       # [B, L, S]
+            dwd = _mm(dout3, _T(st.v3), st.w.shape)  # [B, L, S]
             dq, dk, dmask = _through_softmax(st, dwd, q.requires_grad, k.requires_grad, need_mask)
         return dq, dk, dv, dmask, None
 

@@ -113,8 +113,9 @@ def supports(holders: list[Tensor]) -> bool:
 
 
 @replaces("clip_grad_norm_")
-def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: Union[float, str] = 2.0,
-                    error_if_nonfinite: bool = False) -> Tensor:
+def clip_grad_norm_(
+    parameters: Any, max_norm: float, norm_type: Union[float, str] = 2.0, error_if_nonfinite: bool = False
+) -> Tensor:
     """Scale the gradients of `parameters` so that their total `norm_type`-norm is at most
     `max_norm`; return the total before clipping as a 0-d tensor of the first gradient's
     dtype. The arguments are checked as the composed `clip_grad_norm_` checks them
@@ -130,8 +131,13 @@ def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: Union[float, st
     if norm_type == math.inf:
         total = float(np.max([_max_abs(g) for g in grads]))
     else:
-        norms = np.array([(_sum_abs_pow_parallel if g.size >= PARALLEL_MIN else _sum_abs_pow_serial)(g, norm_type)
-                          ** (1.0 / norm_type) for g in grads])
+        norms = np.array(
+            [
+                (_sum_abs_pow_parallel if g.size >= PARALLEL_MIN else _sum_abs_pow_serial)(g, norm_type)
+                ** (1.0 / norm_type)
+                for g in grads
+            ]
+        )
         total = float(np.sum(norms**norm_type) ** (1.0 / norm_type))
     if error_if_nonfinite and not np.isfinite(total):
         raise RuntimeError(

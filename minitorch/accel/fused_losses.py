@@ -118,8 +118,15 @@ class CrossEntropyFunction(Function):
     """ℓ_r = w_r · (lse_r − x_r,t_r), reduced: one graph node (see the module docstring)."""
 
     @staticmethod
-    def forward(ctx: Context, input: Tensor, target: np.ndarray, w: np.ndarray, scale: float,
-                reduce: bool, out_shape: tuple[int, ...]) -> Tensor:
+    def forward(
+        ctx: Context,
+        input: Tensor,
+        target: np.ndarray,
+        w: np.ndarray,
+        scale: float,
+        reduce: bool,
+        out_shape: tuple[int, ...],
+    ) -> Tensor:
         x = _logits(input)
         rows = len(target)
         lse = np.empty(rows, dtype=np.float64)  # one number a row: keep it exact
@@ -154,8 +161,14 @@ def supports(input: Tensor, weight: Optional[Tensor]) -> bool:
 
 
 @replaces("cross_entropy")
-def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None, ignore_index: int = -100,
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(
+    input: Tensor,
+    target: Any,
+    weight: Optional[Tensor] = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
     """Cross-entropy of integer targets under logits, as `nn.functional.cross_entropy`, as
     ONE graph node; `NotImplemented` (the composed function, which also checks what this
     one does not look at) for label smoothing, a 0-d input, or logits it does not `supports`.
@@ -172,4 +185,6 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None, i
         scale = 1.0 / denominator if denominator != 0 else float("nan")
     rows = np.ascontiguousarray(np.where(keep, t_flat, 0))  # an ignored row reads class 0, × w = 0
     out_shape = tuple(t.shape) if reduction == "none" else ()
-    return CrossEntropyFunction.apply(input, rows, np.ascontiguousarray(w), scale, reduction != "none", out_shape)
+    return CrossEntropyFunction.apply(
+        input, rows, np.ascontiguousarray(w), scale, reduction != "none", out_shape
+    )

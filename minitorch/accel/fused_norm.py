@@ -69,8 +69,17 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # ## The kernels (each Python function is compiled twice: serial and parallel)
 
 
-def _forward(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, has_gamma: bool, has_beta: bool, eps: float,
-             y: np.ndarray, xhat: np.ndarray, rstd: np.ndarray) -> None:
+def _forward(
+    x: np.ndarray,
+    gamma: np.ndarray,
+    beta: np.ndarray,
+    has_gamma: bool,
+    has_beta: bool,
+    eps: float,
+    y: np.ndarray,
+    xhat: np.ndarray,
+    rstd: np.ndarray,
+) -> None:
     """x [R, N] → y [R, N], x̂ [R, N], rstd [R]; every element of the outputs is written."""
     rows, n = x.shape
     for r in prange(rows):
@@ -94,8 +103,17 @@ def _forward(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, has_gamma: bool
             y[r, i] = h
 
 
-def _backward(dy: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, gamma: np.ndarray, has_gamma: bool,
-              chunks: int, dx: np.ndarray, dgamma_part: np.ndarray, dbeta_part: np.ndarray) -> None:
+def _backward(
+    dy: np.ndarray,
+    xhat: np.ndarray,
+    rstd: np.ndarray,
+    gamma: np.ndarray,
+    has_gamma: bool,
+    chunks: int,
+    dx: np.ndarray,
+    dgamma_part: np.ndarray,
+    dbeta_part: np.ndarray,
+) -> None:
     """dy, x̂ [R, N], rstd [R] → dx [R, N] and per-chunk partial sums dγ, dβ [chunks, N]."""
     rows, n = dy.shape
     per = (rows + chunks - 1) // chunks
@@ -149,8 +167,14 @@ class LayerNormFunction(Function):
     """y = (x − μ)·rstd·γ + β over rows of N values: one graph node (see the module docstring)."""
 
     @staticmethod
-    def forward(ctx: Context, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
-                shape: tuple[int, ...], eps: float) -> Tensor:
+    def forward(
+        ctx: Context,
+        x: Tensor,
+        weight: Optional[Tensor],
+        bias: Optional[Tensor],
+        shape: tuple[int, ...],
+        eps: float,
+    ) -> Tensor:
         n = math.prod(shape)
         xs = _rows(x, n)
         rows = xs.shape[0]
@@ -165,7 +189,9 @@ class LayerNormFunction(Function):
         return _tensor(y, x.shape, x)
 
     @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Optional[Tensor], Optional[Tensor], None, None]:
+    def backward(
+        ctx: Context, grad_output: Tensor
+    ) -> tuple[Tensor, Optional[Tensor], Optional[Tensor], None, None]:
         xhat, rstd, gamma, shape, has_weight, has_bias = ctx.saved_values
         rows, n = xhat.shape
         dy = _rows(grad_output, n)
@@ -197,8 +223,13 @@ def supports(input: Tensor, shape: tuple[int, ...], weight: Optional[Tensor], bi
 
 
 @replaces("layer_norm")
-def layer_norm(input: Tensor, normalized_shape: Union[int, Sequence[int]], weight: Optional[Tensor] = None,
-               bias: Optional[Tensor] = None, eps: float = 1e-5) -> Tensor:
+def layer_norm(
+    input: Tensor,
+    normalized_shape: Union[int, Sequence[int]],
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    eps: float = 1e-5,
+) -> Tensor:
     """(x − μ)/√(σ² + ε) · weight + bias over the last len(normalized_shape) dimensions,
     as ONE graph node; `NotImplemented` (the composed `layer_norm`) unless it `supports`
     the arguments. The shapes are checked as `F.layer_norm` checks them, with its errors.

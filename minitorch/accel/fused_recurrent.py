@@ -130,8 +130,16 @@ def _tanh(v: float) -> float:
     return t if v >= 0.0 else -t
 
 
-def _lstm_forward(x: np.ndarray, gh: np.ndarray, bias: np.ndarray, has_bias: bool, c: np.ndarray,
-                  hc: np.ndarray, act: np.ndarray, tanh_c: np.ndarray) -> None:
+def _lstm_forward(
+    x: np.ndarray,
+    gh: np.ndarray,
+    bias: np.ndarray,
+    has_bias: bool,
+    c: np.ndarray,
+    hc: np.ndarray,
+    act: np.ndarray,
+    tanh_c: np.ndarray,
+) -> None:
     """x, gh = h W_hhᵀ [B, 4H], bias [4H], c [B, H] → hc [2, B, H] (h', c'), act [B, 4H]
     (i, f, g, o), tanh_c [B, H]; every element of the outputs is written."""
     batch, hidden = c.shape
@@ -161,8 +169,9 @@ def _lstm_forward(x: np.ndarray, gh: np.ndarray, bias: np.ndarray, has_bias: boo
             tanh_c[b, j] = t
 
 
-def _lstm_backward(dhc: np.ndarray, act: np.ndarray, tanh_c: np.ndarray, c: np.ndarray,
-                   da: np.ndarray, dc: np.ndarray) -> None:
+def _lstm_backward(
+    dhc: np.ndarray, act: np.ndarray, tanh_c: np.ndarray, c: np.ndarray, da: np.ndarray, dc: np.ndarray
+) -> None:
     """dhc [2, B, H] (∂h', ∂c'), act [B, 4H], tanh_c, c [B, H] → da [B, 4H], dc [B, H]."""
     batch, hidden = c.shape
     for b in prange(batch):  # rows are independent: each writes its own da and dc
@@ -181,8 +190,16 @@ def _lstm_backward(dhc: np.ndarray, act: np.ndarray, tanh_c: np.ndarray, c: np.n
             dc[b, j] = dcn * f
 
 
-def _gru_forward(x: np.ndarray, gh: np.ndarray, bias: np.ndarray, has_bias: bool, h: np.ndarray,
-                 out: np.ndarray, act: np.ndarray, ghn: np.ndarray) -> None:
+def _gru_forward(
+    x: np.ndarray,
+    gh: np.ndarray,
+    bias: np.ndarray,
+    has_bias: bool,
+    h: np.ndarray,
+    out: np.ndarray,
+    act: np.ndarray,
+    ghn: np.ndarray,
+) -> None:
     """x, gh = h W_hhᵀ [B, 3H], bias [3H], h [B, H] → out [B, H] (h'), act [B, 3H] (r, z, n),
     ghn [B, H] (gh_n + b_hn); every element of the outputs is written."""
     batch, hidden = h.shape
@@ -205,8 +222,15 @@ def _gru_forward(x: np.ndarray, gh: np.ndarray, bias: np.ndarray, has_bias: bool
             ghn[b, j] = g_n
 
 
-def _gru_backward(dout: np.ndarray, act: np.ndarray, ghn: np.ndarray, h: np.ndarray,
-                  dx: np.ndarray, dgh: np.ndarray, dh: np.ndarray) -> None:
+def _gru_backward(
+    dout: np.ndarray,
+    act: np.ndarray,
+    ghn: np.ndarray,
+    h: np.ndarray,
+    dx: np.ndarray,
+    dgh: np.ndarray,
+    dh: np.ndarray,
+) -> None:
     """dout [B, H] (∂h'), act [B, 3H], ghn, h [B, H] → dx, dgh [B, 3H] and dh [B, H] (the
     direct part ∂h' ⊙ z)."""
     batch, hidden = h.shape
@@ -281,6 +305,7 @@ def _product(a: TensorData, b: TensorData, backend: TensorBackend) -> np.ndarray
     never copied), and the product comes out as an array the kernels can read — the same
     kernel as `a @ b`, without the graph bookkeeping of a tensor operation.
     """
+
     def as_batch(d: TensorData) -> Tensor:
         return Tensor(TensorData(d._storage, (1,) + d.shape, (0,) + d.strides), backend=backend)
 
@@ -316,9 +341,18 @@ class _RightFactor:
         if self.packed is None:
             return _product(_rows(a), self.b, self.backend)
         out = np.empty((a.shape[0], self.b.shape[1]), dtype=a.dtype)  # the kernel writes it all
-        self.tuned.launch(self.tuned.tensor_matmul_tiled, self.work, self.tuned.MATMUL_PARALLEL_MIN,
-                          out.reshape(-1), *self.out_layout, a.reshape(-1), *self.a_layout,
-                          self.b._storage, *self.b_layout, self.packed)
+        self.tuned.launch(
+            self.tuned.tensor_matmul_tiled,
+            self.work,
+            self.tuned.MATMUL_PARALLEL_MIN,
+            out.reshape(-1),
+            *self.out_layout,
+            a.reshape(-1),
+            *self.a_layout,
+            self.b._storage,
+            *self.b_layout,
+            self.packed,
+        )
         return out
 
 
@@ -333,8 +367,9 @@ def _bias_grad(da: np.ndarray, like: Tensor) -> Tensor:
     return _tensor(_column_sums(flat).astype(da.dtype, copy=False), like)
 
 
-def _weight_grads(da: np.ndarray, h: Tensor, w_hh: Tensor,
-                  needs: tuple[bool, bool]) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+def _weight_grads(
+    da: np.ndarray, h: Tensor, w_hh: Tensor, needs: tuple[bool, bool]
+) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
     """∂h = ∂a W_hh [B, H] and ∂W_hh = ∂aᵀ h [G·H, H], each only when its input needs a
     gradient (the zero initial state does not: the first step of a sequence saves a product)."""
     backend = h.backend
@@ -350,7 +385,9 @@ class LSTMStep(Function):
     """(x_proj, h, c, W_hh, b_hh) → hc [2, B, H] = (h', c') stacked: one graph node."""
 
     @staticmethod
-    def forward(ctx: Context, x_proj: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Optional[Tensor]) -> Tensor:
+    def forward(
+        ctx: Context, x_proj: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Optional[Tensor]
+    ) -> Tensor:
         gh = _product(h._tensor, _transposed(w_hh._tensor), h.backend)  # h W_hhᵀ [B, 4H]
         cs = _array(c)
         batch, hidden = cs.shape
@@ -359,7 +396,9 @@ class LSTMStep(Function):
         tanh_c = np.empty_like(cs)
         kernel = _lstm_forward_parallel if act.size >= PARALLEL_MIN else _lstm_forward_serial
         kernel(_array(x_proj), gh, _bias(b_hh, cs.dtype), b_hh is not None, cs, hc, act, tanh_c)
-        ctx.save_for_backward(act, tanh_c, cs, h, w_hh, b_hh is not None, (h.requires_grad, w_hh.requires_grad))
+        ctx.save_for_backward(
+            act, tanh_c, cs, h, w_hh, b_hh is not None, (h.requires_grad, w_hh.requires_grad)
+        )
         return _tensor(hc, c)
 
     @staticmethod
@@ -370,11 +409,13 @@ class LSTMStep(Function):
         kernel = _lstm_backward_parallel if act.size >= PARALLEL_MIN else _lstm_backward_serial
         kernel(_array(grad_output), act, tanh_c, cs, da, dc)
         dh, dw = _weight_grads(da, h, w_hh, needs)
-        return (_tensor(da, grad_output),
-                _tensor(dh, grad_output) if dh is not None else None,
-                _tensor(dc, grad_output),
-                _tensor(dw, grad_output) if dw is not None else None,
-                _bias_grad(da, grad_output) if has_bias else None)
+        return (
+            _tensor(da, grad_output),
+            _tensor(dh, grad_output) if dh is not None else None,
+            _tensor(dc, grad_output),
+            _tensor(dw, grad_output) if dw is not None else None,
+            _bias_grad(da, grad_output) if has_bias else None,
+        )
 
 
 class GRUStep(Function):
@@ -404,16 +445,20 @@ class GRUStep(Function):
         dh, dw = _weight_grads(dgh, h, w_hh, needs)
         if dh is not None:
             dh += dh_direct  # h reaches h' twice: through the product and through z ⊙ h
-        return (_tensor(dx, grad_output),
-                _tensor(dh, grad_output) if dh is not None else None,
-                _tensor(dw, grad_output) if dw is not None else None,
-                _bias_grad(dgh, grad_output) if has_bias else None)
+        return (
+            _tensor(dx, grad_output),
+            _tensor(dh, grad_output) if dh is not None else None,
+            _tensor(dw, grad_output) if dw is not None else None,
+            _bias_grad(dgh, grad_output) if has_bias else None,
+        )
 
 
 # ## What the call sites use
 
 
-def supports(gates: int, x_proj: Tensor, state: tuple[Tensor, ...], w_hh: Tensor, b_hh: Optional[Tensor]) -> bool:
+def supports(
+    gates: int, x_proj: Tensor, state: tuple[Tensor, ...], w_hh: Tensor, b_hh: Optional[Tensor]
+) -> bool:
     """Whether the fused step computes exactly what the composed one would: every tensor on
     one CPU backend with one float32/float64 dtype, x_proj [B, G·H], each state tensor
     [B, H], w_hh [G·H, H] and b_hh [G·H] (or None), with G = `gates` (LSTM 4, GRU 3)."""
@@ -421,7 +466,11 @@ def supports(gates: int, x_proj: Tensor, state: tuple[Tensor, ...], w_hh: Tensor
     if not all(isinstance(t, Tensor) for t in tensors):
         return False
     backend, dtype = x_proj.backend, x_proj.dtype
-    if backend.cuda or dtype not in FLOATS or any(t.backend is not backend or t.dtype != dtype for t in tensors):
+    if (
+        backend.cuda
+        or dtype not in FLOATS
+        or any(t.backend is not backend or t.dtype != dtype for t in tensors)
+    ):
         return False
     if x_proj.dims != 2 or w_hh.dims != 2 or any(s.dims != 2 for s in state):
         return False
@@ -449,8 +498,9 @@ def gru_cell_step(cell: GRU, x_proj: Tensor, state: Any, w_hh: Tensor, b_hh: Opt
     return gru_step(x_proj, state, w_hh, b_hh)
 
 
-def lstm_step(x_proj: Tensor, hx: tuple[Tensor, Tensor], w_hh: Tensor,
-              b_hh: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+def lstm_step(
+    x_proj: Tensor, hx: tuple[Tensor, Tensor], w_hh: Tensor, b_hh: Optional[Tensor] = None
+) -> tuple[Tensor, Tensor]:
     """One LSTM step as `lstm.lstm_step` (x_proj [B, 4H], hx = (h, c) [B, H], w_hh [4H, H],
     b_hh [4H] or None → (h', c')), as one graph node. The caller checks `supports` first."""
     h, c = hx
@@ -487,8 +537,15 @@ class LSTMSequence(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, x_proj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, b_hh: Optional[Tensor],
-                reverse: bool) -> Tensor:
+    def forward(
+        ctx: Context,
+        x_proj: Tensor,
+        h0: Tensor,
+        c0: Tensor,
+        w_hh: Tensor,
+        b_hh: Optional[Tensor],
+        reverse: bool,
+    ) -> Tensor:
         xs = _array(x_proj)
         steps, batch, gates = xs.shape
         hidden, dtype = gates // 4, xs.dtype
@@ -528,9 +585,14 @@ class LSTMSequence(Function):
             dh = w.times(da[t])  # ∂a W_hh [B, H]
         flat_da = _rows(da.reshape(steps * batch, gates))
         dw = _product(_transposed(flat_da), _rows(h_prev.reshape(steps * batch, -1)), grad_output.backend)
-        return (_tensor(da, grad_output), _tensor(dh, grad_output), _tensor(dc.copy(), grad_output),
-                _tensor(dw, grad_output),
-                _bias_grad(da, grad_output) if has_bias else None, None)
+        return (
+            _tensor(da, grad_output),
+            _tensor(dh, grad_output),
+            _tensor(dc.copy(), grad_output),
+            _tensor(dw, grad_output),
+            _bias_grad(da, grad_output) if has_bias else None,
+            None,
+        )
 
 
 class GRUSequence(Function):
@@ -548,8 +610,9 @@ class GRUSequence(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, x_proj: Tensor, h0: Tensor, w_hh: Tensor, b_hh: Optional[Tensor],
-                reverse: bool) -> Tensor:
+    def forward(
+        ctx: Context, x_proj: Tensor, h0: Tensor, w_hh: Tensor, b_hh: Optional[Tensor], reverse: bool
+    ) -> Tensor:
         xs = _array(x_proj)
         steps, batch, gates = xs.shape
         hidden, dtype = gates // 3, xs.dtype
@@ -589,8 +652,13 @@ class GRUSequence(Function):
             dh += dh_direct  # h reaches h' twice: through the product and through z ⊙ h
         flat_dgh = _rows(dgh.reshape(steps * batch, gates))
         dw = _product(_transposed(flat_dgh), _rows(h_prev.reshape(steps * batch, -1)), grad_output.backend)
-        return (_tensor(dx, grad_output), _tensor(dh, grad_output), _tensor(dw, grad_output),
-                _bias_grad(dgh, grad_output) if has_bias else None, None)
+        return (
+            _tensor(dx, grad_output),
+            _tensor(dh, grad_output),
+            _tensor(dw, grad_output),
+            _bias_grad(dgh, grad_output) if has_bias else None,
+            None,
+        )
 
 
 @replaces("unroll")
@@ -599,10 +667,17 @@ def unroll(step: Any, inputs: Any, state: Any, reverse: bool = False) -> Any:
     `GRUSequence` node, when `step` is the step of an LSTM or GRU layer
     (`recurrent.LayerStep`) over inputs this path supports; `NotImplemented` otherwise (the
     steps then run one by one)."""
-    if not isinstance(step, LayerStep) or not isinstance(inputs, Tensor) or inputs.dims != 3 or inputs.shape[0] == 0:
+    if (
+        not isinstance(step, LayerStep)
+        or not isinstance(inputs, Tensor)
+        or inputs.dims != 3
+        or inputs.shape[0] == 0
+    ):
         return NotImplemented
     data = inputs._tensor
-    first = inputs._view(TensorData(data._storage, data.shape[1:], data.strides[1:]))  # x_proj_0, no graph node
+    first = inputs._view(
+        TensorData(data._storage, data.shape[1:], data.strides[1:])
+    )  # x_proj_0, no graph node
     last = 0 if reverse else inputs.shape[0] - 1
     cell_step = type(step.cell).cell_step  # a subclass that overrides the step keeps its step
     if cell_step is LSTM.cell_step and isinstance(state, tuple) and len(state) == 2:
@@ -687,7 +762,7 @@ class Step(Function):
     def forward(ctx: Context, xs: Tensor, t: int, grads: _StepGradients) -> Tensor:
         ctx.save_for_backward(t, grads)
         data = xs._tensor
-        return xs._view(TensorData(data._storage[t * data.strides[0]:], data.shape[1:], data.strides[1:]))
+        return xs._view(TensorData(data._storage[t * data.strides[0] :], data.shape[1:], data.strides[1:]))
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Optional[Tensor], None, None]:
@@ -701,8 +776,10 @@ def time_steps(x: Tensor) -> list[Tensor]:
     that costs one buffer of x's size in all (see `_StepGradients`)."""
     if not x.requires_grad or x.shape[0] == 0:
         data = x._tensor
-        return [x._view(TensorData(data._storage[t * data.strides[0]:], data.shape[1:], data.strides[1:]))
-                for t in range(x.shape[0])]
+        return [
+            x._view(TensorData(data._storage[t * data.strides[0] :], data.shape[1:], data.strides[1:]))
+            for t in range(x.shape[0])
+        ]
     grads = _StepGradients(x)
     xs = Unbind.apply(x, grads)
     return [Step.apply(xs, t, grads) for t in range(x.shape[0])]

@@ -105,9 +105,7 @@ def _is_dense(shape: Shape, strides: Strides) -> bool:
 
 
 @njit
-def _same_dense_layout(
-    shape1: Shape, strides1: Strides, shape2: Shape, strides2: Strides
-) -> bool:
+def _same_dense_layout(shape1: Shape, strides1: Strides, shape2: Shape, strides2: Strides) -> bool:
     """Same shape, same strides, dense: then position p of one holds the index of position p
     of the other, and a flat loop over positions 0 … size−1 visits every element once."""
     if len(shape1) != len(shape2):
@@ -174,8 +172,6 @@ def _is_contiguous(shape: Shape, strides: Strides) -> bool:
     return True
 
 
-
-
 @njit
 def _rows_fit(out_shape: Shape, out_strides: Strides) -> bool:
     """The output's last dimension is long enough for the row-wise loop (no negative stride)."""
@@ -201,12 +197,18 @@ def map_path_code(out_shape: Shape, out_strides: Strides, in_shape: Shape, in_st
 
 @njit
 def zip_path_code(
-    out_shape: Shape, out_strides: Strides, a_shape: Shape, a_strides: Strides,
-    b_shape: Shape, b_strides: Strides,
+    out_shape: Shape,
+    out_strides: Strides,
+    a_shape: Shape,
+    a_strides: Strides,
+    b_shape: Shape,
+    b_strides: Strides,
 ) -> int:
     """FLAT, ROWS or GENERAL (the task's kernel) for a zip with these layouts."""
-    if (_flat_step(out_shape, out_strides, a_shape, a_strides) >= 0
-            and _flat_step(out_shape, out_strides, b_shape, b_strides) >= 0):
+    if (
+        _flat_step(out_shape, out_strides, a_shape, a_strides) >= 0
+        and _flat_step(out_shape, out_strides, b_shape, b_strides) >= 0
+    ):
         return FLAT
     if _rows_fit(out_shape, out_strides) and _non_negative(a_strides) and _non_negative(b_strides):
         return ROWS
@@ -259,8 +261,12 @@ def tensor_map_fast(fn: Callable[[float], float]) -> Callable[..., None]:
     fn = jit_scalar(fn)
 
     def _map_fast(
-        out: Storage, out_shape: Shape, out_strides: Strides,
-        in_storage: Storage, in_shape: Shape, in_strides: Strides,
+        out: Storage,
+        out_shape: Shape,
+        out_strides: Strides,
+        in_storage: Storage,
+        in_shape: Shape,
+        in_strides: Strides,
         flat: bool,
     ) -> None:
         size = _numel(out_shape)
@@ -294,9 +300,15 @@ def tensor_zip_fast(fn: Callable[[float, float], float]) -> Callable[..., None]:
     fn = jit_scalar(fn)
 
     def _zip_fast(
-        out: Storage, out_shape: Shape, out_strides: Strides,
-        a_storage: Storage, a_shape: Shape, a_strides: Strides,
-        b_storage: Storage, b_shape: Shape, b_strides: Strides,
+        out: Storage,
+        out_shape: Shape,
+        out_strides: Strides,
+        a_storage: Storage,
+        a_shape: Shape,
+        a_strides: Strides,
+        b_storage: Storage,
+        b_shape: Shape,
+        b_strides: Strides,
         flat: bool,
     ) -> None:
         size = _numel(out_shape)
@@ -339,8 +351,12 @@ def tensor_reduce_fast(fn: Callable[[float, float], float]) -> Callable[..., Non
     fn = jit_scalar(fn)
 
     def _reduce_fast(
-        out: Storage, out_shape: Shape, out_strides: Strides,
-        a_storage: Storage, a_shape: Shape, a_strides: Strides,
+        out: Storage,
+        out_shape: Shape,
+        out_strides: Strides,
+        a_storage: Storage,
+        a_shape: Shape,
+        a_strides: Strides,
         reduce_dim: int,
     ) -> None:
         size = _numel(out_shape)
@@ -495,8 +511,16 @@ def _micro_8x16(inner: int, ap: Storage, bp: Storage, tile: Storage, zero: float
 
 @njit
 def _pack_panel(
-    src: Storage, base: int, lane_stride: int, k_stride: int, lanes: int,
-    inner: int, width: int, dst: Storage, offset: int, zero: float,
+    src: Storage,
+    base: int,
+    lane_stride: int,
+    k_stride: int,
+    lanes: int,
+    inner: int,
+    width: int,
+    dst: Storage,
+    offset: int,
+    zero: float,
 ) -> None:
     """dst[offset + k·width + l] = src[base + l·lane_stride + k·k_stride] (l < lanes), else 0."""
     for k in range(inner):
@@ -510,9 +534,16 @@ def _pack_panel(
 
 @njit(parallel=True)
 def tensor_matmul_tiled(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    a_storage: Storage, a_shape: Shape, a_strides: Strides,
-    b_storage: Storage, b_shape: Shape, b_strides: Strides, packed_b: Storage,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    a_storage: Storage,
+    a_shape: Shape,
+    a_strides: Strides,
+    b_storage: Storage,
+    b_shape: Shape,
+    b_strides: Strides,
+    packed_b: Storage,
 ) -> None:
     """The tuned kernel: out[n, i, j] = Σ_k a[n, i, k] · b[n, k, j], packed and tiled.
 
@@ -539,13 +570,33 @@ def tensor_matmul_tiled(
     for t in prange(a_count + b_count):  # one parallel loop packs both
         if t < a_count:
             n, i0 = t // row_panels, (t % row_panels) * MR
-            _pack_panel(a_storage, n * a_strides[0] + i0 * a_strides[1], a_strides[1],
-                        a_strides[2], min(MR, rows - i0), inner, MR, ap, t * a_panel, zero)
+            _pack_panel(
+                a_storage,
+                n * a_strides[0] + i0 * a_strides[1],
+                a_strides[1],
+                a_strides[2],
+                min(MR, rows - i0),
+                inner,
+                MR,
+                ap,
+                t * a_panel,
+                zero,
+            )
         else:
             u = t - a_count
             n, j0 = u // col_panels, (u % col_panels) * NR
-            _pack_panel(b_storage, n * b_strides[0] + j0 * b_strides[2], b_strides[2],
-                        b_strides[1], min(NR, cols - j0), inner, NR, bp, u * b_panel, zero)
+            _pack_panel(
+                b_storage,
+                n * b_strides[0] + j0 * b_strides[2],
+                b_strides[2],
+                b_strides[1],
+                min(NR, cols - j0),
+                inner,
+                NR,
+                bp,
+                u * b_panel,
+                zero,
+            )
 
     # Enough tasks to keep every thread busy: split the row panels into chunks if needed.
     tasks = batches * col_panels
@@ -605,8 +656,18 @@ def pack_right(b_storage: Storage, b_shape: Shape, b_strides: Strides, dtype_of:
     bp = np.empty(b_batches * col_panels * b_panel, dtype_of.dtype)
     for u in prange(b_batches * col_panels):
         n, j0 = u // col_panels, (u % col_panels) * NR
-        _pack_panel(b_storage, n * b_strides[0] + j0 * b_strides[2], b_strides[2],
-                    b_strides[1], min(NR, cols - j0), inner, NR, bp, u * b_panel, zero)
+        _pack_panel(
+            b_storage,
+            n * b_strides[0] + j0 * b_strides[2],
+            b_strides[2],
+            b_strides[1],
+            min(NR, cols - j0),
+            inner,
+            NR,
+            bp,
+            u * b_panel,
+            zero,
+        )
     return bp
 
 
@@ -617,8 +678,14 @@ def _unit_stride(shape: Shape, strides: Strides) -> bool:
 
 
 @njit
-def _tiled_layouts(out_shape: Shape, out_strides: Strides, a_shape: Shape, a_strides: Strides,
-                   b_shape: Shape, b_strides: Strides) -> bool:
+def _tiled_layouts(
+    out_shape: Shape,
+    out_strides: Strides,
+    a_shape: Shape,
+    a_strides: Strides,
+    b_shape: Shape,
+    b_strides: Strides,
+) -> bool:
     """The layout half of `tiled_applies`, compiled: one call instead of a dozen NumPy
     scalar operations (a matmul of 64×64 spent 4 µs here in Python)."""
     if not (_non_negative(out_strides) and _non_negative(a_strides) and _non_negative(b_strides)):
@@ -629,13 +696,18 @@ def _tiled_layouts(out_shape: Shape, out_strides: Strides, a_shape: Shape, a_str
     return _unit_stride(a_shape, a_strides) and _unit_stride(b_shape, b_strides)
 
 
-def tiled_applies(out: Storage, out_shape: Shape, out_strides: Strides, a_shape: Shape,
-                  a_strides: Strides, b_shape: Shape, b_strides: Strides) -> bool:
+def tiled_applies(
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    a_shape: Shape,
+    a_strides: Strides,
+    b_shape: Shape,
+    b_strides: Strides,
+) -> bool:
     """Whether `FastOps` runs `tensor_matmul_tiled`: float output, not tiny, both operands
     row- or column-major matrices (any batch stride, broadcast included), no negative
     stride (the tiled kernel indexes with unsigned positions)."""
     if out.dtype != np.float64 and out.dtype != np.float32:
         return False
     return _tiled_layouts(out_shape, out_strides, a_shape, a_strides, b_shape, b_strides)
-
-

@@ -75,7 +75,7 @@ class TunedOps(FastOps):
 
         def ret(a: Any, dim: int) -> Any:
             dim = dim + len(a.shape) if dim < 0 else dim
-            shape = a.shape[:dim] + (1,) + a.shape[dim + 1:]
+            shape = a.shape[:dim] + (1,) + a.shape[dim + 1 :]
             storage = np.full(math.prod(shape), start, dtype=_F32 if a.dtype == _F32 else _F64)
             out = a._view(TensorData.row_major(storage, shape))
             kernel(*out.tuple(), *a.tuple(), dim)
@@ -89,8 +89,14 @@ class TunedOps(FastOps):
     def map_kernel(fn: Callable[[float], float]) -> Callable[..., None]:
         kernel, fast = fast_ops.tensor_map(fn), tuned.tensor_map_fast(fn)
 
-        def run(out: Storage, out_shape: Shape, out_strides: Strides,
-                in_storage: Storage, in_shape: Shape, in_strides: Strides) -> None:
+        def run(
+            out: Storage,
+            out_shape: Shape,
+            out_strides: Strides,
+            in_storage: Storage,
+            in_shape: Shape,
+            in_strides: Strides,
+        ) -> None:
             path = tuned.map_path_code(out_shape, out_strides, in_shape, in_strides)
             work = max(len(out), len(in_storage))
             args = (out, out_shape, out_strides, in_storage, in_shape, in_strides)
@@ -105,13 +111,20 @@ class TunedOps(FastOps):
     def zip_kernel(fn: Callable[[float, float], float]) -> Callable[..., None]:
         kernel, fast = fast_ops.tensor_zip(fn), tuned.tensor_zip_fast(fn)
 
-        def run(out: Storage, out_shape: Shape, out_strides: Strides,
-                a_storage: Storage, a_shape: Shape, a_strides: Strides,
-                b_storage: Storage, b_shape: Shape, b_strides: Strides) -> None:
+        def run(
+            out: Storage,
+            out_shape: Shape,
+            out_strides: Strides,
+            a_storage: Storage,
+            a_shape: Shape,
+            a_strides: Strides,
+            b_storage: Storage,
+            b_shape: Shape,
+            b_strides: Strides,
+        ) -> None:
             path = tuned.zip_path_code(out_shape, out_strides, a_shape, a_strides, b_shape, b_strides)
             work = max(len(out), len(a_storage), len(b_storage))
-            args = (out, out_shape, out_strides, a_storage, a_shape, a_strides,
-                    b_storage, b_shape, b_strides)
+            args = (out, out_shape, out_strides, a_storage, a_shape, a_strides, b_storage, b_shape, b_strides)
             if path == tuned.GENERAL:
                 tuned.launch(kernel, work, tuned.PARALLEL_MIN, *args)
             else:
@@ -123,11 +136,28 @@ class TunedOps(FastOps):
     def reduce_kernel(fn: Callable[[float, float], float]) -> Callable[..., None]:
         kernel, fast = fast_ops.tensor_reduce(fn), tuned.tensor_reduce_fast(fn)
 
-        def run(out: Storage, out_shape: Shape, out_strides: Strides,
-                a_storage: Storage, a_shape: Shape, a_strides: Strides, reduce_dim: int) -> None:
+        def run(
+            out: Storage,
+            out_shape: Shape,
+            out_strides: Strides,
+            a_storage: Storage,
+            a_shape: Shape,
+            a_strides: Strides,
+            reduce_dim: int,
+        ) -> None:
             fits = tuned.reduce_fits(out_shape, out_strides, a_shape, a_strides)
-            tuned.launch(fast if fits else kernel, max(len(out), len(a_storage)), tuned.PARALLEL_MIN,
-                         out, out_shape, out_strides, a_storage, a_shape, a_strides, reduce_dim)
+            tuned.launch(
+                fast if fits else kernel,
+                max(len(out), len(a_storage)),
+                tuned.PARALLEL_MIN,
+                out,
+                out_shape,
+                out_strides,
+                a_storage,
+                a_shape,
+                a_strides,
+                reduce_dim,
+            )
 
         return run
 
@@ -149,9 +179,15 @@ class TunedOps(FastOps):
 
 
 def matmul(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    a_storage: Storage, a_shape: Shape, a_strides: Strides,
-    b_storage: Storage, b_shape: Shape, b_strides: Strides,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    a_storage: Storage,
+    a_shape: Shape,
+    a_strides: Strides,
+    b_storage: Storage,
+    b_shape: Shape,
+    b_strides: Strides,
 ) -> None:
     """The matmul of `TunedOps`: the tiled kernel for large float products of row- or
     column-major operands (`tuned_kernels.tiled_applies`), the task's `tensor_matmul` for

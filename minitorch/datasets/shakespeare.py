@@ -33,7 +33,12 @@ from typing import Iterable, Optional, Union
 import numpy as np
 
 __all__ = [
-    "CharVocab", "CharCorpus", "load_tiny_shakespeare", "split_corpus", "random_batch", "stream_chunk",
+    "CharVocab",
+    "CharCorpus",
+    "load_tiny_shakespeare",
+    "split_corpus",
+    "random_batch",
+    "stream_chunk",
     "stream_chunks_per_pass",
 ]
 
@@ -75,7 +80,9 @@ class CharVocab:
         try:
             return np.fromiter((index[c] for c in text), dtype=np.int64, count=len(text))
         except KeyError as error:
-            raise KeyError(f"CharVocab.encode: character {error.args[0]!r} is not in the vocabulary") from None
+            raise KeyError(
+                f"CharVocab.encode: character {error.args[0]!r} is not in the vocabulary"
+            ) from None
 
     def decode(self, ids: Iterable[int]) -> str:
         """The text of a sequence of ids (any iterable of ints, e.g. an int64 array [T])."""
@@ -131,16 +138,22 @@ def random_batch(
     if data.ndim != 1:
         raise ValueError(f"random_batch: data must be a 1-D array of ids, got shape {data.shape}")
     if batch_size <= 0 or seq_len <= 0:
-        raise ValueError(f"random_batch: batch_size and seq_len must be positive, got {batch_size}, {seq_len}")
+        raise ValueError(
+            f"random_batch: batch_size and seq_len must be positive, got {batch_size}, {seq_len}"
+        )
     if len(data) < seq_len + 1:
-        raise ValueError(f"random_batch: windows of {seq_len} + 1 characters do not fit in {len(data)} characters")
+        raise ValueError(
+            f"random_batch: windows of {seq_len} + 1 characters do not fit in {len(data)} characters"
+        )
     starts = rng.integers(0, len(data) - seq_len, size=batch_size)
     offsets = starts[:, None] + np.arange(seq_len + 1)[None, :]  # [B, T + 1]
     window = data[offsets].astype(np.int64, copy=False)
     return np.ascontiguousarray(window[:, :-1]), np.ascontiguousarray(window[:, 1:])
 
 
-def stream_chunk(data: np.ndarray, batch_size: int, seq_len: int, index: int) -> tuple[np.ndarray, np.ndarray]:
+def stream_chunk(
+    data: np.ndarray, batch_size: int, seq_len: int, index: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Chunk number `index` of `batch_size` parallel streams (for truncated BPTT).
 
     `data` (N ids) is cut into B streams of L = ⌊(N − 1) / B⌋ consecutive characters,
@@ -154,11 +167,15 @@ def stream_chunk(data: np.ndarray, batch_size: int, seq_len: int, index: int) ->
     if data.ndim != 1:
         raise ValueError(f"stream_chunk: data must be a 1-D array of ids, got shape {data.shape}")
     if batch_size <= 0 or seq_len <= 0:
-        raise ValueError(f"stream_chunk: batch_size and seq_len must be positive, got {batch_size}, {seq_len}")
+        raise ValueError(
+            f"stream_chunk: batch_size and seq_len must be positive, got {batch_size}, {seq_len}"
+        )
     length = (len(data) - 1) // batch_size
     chunks = length // seq_len
     if chunks == 0:
-        raise ValueError(f"stream_chunk: {batch_size} streams of {seq_len} + 1 characters do not fit in {len(data)} characters")
+        raise ValueError(
+            f"stream_chunk: {batch_size} streams of {seq_len} + 1 characters do not fit in {len(data)} characters"
+        )
     k = index % chunks
     offsets = (np.arange(batch_size) * length + k * seq_len)[:, None] + np.arange(seq_len + 1)[None, :]
     window = data[offsets].astype(np.int64, copy=False)

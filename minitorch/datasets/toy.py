@@ -61,6 +61,7 @@ def circle(N: int, seed: int = 0) -> Graph:
 
 def spiral(N: int, seed: int = 0) -> Graph:
     """Two interleaved spirals, N/2 points each (the hardest of the set)."""
+
     def arm(t: float, sign: float) -> tuple[float, float]:
         return (sign * t * math.cos(t) / 20.0 + 0.5, sign * t * math.sin(t) / 20.0 + 0.5)
 

@@ -52,14 +52,36 @@ from typing import Iterable, Iterator, Optional, Sequence
 import numpy as np
 
 __all__ = [
-    "PAD", "SOS", "EOS", "Seq2SeqVocab", "TranslationSplit", "TranslationData", "Seq2SeqBatch",
-    "DATE_FORMATS", "format_date", "date_translation", "encode_batch", "seq2seq_batches",
+    "PAD",
+    "SOS",
+    "EOS",
+    "Seq2SeqVocab",
+    "TranslationSplit",
+    "TranslationData",
+    "Seq2SeqBatch",
+    "DATE_FORMATS",
+    "format_date",
+    "date_translation",
+    "encode_batch",
+    "seq2seq_batches",
 ]
 
 PAD, SOS, EOS = "<pad>", "<sos>", "<eos>"
 
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 
 #: The source formats: name → an example (the date 1998-03-03).
 DATE_FORMATS = {
@@ -105,10 +127,14 @@ class Seq2SeqVocab:
 
     def __post_init__(self) -> None:
         if self.tokens[:3] != (PAD, SOS, EOS):
-            raise ValueError(f"Seq2SeqVocab: the first three tokens must be {PAD}, {SOS}, {EOS}, got {self.tokens[:3]}")
+            raise ValueError(
+                f"Seq2SeqVocab: the first three tokens must be {PAD}, {SOS}, {EOS}, got {self.tokens[:3]}"
+            )
         chars = self.tokens[3:]
         if any(len(c) != 1 for c in chars) or len(set(chars)) != len(chars):
-            raise ValueError("Seq2SeqVocab: after the specials, the tokens must be distinct single characters")
+            raise ValueError(
+                "Seq2SeqVocab: after the specials, the tokens must be distinct single characters"
+            )
         object.__setattr__(self, "_index", {c: i for i, c in enumerate(self.tokens)})
 
     @classmethod
@@ -129,8 +155,12 @@ class Seq2SeqVocab:
         try:
             ids = [index[c] for c in text]
         except KeyError as error:
-            raise KeyError(f"Seq2SeqVocab.encode: character {error.args[0]!r} is not in the vocabulary") from None
-        return np.array(([self.sos_index] if sos else []) + ids + ([self.eos_index] if eos else []), dtype=np.int64)
+            raise KeyError(
+                f"Seq2SeqVocab.encode: character {error.args[0]!r} is not in the vocabulary"
+            ) from None
+        return np.array(
+            ([self.sos_index] if sos else []) + ids + ([self.eos_index] if eos else []), dtype=np.int64
+        )
 
     def decode(self, ids: Iterable[int]) -> str:
         """The text of `ids`: stops at the first <eos>, skips <pad> and <sos>."""
@@ -203,34 +233,49 @@ def date_translation(
     formats = tuple(DATE_FORMATS) if formats is None else tuple(formats)
     unknown = [f for f in formats if f not in DATE_FORMATS]
     if not formats or unknown:
-        raise ValueError(f"date_translation: unknown or no formats {unknown or list(formats)}; "
-                         f"the formats are {sorted(DATE_FORMATS)}")
+        raise ValueError(
+            f"date_translation: unknown or no formats {unknown or list(formats)}; "
+            f"the formats are {sorted(DATE_FORMATS)}"
+        )
     sizes = (n_train, n_val, n_test)
     days = (LAST_DATE - FIRST_DATE).days + 1
-    if any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0 for n in sizes) or sum(sizes) > days:
-        raise ValueError(f"date_translation: the split sizes must be integers ≥ 0 adding up to at most {days} "
-                         f"(the number of dates), got {sizes}")
+    if (
+        any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0 for n in sizes)
+        or sum(sizes) > days
+    ):
+        raise ValueError(
+            f"date_translation: the split sizes must be integers ≥ 0 adding up to at most {days} "
+            f"(the number of dates), got {sizes}"
+        )
     rng = np.random.default_rng(seed)
     offsets = rng.choice(days, size=sum(sizes), replace=False)
     which = rng.integers(0, len(formats), size=sum(sizes))
-    pairs = [(format_date(d, formats[f]), d.isoformat())
-             for d, f in ((FIRST_DATE + datetime.timedelta(days=int(o)), w) for o, w in zip(offsets, which))]
+    pairs = [
+        (format_date(d, formats[f]), d.isoformat())
+        for d, f in ((FIRST_DATE + datetime.timedelta(days=int(o)), w) for o, w in zip(offsets, which))
+    ]
     splits, start = [], 0
     for n in sizes:
         chunk = pairs[start : start + n]
         splits.append(TranslationSplit(tuple(s for s, _ in chunk), tuple(t for _, t in chunk)))
         start += n
-    return TranslationData(*splits, src_vocab=Seq2SeqVocab.build(_source_alphabet()),
-                           tgt_vocab=Seq2SeqVocab.build("0123456789-"))
+    return TranslationData(
+        *splits, src_vocab=Seq2SeqVocab.build(_source_alphabet()), tgt_vocab=Seq2SeqVocab.build("0123456789-")
+    )
 
 
 def encode_batch(
-    sources: Sequence[str], targets: Sequence[str], src_vocab: Seq2SeqVocab, tgt_vocab: Seq2SeqVocab,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    src_vocab: Seq2SeqVocab,
+    tgt_vocab: Seq2SeqVocab,
 ) -> Seq2SeqBatch:
     """Encode and pad pairs into a `Seq2SeqBatch` (padding 0 on the right)."""
     if len(sources) != len(targets) or not sources:
-        raise ValueError(f"encode_batch: expected as many sources as targets (at least one), "
-                         f"got {len(sources)} and {len(targets)}")
+        raise ValueError(
+            f"encode_batch: expected as many sources as targets (at least one), "
+            f"got {len(sources)} and {len(targets)}"
+        )
     src = [src_vocab.encode(s) for s in sources]
     tgt = [tgt_vocab.encode(t, sos=True, eos=True) for t in targets]  # <sos> y_1 … y_T <eos>
     src_lengths = np.array([len(s) for s in src], dtype=np.int64)
@@ -264,4 +309,6 @@ def seq2seq_batches(
         (rng if rng is not None else np.random.default_rng()).shuffle(order)
     for start in range(0, len(order), batch_size):
         idx = order[start : start + batch_size]
-        yield encode_batch([split.sources[i] for i in idx], [split.targets[i] for i in idx], src_vocab, tgt_vocab)
+        yield encode_batch(
+            [split.sources[i] for i in idx], [split.targets[i] for i in idx], src_vocab, tgt_vocab
+        )

@@ -43,13 +43,34 @@ from typing import Optional, Sequence
 
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 import minitorch
-from minitorch.datasets import CharCorpus, load_tiny_shakespeare, random_batch, stream_chunk, stream_chunks_per_pass
+from minitorch.datasets import (
+    CharCorpus,
+    load_tiny_shakespeare,
+    random_batch,
+    stream_chunk,
+    stream_chunks_per_pass,
+)
 from minitorch.examples.plots import loss_curve
 from minitorch.examples.progress import first_step_note, metrics, metrics_column
-from minitorch.nn.language_model import CharLanguageModel, State, evaluate, perplexity, sample, train_chunk, train_step
+from minitorch.nn.language_model import (
+    CharLanguageModel,
+    State,
+    evaluate,
+    perplexity,
+    sample,
+    train_chunk,
+    train_step,
+)
 from minitorch.optim import Adam
 from minitorch.allocator import tune_malloc
 from minitorch.threads import share_the_cpu
@@ -116,8 +137,11 @@ class TrainResult:
 
 def _adam_arrays(optimizer: Adam) -> dict[str, np.ndarray]:
     """Adam's per-parameter state (`Optimizer.state_dict`) as flat arrays "adam.<i>.<name>"."""
-    return {f"adam.{i}.{name}": np.asarray(value)
-            for i, state in optimizer.state_dict()["state"].items() for name, value in state.items()}
+    return {
+        f"adam.{i}.{name}": np.asarray(value)
+        for i, state in optimizer.state_dict()["state"].items()
+        for name, value in state.items()
+    }
 
 
 def _load_adam_arrays(optimizer: Adam, arrays: dict[str, np.ndarray]) -> None:
@@ -137,8 +161,14 @@ def _state_parts(state: Optional[State]) -> list:
 
 
 def save_checkpoint(
-    path: str, config: Config, step: int, model: CharLanguageModel, optimizer: Adam,
-    rng: np.random.Generator, result: TrainResult, carried: Optional[State] = None,
+    path: str,
+    config: Config,
+    step: int,
+    model: CharLanguageModel,
+    optimizer: Adam,
+    rng: np.random.Generator,
+    result: TrainResult,
+    carried: Optional[State] = None,
 ) -> None:
     """Write the run's state to `path` (atomically: a crash never leaves half a file)."""
     meta = {
@@ -160,28 +190,39 @@ def save_checkpoint(
 
 
 def load_checkpoint(
-    path: str, config: Config, model: CharLanguageModel, optimizer: Adam,
-    rng: np.random.Generator, result: TrainResult,
+    path: str,
+    config: Config,
+    model: CharLanguageModel,
+    optimizer: Adam,
+    rng: np.random.Generator,
+    result: TrainResult,
 ) -> tuple[int, Optional[State]]:
     """Restore a run saved by `save_checkpoint`; returns its step and the carried state."""
     with np.load(path, allow_pickle=False) as f:
         arrays = {k: f[k] for k in f.files}
     meta = json.loads(str(arrays.pop("meta")))
     saved = meta["config"]
-    clash = [f"{k}: {saved[k]!r} ≠ {getattr(config, k)!r}" for k in MODEL_KEYS if saved[k] != getattr(config, k)]
+    clash = [
+        f"{k}: {saved[k]!r} ≠ {getattr(config, k)!r}" for k in MODEL_KEYS if saved[k] != getattr(config, k)
+    ]
     if meta["vocab"] != "".join(result.corpus.vocab.chars):
         clash.append("the text's vocabulary differs")
     if clash:
-        raise SystemExit(f"char_lm: checkpoint {path} belongs to another model ({'; '.join(clash)}); "
-                         "use another --checkpoint path or matching settings")
-    model.load_state_dict({k[len("param."):]: v for k, v in arrays.items() if k.startswith("param.")})
+        raise SystemExit(
+            f"char_lm: checkpoint {path} belongs to another model ({'; '.join(clash)}); "
+            "use another --checkpoint path or matching settings"
+        )
+    model.load_state_dict({k[len("param.") :]: v for k, v in arrays.items() if k.startswith("param.")})
     _load_adam_arrays(optimizer, arrays)
     rng.bit_generator.state = meta["data_rng"]
     minitorch.rng.generator().bit_generator.state = meta["minitorch_rng"]
     result.train_losses = arrays["train_losses"].tolist()
     result.evals = [EvalResult(**e) for e in meta["evals"]]
-    parts = [minitorch.tensor(arrays[f"carried.{i}"], backend=model.backend)
-             for i in range(2) if f"carried.{i}" in arrays]
+    parts = [
+        minitorch.tensor(arrays[f"carried.{i}"], backend=model.backend)
+        for i in range(2)
+        if f"carried.{i}" in arrays
+    ]
     carried = None if not parts else parts[0] if len(parts) == 1 else (parts[0], parts[1])
     return int(meta["step"]), carried
 
@@ -190,8 +231,9 @@ def load_checkpoint(
 # The loss curve
 
 
-def write_loss_curve(out: Path, train_losses: Sequence[float], evals: Sequence[EvalResult], title: str,
-                     console: Console) -> None:
+def write_loss_curve(
+    out: Path, train_losses: Sequence[float], evals: Sequence[EvalResult], title: str, console: Console
+) -> None:
     """`loss_curve.csv` (step, train loss, validation loss where measured) and, with
     matplotlib, `loss_curve.png` (`plots.loss_curve`); without it, a line saying so."""
     out.mkdir(parents=True, exist_ok=True)
@@ -201,10 +243,17 @@ def write_loss_curve(out: Path, train_losses: Sequence[float], evals: Sequence[E
         lines.append(f"{step},{loss:.6f},{val[step]:.6f}" if step in val else f"{step},{loss:.6f},")
     (out / "loss_curve.csv").write_text("\n".join(lines) + "\n")
     try:
-        loss_curve(out / "loss_curve.png", train_losses, [(e.step, e.val_loss) for e in evals], title=title,
-                   ylabel="loss (nats / character)")
+        loss_curve(
+            out / "loss_curve.png",
+            train_losses,
+            [(e.step, e.val_loss) for e in evals],
+            title=title,
+            ylabel="loss (nats / character)",
+        )
     except ModuleNotFoundError as error:  # matplotlib is optional: the CSV has the numbers
-        console.print(f"wrote the loss curve as {out / 'loss_curve.csv'} only: {error}", markup=False, highlight=False)
+        console.print(
+            f"wrote the loss curve as {out / 'loss_curve.csv'} only: {error}", markup=False, highlight=False
+        )
         return
     console.print(f"saved the loss curve to {out / 'loss_curve.png'} (and .csv)")
 
@@ -222,10 +271,18 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
     corpus = load_tiny_shakespeare(path=config.text)
     unknown = sorted(set(config.prompt) - set(corpus.vocab.chars))
     if not config.prompt or unknown:
-        raise SystemExit(f"char_lm: the prompt must be non-empty text of the vocabulary; unknown characters: {unknown}")
+        raise SystemExit(
+            f"char_lm: the prompt must be non-empty text of the vocabulary; unknown characters: {unknown}"
+        )
     model = CharLanguageModel(
-        len(corpus.vocab), config.embedding, config.hidden, config.cell, config.layers, config.dropout,
-        dtype=np.dtype(config.dtype), backend=backend,
+        len(corpus.vocab),
+        config.embedding,
+        config.hidden,
+        config.cell,
+        config.layers,
+        config.dropout,
+        dtype=np.dtype(config.dtype),
+        backend=backend,
     )
     optimizer = Adam(model.parameters(), lr=config.lr)
     result = TrainResult(model, corpus)
@@ -248,22 +305,36 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
 
     def run_eval(step: int, since: int, seconds: float) -> None:
         recent = result.train_losses[since:]
-        r = EvalResult(step, evaluate(model, corpus.val, config.seq_len, config.eval_batch_size),
-                       float(np.mean(recent)) if recent else float("nan"), 1000 * seconds / max(len(recent), 1))
+        r = EvalResult(
+            step,
+            evaluate(model, corpus.val, config.seq_len, config.eval_batch_size),
+            float(np.mean(recent)) if recent else float("nan"),
+            1000 * seconds / max(len(recent), 1),
+        )
         result.evals.append(r)
         if config.checkpoint:
             save_checkpoint(config.checkpoint, config, step, model, optimizer, rng, result, carried)
         if not quiet:
-            console.print(f"step {step:>5}: train {r.train_loss:.4f}  [bold]validation {r.val_loss:.4f} nats/char, "
-                          f"perplexity {r.perplexity:.2f}[/]  ({r.ms_per_step:.0f} ms/step)")
+            console.print(
+                f"step {step:>5}: train {r.train_loss:.4f}  [bold]validation {r.val_loss:.4f} nats/char, "
+                f"perplexity {r.perplexity:.2f}[/]  ({r.ms_per_step:.0f} ms/step)"
+            )
 
     columns = (
-        TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(),
-        metrics_column(), TimeElapsedColumn(), TimeRemainingColumn(),
+        TextColumn("[bold]training"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        metrics_column(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
-        task = progress.add_task("train", total=config.steps, completed=min(step, config.steps),
-                                 metrics=metrics(note=first_step_note(config.backend)))
+        task = progress.add_task(
+            "train",
+            total=config.steps,
+            completed=min(step, config.steps),
+            metrics=metrics(note=first_step_note(config.backend)),
+        )
         since, seconds = step, 0.0
         while step < config.steps:
             t0 = time.perf_counter()
@@ -278,10 +349,12 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
             seconds += time.perf_counter() - t0
             step += 1
             result.train_losses.append(loss)
-            recent = result.train_losses[max(since, step - 50):]
+            recent = result.train_losses[max(since, step - 50) :]
             shown = metrics(float(np.mean(recent)), ms=1000 * seconds / (step - since))
             progress.update(task, completed=step, metrics=shown)
-            if step % config.eval_every == 0 or step == config.steps:  # the elapsed time runs on while it evaluates
+            if (
+                step % config.eval_every == 0 or step == config.steps
+            ):  # the elapsed time runs on while it evaluates
                 progress.update(task, metrics=f"{shown}  evaluating…")
                 run_eval(step, since, seconds)
                 progress.update(task, metrics=shown)
@@ -289,12 +362,16 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
     if not result.evals or result.evals[-1].step != step:  # e.g. resumed at the end
         run_eval(step, since, seconds)
 
-    result.sample = sample(model, corpus.vocab, config.prompt, config.sample_length, config.temperature, config.seed)
+    result.sample = sample(
+        model, corpus.vocab, config.prompt, config.sample_length, config.temperature, config.seed
+    )
     final = result.final
     if not quiet and final is not None:
-        console.print(f"[bold]validation perplexity {final.perplexity:.2f}[/] ({final.val_loss:.4f} nats/char, "
-                      f"{final.val_loss / np.log(2):.3f} bits/char) after {final.step} steps; target ≤ 5.0 for the "
-                      "default configuration (PyTorch: 4.85)")
+        console.print(
+            f"[bold]validation perplexity {final.perplexity:.2f}[/] ({final.val_loss:.4f} nats/char, "
+            f"{final.val_loss / np.log(2):.3f} bits/char) after {final.step} steps; target ≤ 5.0 for the "
+            "default configuration (PyTorch: 4.85)"
+        )
         console.rule(f"sample (temperature {config.temperature}, seed {config.seed})")
         console.print(config.prompt + result.sample, markup=False, highlight=False)
         console.rule()
@@ -307,7 +384,9 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     d = Config()
     parser.add_argument("--steps", type=int, default=d.steps, help="training steps (batches)")
     parser.add_argument("--cell", choices=("rnn", "lstm", "gru"), default=d.cell)
@@ -319,17 +398,29 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     parser.add_argument("--batch-size", type=int, default=d.batch_size)
     parser.add_argument("--lr", type=float, default=d.lr, help="Adam's learning rate")
     parser.add_argument("--clip", type=float, default=d.clip, help="clip the gradient norm to this")
-    parser.add_argument("--eval-every", type=int, default=d.eval_every, metavar="N",
-                        help="score the whole validation split every N steps")
+    parser.add_argument(
+        "--eval-every",
+        type=int,
+        default=d.eval_every,
+        metavar="N",
+        help="score the whole validation split every N steps",
+    )
     parser.add_argument("--eval-batch-size", type=int, default=d.eval_batch_size)
     parser.add_argument("--seed", type=int, default=d.seed)
     parser.add_argument("--dtype", choices=("float32", "float64"), default=d.dtype)
     parser.add_argument("--backend", choices=sorted(minitorch.backends.BACKENDS), default=d.backend)
-    parser.add_argument("--tbptt", action="store_true",
-                        help="truncated BPTT: consecutive chunks of parallel streams, the state carried (detached)")
+    parser.add_argument(
+        "--tbptt",
+        action="store_true",
+        help="truncated BPTT: consecutive chunks of parallel streams, the state carried (detached)",
+    )
     parser.add_argument("--text", default=None, metavar="FILE", help="train on this text file instead")
-    parser.add_argument("--checkpoint", default=None, metavar="PATH",
-                        help="save at every evaluation; resume from PATH if it exists")
+    parser.add_argument(
+        "--checkpoint",
+        default=None,
+        metavar="PATH",
+        help="save at every evaluation; resume from PATH if it exists",
+    )
     parser.add_argument("--out", default=None, metavar="DIR", help="write the loss curve and the sample here")
     parser.add_argument("--prompt", default=d.prompt, help="text the sample starts from")
     parser.add_argument("--sample-length", type=int, default=d.sample_length)

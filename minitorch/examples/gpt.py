@@ -41,7 +41,14 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 import minitorch
 from minitorch.datasets import CharCorpus, load_tiny_shakespeare, random_batch
@@ -104,9 +111,18 @@ class TrainResult:
 def build_model(config: Config, vocab_size: int) -> TinyGPT:
     """The minitorch TinyGPT of `config` (its initial weights drawn from `minitorch.manual_seed(config.seed)`)."""
     minitorch.manual_seed(config.seed)
-    return TinyGPT(vocab_size, config.context, config.d_model, config.heads, config.layers, config.feedforward,
-                   config.dropout, config.positions, dtype=np.dtype(config.dtype),
-                   backend=minitorch.backends.BACKENDS[config.backend])
+    return TinyGPT(
+        vocab_size,
+        config.context,
+        config.d_model,
+        config.heads,
+        config.layers,
+        config.feedforward,
+        config.dropout,
+        config.positions,
+        dtype=np.dtype(config.dtype),
+        backend=minitorch.backends.BACKENDS[config.backend],
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -135,10 +151,14 @@ def torch_twin(model: TinyGPT) -> Any:
                 table = sinusoidal_positional_encoding(context, d).numpy()
                 self.register_buffer("sinusoids", torch.from_numpy(table), persistent=False)
             self.dropout = torch.nn.Dropout(model.dropout.p)
-            self.blocks = torch.nn.ModuleList([
-                torch.nn.TransformerEncoderLayer(d, nhead, ff, p, activation="gelu", batch_first=True, norm_first=True)
-                for _ in range(len(model.blocks))
-            ])
+            self.blocks = torch.nn.ModuleList(
+                [
+                    torch.nn.TransformerEncoderLayer(
+                        d, nhead, ff, p, activation="gelu", batch_first=True, norm_first=True
+                    )
+                    for _ in range(len(model.blocks))
+                ]
+            )
             self.norm = torch.nn.LayerNorm(d)
             self.head = torch.nn.Linear(d, vocab)
 
@@ -154,7 +174,9 @@ def torch_twin(model: TinyGPT) -> Any:
                 x = block(x, src_mask=mask, is_causal=True)
             return self.head(self.norm(x))
 
-    dtype = {np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64}[model.head.weight.value.dtype]
+    dtype = {np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64}[
+        model.head.weight.value.dtype
+    ]
     twin = TorchTinyGPT().to(dtype)
     twin.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in model.state_dict().items()})
     twin.train(model.training)
@@ -219,7 +241,11 @@ class TorchRun:
     def evaluate(self, data: np.ndarray) -> float:
         """Mean NLL over consecutive windows of the context length, every target scored once
         (the windows of `language_model.evaluate`)."""
-        stream, seq_len, batch = np.asarray(data, dtype=np.int64), self.config.context, self.config.eval_batch_size
+        stream, seq_len, batch = (
+            np.asarray(data, dtype=np.int64),
+            self.config.context,
+            self.config.eval_batch_size,
+        )
         n = len(stream) - 1
         full = n // seq_len
         total = 0.0
@@ -230,7 +256,7 @@ class TorchRun:
                 chunk = stream[starts[:, None] + np.arange(seq_len + 1)]
                 total += self._loss(chunk[:, :-1], chunk[:, 1:]).item() * chunk[:, 1:].size
             if n - full * seq_len:
-                chunk = stream[None, full * seq_len:]
+                chunk = stream[None, full * seq_len :]
                 total += self._loss(chunk[:, :-1], chunk[:, 1:]).item() * (n - full * seq_len)
         self.model.train()
         return total / n
@@ -240,10 +266,15 @@ class TorchRun:
         ids = np.asarray(vocab.encode(c.prompt), dtype=np.int64)[None, :]
         self.model.eval()
         with self.torch.no_grad():
-            out = extend_ids(lambda ids: self._logits(ids[:, -c.context:])[:, -1].double().numpy(), ids,
-                          c.sample_length, c.temperature, np.random.default_rng(c.seed))
+            out = extend_ids(
+                lambda ids: self._logits(ids[:, -c.context :])[:, -1].double().numpy(),
+                ids,
+                c.sample_length,
+                c.temperature,
+                np.random.default_rng(c.seed),
+            )
         self.model.train()
-        return vocab.decode(out[0, ids.shape[1]:])
+        return vocab.decode(out[0, ids.shape[1] :])
 
 
 # ---------------------------------------------------------------------------------------
@@ -258,7 +289,9 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
     corpus = load_tiny_shakespeare(path=config.text)
     unknown = sorted(set(config.prompt) - set(corpus.vocab.chars))
     if not config.prompt or unknown:
-        raise SystemExit(f"gpt: the prompt must be non-empty text of the vocabulary; unknown characters: {unknown}")
+        raise SystemExit(
+            f"gpt: the prompt must be non-empty text of the vocabulary; unknown characters: {unknown}"
+        )
     model = build_model(config, len(corpus.vocab))
     run = MinitorchRun(model, config) if config.framework == "minitorch" else TorchRun(model, config)
     rng = np.random.default_rng(config.seed)  # the batches: the same in both frameworks
@@ -276,16 +309,26 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
 
     def run_eval(step: int, since: int, seconds: float) -> None:
         recent = result.train_losses[since:]
-        r = EvalResult(step, run.evaluate(corpus.val), float(np.mean(recent)) if recent else float("nan"),
-                       1000 * seconds / max(len(recent), 1))
+        r = EvalResult(
+            step,
+            run.evaluate(corpus.val),
+            float(np.mean(recent)) if recent else float("nan"),
+            1000 * seconds / max(len(recent), 1),
+        )
         result.evals.append(r)
         if not quiet:
-            console.print(f"step {step:>5}: train {r.train_loss:.4f}  [bold]validation {r.val_loss:.4f} nats/char, "
-                          f"perplexity {r.perplexity:.2f}[/]  ({r.ms_per_step:.1f} ms/step)")
+            console.print(
+                f"step {step:>5}: train {r.train_loss:.4f}  [bold]validation {r.val_loss:.4f} nats/char, "
+                f"perplexity {r.perplexity:.2f}[/]  ({r.ms_per_step:.1f} ms/step)"
+            )
 
     columns = (
-        TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(),
-        metrics_column(), TimeElapsedColumn(), TimeRemainingColumn(),
+        TextColumn("[bold]training"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        metrics_column(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
     )
     step = 0
     with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
@@ -301,10 +344,12 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
             result.train_seconds += elapsed
             step += 1
             result.train_losses.append(loss)
-            recent = result.train_losses[max(since, step - 50):]
+            recent = result.train_losses[max(since, step - 50) :]
             shown = metrics(float(np.mean(recent)), ms=1000 * seconds / (step - since), ms_spec=".1f")
             progress.update(task, completed=step, metrics=shown)
-            if step % config.eval_every == 0 or step == config.steps:  # the elapsed time runs on while it evaluates
+            if (
+                step % config.eval_every == 0 or step == config.steps
+            ):  # the elapsed time runs on while it evaluates
                 progress.update(task, metrics=f"{shown}  evaluating…")
                 run_eval(step, since, seconds)
                 progress.update(task, metrics=shown)
@@ -315,26 +360,38 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
     result.sample = run.sample(corpus.vocab)
     final = result.final
     if not quiet and final is not None:
-        console.print(f"[bold]validation perplexity {final.perplexity:.3f}[/] ({final.val_loss:.4f} nats/char, "
-                      f"{final.val_loss / np.log(2):.3f} bits/char) after {final.step} steps ({config.framework}; "
-                      f"training {result.train_seconds:.1f} s, {result.ms_per_step:.1f} ms/step)")
+        console.print(
+            f"[bold]validation perplexity {final.perplexity:.3f}[/] ({final.val_loss:.4f} nats/char, "
+            f"{final.val_loss / np.log(2):.3f} bits/char) after {final.step} steps ({config.framework}; "
+            f"training {result.train_seconds:.1f} s, {result.ms_per_step:.1f} ms/step)"
+        )
         console.rule(f"sample (temperature {config.temperature}, seed {config.seed})")
         console.print(config.prompt + result.sample, markup=False, highlight=False)
         console.rule()
     if config.out:
         out = Path(config.out)
-        write_loss_curve(out, result.train_losses, result.evals, f"tiny character GPT ({config.framework})", console)
+        write_loss_curve(
+            out, result.train_losses, result.evals, f"tiny character GPT ({config.framework})", console
+        )
         (out / "sample.txt").write_text(config.prompt + result.sample, encoding="utf-8")
     return result
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     d = Config()
     parser.add_argument("--steps", type=int, default=d.steps, help="training steps (batches)")
-    parser.add_argument("--framework", choices=FRAMEWORKS, default=d.framework,
-                        help="train with minitorch, or the same model, weights and batches with PyTorch")
-    parser.add_argument("--context", type=int, default=d.context, help="context length (characters per window)")
+    parser.add_argument(
+        "--framework",
+        choices=FRAMEWORKS,
+        default=d.framework,
+        help="train with minitorch, or the same model, weights and batches with PyTorch",
+    )
+    parser.add_argument(
+        "--context", type=int, default=d.context, help="context length (characters per window)"
+    )
     parser.add_argument("--d-model", type=int, default=d.d_model, help="embedding / residual stream size")
     parser.add_argument("--heads", type=int, default=d.heads, help="attention heads per block")
     parser.add_argument("--layers", type=int, default=d.layers, help="transformer blocks")
@@ -344,8 +401,13 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     parser.add_argument("--batch-size", type=int, default=d.batch_size)
     parser.add_argument("--lr", type=float, default=d.lr, help="Adam's learning rate")
     parser.add_argument("--clip", type=float, default=d.clip, help="clip the gradient norm to this")
-    parser.add_argument("--eval-every", type=int, default=d.eval_every, metavar="N",
-                        help="score the whole validation split every N steps")
+    parser.add_argument(
+        "--eval-every",
+        type=int,
+        default=d.eval_every,
+        metavar="N",
+        help="score the whole validation split every N steps",
+    )
     parser.add_argument("--eval-batch-size", type=int, default=d.eval_batch_size)
     parser.add_argument("--seed", type=int, default=d.seed)
     parser.add_argument("--dtype", choices=("float32", "float64"), default=d.dtype)

@@ -36,8 +36,10 @@ CHAR = 0.08  # inches per character of a label (matplotlib's default 10-point fo
 
 def missing_matplotlib_message(function: str) -> str:
     """What `function` says when matplotlib is not installed."""
-    return (f"{function} needs matplotlib, which is not installed: pip install matplotlib "
-            "(or, in the kit's checkout, pip install -e \".[plot]\")")
+    return (
+        f"{function} needs matplotlib, which is not installed: pip install matplotlib "
+        '(or, in the kit\'s checkout, pip install -e ".[plot]")'
+    )
 
 
 def _figure(function: str, width: float, height: float) -> Figure:
@@ -56,8 +58,9 @@ def _figure(function: str, width: float, height: float) -> Figure:
 # Bar chart
 
 
-def bar_chart(path: Union[str, Path], labels: Sequence[str], values: Sequence[float],
-              title: Optional[str] = None) -> Figure:
+def bar_chart(
+    path: Union[str, Path], labels: Sequence[str], values: Sequence[float], title: Optional[str] = None
+) -> Figure:
     """A horizontal bar chart: one bar per label, top to bottom in the order given, each
     value written after its bar (negative values drawn in red, to the left of zero)."""
     v = np.asarray(values, dtype=np.float64)
@@ -97,7 +100,9 @@ class Heatmap:
     title: Optional[str] = None
 
 
-def color_range(matrix: np.ndarray, vmin: Optional[float] = None, vmax: Optional[float] = None) -> tuple[float, float]:
+def color_range(
+    matrix: np.ndarray, vmin: Optional[float] = None, vmax: Optional[float] = None
+) -> tuple[float, float]:
     """The values drawn lightest and darkest: [vmin, vmax] where given; otherwise [0, 1] when
     every value lies in it (attention weights, probabilities: pictures can then be compared),
     else the matrix's own minimum and maximum. An empty range [c, c] (a constant matrix)
@@ -158,8 +163,12 @@ def _size(panel: Heatmap, rows: int, cols: int) -> tuple[float, float]:
     return width, height
 
 
-def heatmaps(path: Union[str, Path], panels: Sequence[Heatmap], vmin: Optional[float] = None,
-             vmax: Optional[float] = None) -> Figure:
+def heatmaps(
+    path: Union[str, Path],
+    panels: Sequence[Heatmap],
+    vmin: Optional[float] = None,
+    vmax: Optional[float] = None,
+) -> Figure:
     """Several heatmaps one below the other in one PNG file, each with its colour bar.
 
     Each matrix [R, C] is drawn as R × C cells, white for the smallest values to dark blue for
@@ -173,16 +182,28 @@ def heatmaps(path: Union[str, Path], panels: Sequence[Heatmap], vmin: Optional[f
     return _draw_heatmaps("heatmaps", path, panels, matrices, vmin, vmax)
 
 
-def heatmap(path: Union[str, Path], matrix: np.ndarray, row_labels: Optional[Sequence[str]] = None,
-            col_labels: Optional[Sequence[str]] = None, title: Optional[str] = None,
-            vmin: Optional[float] = None, vmax: Optional[float] = None) -> Figure:
+def heatmap(
+    path: Union[str, Path],
+    matrix: np.ndarray,
+    row_labels: Optional[Sequence[str]] = None,
+    col_labels: Optional[Sequence[str]] = None,
+    title: Optional[str] = None,
+    vmin: Optional[float] = None,
+    vmax: Optional[float] = None,
+) -> Figure:
     """The heatmap of `matrix` [R, C] in a PNG file: `heatmaps` (see there) with one panel."""
     panel = Heatmap(matrix, row_labels, col_labels, title)
     return _draw_heatmaps("heatmap", path, [panel], [_checked("heatmap", panel, vmin, vmax)], vmin, vmax)
 
 
-def _draw_heatmaps(function: str, path: Union[str, Path], panels: Sequence[Heatmap], matrices: Sequence[np.ndarray],
-                   vmin: Optional[float], vmax: Optional[float]) -> Figure:
+def _draw_heatmaps(
+    function: str,
+    path: Union[str, Path],
+    panels: Sequence[Heatmap],
+    matrices: Sequence[np.ndarray],
+    vmin: Optional[float],
+    vmax: Optional[float],
+) -> Figure:
     """Draw the checked `matrices` of `panels` one below the other (`function` names the caller in errors)."""
     sizes = [_size(panel, *m.shape) for panel, m in zip(panels, matrices)]
     fig = _figure(function, max(w for w, _ in sizes), sum(h for _, h in sizes))
@@ -218,8 +239,13 @@ def _draw_heatmaps(function: str, path: Union[str, Path], panels: Sequence[Heatm
 # Loss curve
 
 
-def loss_curve(path: Union[str, Path], train_losses: Sequence[float], evals: Sequence[tuple[int, float]] = (),
-               title: Optional[str] = None, ylabel: str = "loss") -> Figure:
+def loss_curve(
+    path: Union[str, Path],
+    train_losses: Sequence[float],
+    evals: Sequence[tuple[int, float]] = (),
+    title: Optional[str] = None,
+    ylabel: str = "loss",
+) -> Figure:
     """The training loss of every step (light grey), its running mean over up to 50 steps and
     the validation loss at each evaluation `evals` = [(step, loss), ...]; step 1 is the first
     training step. A NaN loss (a diverged run) leaves a gap."""
@@ -235,7 +261,9 @@ def loss_curve(path: Union[str, Path], train_losses: Sequence[float], evals: Seq
     ax.plot(steps, losses, color="0.75", linewidth=0.7, label="train (batch)")
     k = min(50, len(losses) // 10)
     if k > 1:
-        ax.plot(steps[k - 1:], np.convolve(losses, np.ones(k) / k, mode="valid"), label=f"train (mean of {k})")
+        ax.plot(
+            steps[k - 1 :], np.convolve(losses, np.ones(k) / k, mode="valid"), label=f"train (mean of {k})"
+        )
     if len(points):
         ax.plot(points[:, 0], points[:, 1], "o-", label="validation")
     ax.set_xlabel("step")

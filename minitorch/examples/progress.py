@@ -35,8 +35,16 @@ def metric(value: Optional[float], spec: str) -> str:
     return format(value, spec)
 
 
-def metrics(loss: Optional[float] = None, acc: Optional[float] = None, ms: Optional[float] = None, *,
-            show_acc: bool = False, loss_spec: str = ".3f", ms_spec: str = ".0f", note: str = "") -> str:
+def metrics(
+    loss: Optional[float] = None,
+    acc: Optional[float] = None,
+    ms: Optional[float] = None,
+    *,
+    show_acc: bool = False,
+    loss_spec: str = ".3f",
+    ms_spec: str = ".0f",
+    note: str = "",
+) -> str:
     """The bar's text: ``loss 1.234  acc 56.7 %  12 ms/step`` (``acc`` when given or `show_acc`,
     ``ms`` once there is a value), then `note` (``compiling…``, ``evaluating…``)."""
     parts = [f"loss {metric(loss, loss_spec)}"]

@@ -31,7 +31,14 @@ from typing import Optional, Sequence
 
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 import minitorch
@@ -99,7 +106,9 @@ def accuracy(model: TextCNN, encoded: Sequence[Sequence[int]], labels: Sequence[
     return float(np.mean(predict(model, encoded) == np.asarray(labels))) if len(labels) else float("nan")
 
 
-def mean_loss(model: TextCNN, encoded: Sequence[Sequence[int]], labels: Sequence[int], batch_size: int = 256) -> float:
+def mean_loss(
+    model: TextCNN, encoded: Sequence[Sequence[int]], labels: Sequence[int], batch_size: int = 256
+) -> float:
     """Average cross-entropy over a dataset in evaluation mode."""
     was_training = model.training
     model.eval()
@@ -108,7 +117,9 @@ def mean_loss(model: TextCNN, encoded: Sequence[Sequence[int]], labels: Sequence
     with minitorch.no_grad():
         for ids, y in batches(encoded, labels, batch_size, shuffle=False, min_len=max(model.kernel_sizes)):
             logits = model(minitorch.tensor(ids, dtype=minitorch.int64, backend=backend))
-            total += F.cross_entropy(logits, minitorch.tensor(y, dtype=minitorch.int64), reduction="sum").item()
+            total += F.cross_entropy(
+                logits, minitorch.tensor(y, dtype=minitorch.int64), reduction="sum"
+            ).item()
     model.train(was_training)
     return total / len(labels)
 
@@ -163,8 +174,15 @@ def train(
     dev, test = load_sst2("dev"), load_sst2("test")
     vocab = Vocab.build((tokenize(s) for s in train_split.sentences), min_freq=min_freq)
     train_ids, dev_ids, test_ids = (encode(s, vocab, max_len) for s in (train_split, dev, test))
-    model = TextCNN(len(vocab), emb, num_classes=2, num_filters=filters, dropout=dropout,
-                    dtype=np.dtype(dtype), backend=be)
+    model = TextCNN(
+        len(vocab),
+        emb,
+        num_classes=2,
+        num_filters=filters,
+        dropout=dropout,
+        dtype=np.dtype(dtype),
+        backend=be,
+    )
     if emb_init > 0:
         init_embeddings_uniform(model, emb_init, rng)
     optimizer = minitorch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
@@ -180,20 +198,28 @@ def train(
             f"embeddings {emb}, filters 3/4/5 × {filters}, dropout {dropout}, batch {batch}, {dtype}, Adam lr {lr}"
         )
     columns = (
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        metrics_column(), TimeElapsedColumn(), TimeRemainingColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        metrics_column(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
         for epoch in range(1, epochs + 1):
             if epoch >= 3:
                 for group in optimizer.param_groups:  # as in PyTorch: the groups hold the rate
                     group["lr"] *= lr_decay
-            pending = metrics(show_acc=True, note=first_step_note(backend) if epoch == 1 else "")  # no value before a step
+            pending = metrics(
+                show_acc=True, note=first_step_note(backend) if epoch == 1 else ""
+            )  # no value before a step
             task = progress.add_task(f"epoch {epoch}/{epochs}", total=steps, metrics=pending)
             model.train()
             t0 = time.perf_counter()
             losses, correct, seen = 0.0, 0, 0
-            for step, (ids, y) in enumerate(batches(train_ids, train_split.labels, batch, rng=rng, min_len=min_len), 1):
+            for step, (ids, y) in enumerate(
+                batches(train_ids, train_split.labels, batch, rng=rng, min_len=min_len), 1
+            ):
                 tokens = minitorch.tensor(ids, dtype=minitorch.int64, backend=be)
                 target = minitorch.tensor(y, dtype=minitorch.int64, backend=be)
                 optimizer.zero_grad()
@@ -204,13 +230,23 @@ def train(
                 losses += loss.item() * len(y)
                 correct += int(np.sum(np.argmax(logits.numpy(), axis=1) == y))
                 seen += len(y)
-                progress.update(task, completed=step, metrics=metrics(losses / seen, correct / seen,
-                                                                      1000 * (time.perf_counter() - t0) / step))
+                progress.update(
+                    task,
+                    completed=step,
+                    metrics=metrics(losses / seen, correct / seen, 1000 * (time.perf_counter() - t0) / step),
+                )
             seconds = time.perf_counter() - t0
             dev_acc = accuracy(model, dev_ids, dev.labels) if evaluate else float("nan")
             test_acc = accuracy(model, test_ids, test.labels) if evaluate else float("nan")
-            r = EpochResult(epoch, losses / max(seen, 1), correct / max(seen, 1), dev_acc, test_acc,
-                            seconds, 1000 * seconds / max(steps, 1))
+            r = EpochResult(
+                epoch,
+                losses / max(seen, 1),
+                correct / max(seen, 1),
+                dev_acc,
+                test_acc,
+                seconds,
+                1000 * seconds / max(steps, 1),
+            )
             result.epochs.append(r)
             if evaluate and r is result.best:
                 best_state = model.state_dict()
@@ -233,8 +269,15 @@ def train(
         best = result.best
         for r in result.epochs:
             style = "bold green" if r is best else None
-            table.add_row(str(r.epoch), f"{r.loss:.4f}", f"{r.train_accuracy:.1%}", f"{r.dev_accuracy:.1%}",
-                          f"{r.test_accuracy:.1%}", f"{r.seconds:.1f}", style=style)
+            table.add_row(
+                str(r.epoch),
+                f"{r.loss:.4f}",
+                f"{r.train_accuracy:.1%}",
+                f"{r.dev_accuracy:.1%}",
+                f"{r.test_accuracy:.1%}",
+                f"{r.seconds:.1f}",
+                style=style,
+            )
         console.print(table)
         assert best is not None
         console.print(
@@ -246,7 +289,11 @@ def train(
 
 
 def explain(
-    model: TextCNN, vocab: Vocab, sentence: str, console: Optional[Console] = None, png: Optional[str] = None,
+    model: TextCNN,
+    vocab: Vocab,
+    sentence: str,
+    console: Optional[Console] = None,
+    png: Optional[str] = None,
 ) -> list[tuple[str, float]]:
     """Print (and optionally plot) each token's gradient-norm saliency for one sentence."""
     console = console or Console()
@@ -270,7 +317,12 @@ def explain(
     console.print(table)
     if png:
         try:
-            bar_chart(png, shown, importance, title=f"saliency - predicted {CLASSES[label]} (p = {probs[label]:.3f})")
+            bar_chart(
+                png,
+                shown,
+                importance,
+                title=f"saliency - predicted {CLASSES[label]} (p = {probs[label]:.3f})",
+            )
         except ModuleNotFoundError as error:  # matplotlib is optional: say so, and go on
             console.print(f"no bar chart: {error}", markup=False, highlight=False)
         else:
@@ -281,7 +333,9 @@ def explain(
 def main(argv: Optional[Sequence[str]] = None) -> None:
     tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
     share_the_cpu()  # on a busy machine: the free cores only, threads that sleep (minitorch.threads)
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--emb", type=int, default=300, help="embedding size (Kim: 300)")
     parser.add_argument("--batch", type=int, default=50)
@@ -290,24 +344,54 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int, default=None, help="train on the first LIMIT sentences only")
     parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--lr-decay", type=float, default=0.5, help="multiply the lr by this before epochs 3, 4, …")
+    parser.add_argument(
+        "--lr-decay", type=float, default=0.5, help="multiply the lr by this before epochs 3, 4, …"
+    )
     parser.add_argument("--filters", type=int, default=100, help="feature maps per filter width")
     parser.add_argument("--dropout", type=float, default=0.5)
     parser.add_argument("--min-freq", type=int, default=2, help="rarer training words become <unk>")
-    parser.add_argument("--emb-init", type=float, default=0.25,
-                        help="initialise embeddings U(-a, a) as Kim did; 0 keeps PyTorch's N(0, 1)")
+    parser.add_argument(
+        "--emb-init",
+        type=float,
+        default=0.25,
+        help="initialise embeddings U(-a, a) as Kim did; 0 keeps PyTorch's N(0, 1)",
+    )
     parser.add_argument("--weight-decay", type=float, default=0.0)
     parser.add_argument("--backend", choices=sorted(minitorch.backends.BACKENDS), default="fast")
-    parser.add_argument("--saliency", action="append", default=[], metavar="SENTENCE",
-                        help="after training, show each token's gradient-norm saliency (repeatable)")
-    parser.add_argument("--saliency-png", default=None, metavar="FILE",
-                        help="also save the (first) saliency as a bar chart PNG")
+    parser.add_argument(
+        "--saliency",
+        action="append",
+        default=[],
+        metavar="SENTENCE",
+        help="after training, show each token's gradient-norm saliency (repeatable)",
+    )
+    parser.add_argument(
+        "--saliency-png",
+        default=None,
+        metavar="FILE",
+        help="also save the (first) saliency as a bar chart PNG",
+    )
     args = parser.parse_args(argv)
     console = Console()
     try:
-        result = train(args.epochs, args.emb, args.batch, args.max_len, args.dtype, args.seed, args.limit, args.lr,
-                       args.filters, args.dropout, args.min_freq, args.weight_decay, args.emb_init, args.lr_decay, args.backend,
-                       console)
+        result = train(
+            args.epochs,
+            args.emb,
+            args.batch,
+            args.max_len,
+            args.dtype,
+            args.seed,
+            args.limit,
+            args.lr,
+            args.filters,
+            args.dropout,
+            args.min_freq,
+            args.weight_decay,
+            args.emb_init,
+            args.lr_decay,
+            args.backend,
+            console,
+        )
     except NotImplementedError as error:
         if args.backend != "cuda":
             raise  # e.g. a task still to do: the traceback shows where

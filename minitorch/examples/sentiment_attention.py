@@ -62,9 +62,17 @@ class AttentionClassifier(Module):
     `attend(tokens)` → (logits, attention weights [B, T]).
     """
 
-    def __init__(self, vocab_size: int, emb: int = 128, hidden: int = 128, num_classes: int = 2,
-                 dropout: float = 0.5, padding_idx: int = 0, dtype=None,  # noqa: ANN001
-                 backend: Optional[TensorBackend] = None) -> None:
+    def __init__(
+        self,
+        vocab_size: int,
+        emb: int = 128,
+        hidden: int = 128,
+        num_classes: int = 2,
+        dropout: float = 0.5,
+        padding_idx: int = 0,
+        dtype=None,  # noqa: ANN001
+        backend: Optional[TensorBackend] = None,
+    ) -> None:
         super().__init__()
         self.padding_idx = padding_idx
         self.embedding = Embedding(vocab_size, emb, padding_idx=padding_idx, dtype=dtype, backend=backend)
@@ -88,7 +96,9 @@ def _backend(model: AttentionClassifier) -> TensorBackend:
     return model.embedding.weight.value.backend
 
 
-def predict(model: AttentionClassifier, encoded: Sequence[Sequence[int]], batch_size: int = 256) -> np.ndarray:
+def predict(
+    model: AttentionClassifier, encoded: Sequence[Sequence[int]], batch_size: int = 256
+) -> np.ndarray:
     """Predicted classes (evaluation mode, no gradients)."""
     was_training = model.training
     model.eval()
@@ -106,8 +116,9 @@ def accuracy(model: AttentionClassifier, encoded: Sequence[Sequence[int]], label
     return float(np.mean(predict(model, encoded) == np.asarray(labels))) if len(labels) else float("nan")
 
 
-def mean_loss(model: AttentionClassifier, encoded: Sequence[Sequence[int]], labels: Sequence[int],
-              batch_size: int = 256) -> float:
+def mean_loss(
+    model: AttentionClassifier, encoded: Sequence[Sequence[int]], labels: Sequence[int], batch_size: int = 256
+) -> float:
     """Average cross-entropy over a dataset in evaluation mode."""
     was_training = model.training
     model.eval()
@@ -115,7 +126,9 @@ def mean_loss(model: AttentionClassifier, encoded: Sequence[Sequence[int]], labe
     with minitorch.no_grad():
         for ids, y in batches(encoded, labels, batch_size, shuffle=False):
             logits = model(minitorch.tensor(ids, dtype=minitorch.int64, backend=_backend(model)))
-            total += F.cross_entropy(logits, minitorch.tensor(y, dtype=minitorch.int64), reduction="sum").item()
+            total += F.cross_entropy(
+                logits, minitorch.tensor(y, dtype=minitorch.int64), reduction="sum"
+            ).item()
     model.train(was_training)
     return total / len(labels)
 
@@ -186,8 +199,15 @@ def train(
         seconds = time.perf_counter() - t0
         dev_acc = accuracy(model, dev_ids, dev.labels) if evaluate else float("nan")
         test_acc = accuracy(model, test_ids, test.labels) if evaluate else float("nan")
-        r = EpochResult(epoch, losses / max(seen, 1), correct / max(seen, 1), dev_acc, test_acc,
-                        seconds, 1000 * seconds / max(steps, 1))
+        r = EpochResult(
+            epoch,
+            losses / max(seen, 1),
+            correct / max(seen, 1),
+            dev_acc,
+            test_acc,
+            seconds,
+            1000 * seconds / max(steps, 1),
+        )
         result.epochs.append(r)
         if evaluate and r is result.best:
             best_state = model.state_dict()
@@ -211,7 +231,9 @@ def train(
     return result
 
 
-def attention_weights(model: AttentionClassifier, vocab: Vocab, sentence: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+def attention_weights(
+    model: AttentionClassifier, vocab: Vocab, sentence: str
+) -> tuple[list[str], np.ndarray, np.ndarray]:
     """(tokens, attention weights [T], class probabilities [C]) of one sentence (evaluation mode)."""
     tokens = tokenize(sentence)
     if not tokens:
@@ -219,15 +241,22 @@ def attention_weights(model: AttentionClassifier, vocab: Vocab, sentence: str) -
     was_training = model.training
     model.eval()
     with minitorch.no_grad():
-        ids = minitorch.tensor(pad_batch([vocab.encode(tokens)]), dtype=minitorch.int64, backend=_backend(model))
+        ids = minitorch.tensor(
+            pad_batch([vocab.encode(tokens)]), dtype=minitorch.int64, backend=_backend(model)
+        )
         logits, weights = model.attend(ids)
         probs = F.softmax(logits, dim=-1)
     model.train(was_training)
     return tokens, weights.numpy()[0, : len(tokens)].astype(np.float64), probs.numpy()[0].astype(np.float64)
 
 
-def explain(model: AttentionClassifier, vocab: Vocab, sentence: str, console: Optional[Console] = None,
-            png: Optional[str] = None) -> list[tuple[str, float]]:
+def explain(
+    model: AttentionClassifier,
+    vocab: Vocab,
+    sentence: str,
+    console: Optional[Console] = None,
+    png: Optional[str] = None,
+) -> list[tuple[str, float]]:
     """Print each token's attention weight for one sentence (and draw them as a heatmap into `png`)."""
     console = console or Console()
     tokens, weights, probs = attention_weights(model, vocab, sentence)
@@ -246,8 +275,15 @@ def explain(model: AttentionClassifier, vocab: Vocab, sentence: str, console: Op
         try:
             # colours from 0 to the largest weight (the colour bar says so): a long sentence's
             # weights are all small, and on [0, 1] they would all look white
-            heatmap(png, weights[None, :], row_labels=["attention"], col_labels=shown, title=title,
-                    vmin=0.0, vmax=float(weights.max()))
+            heatmap(
+                png,
+                weights[None, :],
+                row_labels=["attention"],
+                col_labels=shown,
+                title=title,
+                vmin=0.0,
+                vmax=float(weights.max()),
+            )
         except ModuleNotFoundError as error:  # matplotlib is optional: say so, and go on
             console.print(f"no heatmap: {error}", markup=False, highlight=False)
         else:
@@ -258,32 +294,63 @@ def explain(model: AttentionClassifier, vocab: Vocab, sentence: str, console: Op
 def main(argv: Optional[Sequence[str]] = None) -> TrainResult:
     tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
     share_the_cpu()  # on a busy machine: the free cores only, threads that sleep (minitorch.threads)
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--emb", type=int, default=128, help="embedding size")
     parser.add_argument("--hidden", type=int, default=128, help="size of the tanh layer that attention pools")
     parser.add_argument("--batch", type=int, default=50)
     parser.add_argument("--lr", type=float, default=2e-3)
-    parser.add_argument("--lr-decay", type=float, default=0.5, help="multiply the lr by this before epochs 3, 4, …")
+    parser.add_argument(
+        "--lr-decay", type=float, default=0.5, help="multiply the lr by this before epochs 3, 4, …"
+    )
     parser.add_argument("--dropout", type=float, default=0.5)
     parser.add_argument("--min-freq", type=int, default=2, help="rarer training words become <unk>")
-    parser.add_argument("--emb-init", type=float, default=0.25,
-                        help="initialise embeddings U(-a, a); 0 keeps PyTorch's N(0, 1)")
+    parser.add_argument(
+        "--emb-init",
+        type=float,
+        default=0.25,
+        help="initialise embeddings U(-a, a); 0 keeps PyTorch's N(0, 1)",
+    )
     parser.add_argument("--weight-decay", type=float, default=0.0)
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int, default=None, help="train on the first LIMIT sentences only")
     parser.add_argument("--backend", choices=sorted(minitorch.backends.BACKENDS), default="fast")
-    parser.add_argument("--heatmap", action="append", default=[], metavar="SENTENCE",
-                        help="after training, show the attention weights over this sentence's tokens (repeatable)")
-    parser.add_argument("--heatmap-png", default=None, metavar="FILE",
-                        help="also draw the (first) sentence's attention weights as a one-row heatmap PNG")
+    parser.add_argument(
+        "--heatmap",
+        action="append",
+        default=[],
+        metavar="SENTENCE",
+        help="after training, show the attention weights over this sentence's tokens (repeatable)",
+    )
+    parser.add_argument(
+        "--heatmap-png",
+        default=None,
+        metavar="FILE",
+        help="also draw the (first) sentence's attention weights as a one-row heatmap PNG",
+    )
     args = parser.parse_args(argv)
     console = Console()
     try:
-        result = train(args.epochs, args.emb, args.hidden, args.batch, args.lr, args.lr_decay, args.dropout,
-                       args.min_freq, args.emb_init, args.weight_decay, args.dtype, args.seed, args.limit, args.backend,
-                       console)
+        result = train(
+            args.epochs,
+            args.emb,
+            args.hidden,
+            args.batch,
+            args.lr,
+            args.lr_decay,
+            args.dropout,
+            args.min_freq,
+            args.emb_init,
+            args.weight_decay,
+            args.dtype,
+            args.seed,
+            args.limit,
+            args.backend,
+            console,
+        )
     except NotImplementedError as error:
         if args.backend != "cuda":
             raise  # e.g. a task still to do: the traceback shows where

@@ -48,11 +48,24 @@ from typing import Optional, Sequence
 
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 import minitorch
 from minitorch.datasets.translation import (
-    Seq2SeqBatch, Seq2SeqVocab, TranslationData, TranslationSplit, date_translation, encode_batch, seq2seq_batches,
+    Seq2SeqBatch,
+    Seq2SeqVocab,
+    TranslationData,
+    TranslationSplit,
+    date_translation,
+    encode_batch,
+    seq2seq_batches,
 )
 from minitorch.examples.plots import Heatmap, heatmaps
 from minitorch.examples.progress import first_step_note, metrics, metrics_column
@@ -91,14 +104,24 @@ class Encoder(Module):
     real character ; h← at the first] (the states that have read the whole source).
     """
 
-    def __init__(self, vocab_size: int, embedding_dim: int, hidden_size: int, bidirectional: bool = True,
-                 dtype=None, backend: Optional[TensorBackend] = None) -> None:  # noqa: ANN001
+    def __init__(
+        self,
+        vocab_size: int,
+        embedding_dim: int,
+        hidden_size: int,
+        bidirectional: bool = True,
+        dtype=None,
+        backend: Optional[TensorBackend] = None,
+    ) -> None:  # noqa: ANN001
         super().__init__()
         self.bidirectional = bidirectional
         self.embedding = Embedding(vocab_size, embedding_dim, padding_idx=0, dtype=dtype, backend=backend)
         self.forward_rnn = GRU(embedding_dim, hidden_size, batch_first=True, dtype=dtype, backend=backend)
-        self.backward_rnn = (GRU(embedding_dim, hidden_size, batch_first=True, dtype=dtype, backend=backend)
-                             if bidirectional else None)
+        self.backward_rnn = (
+            GRU(embedding_dim, hidden_size, batch_first=True, dtype=dtype, backend=backend)
+            if bidirectional
+            else None
+        )
 
     @property
     def output_size(self) -> int:
@@ -108,31 +131,46 @@ class Encoder(Module):
         backend = self.embedding.weight.value.backend
         rows = np.arange(src.shape[0])
         out_f, _ = self.forward_rnn(self.embedding(_ids(src, backend)))  # [B, S, H]
-        last = out_f[_ids(rows, backend), _ids(lengths - 1, backend)]     # h→ after the last real character
+        last = out_f[_ids(rows, backend), _ids(lengths - 1, backend)]  # h→ after the last real character
         if self.backward_rnn is None:
             return out_f, last
         rev = reverse_padded(src, lengths)
         src_rev = src[rows[:, None], rev]
         out_b_rev, _ = self.backward_rnn(self.embedding(_ids(src_rev, backend)))
-        out_b = out_b_rev[_ids(np.broadcast_to(rows[:, None], rev.shape), backend), _ids(rev, backend)]  # back in order
+        out_b = out_b_rev[
+            _ids(np.broadcast_to(rows[:, None], rev.shape), backend), _ids(rev, backend)
+        ]  # back in order
         return cat([out_f, out_b], dim=2), cat([last, out_b[:, 0]], dim=1)
 
 
 class AttentionDecoder(Module):
     """A GRU cell that attends to the encoder's keys before every step (see the module docstring)."""
 
-    def __init__(self, vocab_size: int, embedding_dim: int, hidden_size: int, key_size: int, attention_size: int,
-                 dtype=None, backend: Optional[TensorBackend] = None) -> None:  # noqa: ANN001
+    def __init__(
+        self,
+        vocab_size: int,
+        embedding_dim: int,
+        hidden_size: int,
+        key_size: int,
+        attention_size: int,
+        dtype=None,
+        backend: Optional[TensorBackend] = None,
+    ) -> None:  # noqa: ANN001
         super().__init__()
         self.embedding = Embedding(vocab_size, embedding_dim, padding_idx=0, dtype=dtype, backend=backend)
-        self.attention = AdditiveAttention(hidden_size, key_size, attention_size, dtype=dtype, backend=backend)
+        self.attention = AdditiveAttention(
+            hidden_size, key_size, attention_size, dtype=dtype, backend=backend
+        )
         self.cell = GRUCell(embedding_dim + key_size, hidden_size, dtype=dtype, backend=backend)
         self.out = Linear(hidden_size + key_size + embedding_dim, vocab_size, dtype=dtype, backend=backend)
 
-    def step(self, embedded: Tensor, state: Tensor, keys: Tensor, projected_keys: Tensor,
-             padding: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def step(
+        self, embedded: Tensor, state: Tensor, keys: Tensor, projected_keys: Tensor, padding: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor]:
         """One step: emb(y_{t−1}) [B, E], s_{t−1} [B, H] → (s_t [B, H], c_t [B, K], α_t [B, S])."""
-        context, weights = self.attention(state, keys, key_padding_mask=padding, projected_keys=projected_keys)
+        context, weights = self.attention(
+            state, keys, key_padding_mask=padding, projected_keys=projected_keys
+        )
         state = self.cell(cat([embedded, context], dim=1), state)
         return state, context, weights
 
@@ -144,15 +182,24 @@ class Seq2Seq(Module):
     `greedy(src, lengths, max_len)` → (ids [B, L], attention weights [B, L, S]).
     """
 
-    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embedding_dim: int = 32, hidden_size: int = 64,
-                 attention_size: int = 64, bidirectional: bool = True, dtype=None,  # noqa: ANN001
-                 backend: Optional[TensorBackend] = None) -> None:
+    def __init__(
+        self,
+        src_vocab_size: int,
+        tgt_vocab_size: int,
+        embedding_dim: int = 32,
+        hidden_size: int = 64,
+        attention_size: int = 64,
+        bidirectional: bool = True,
+        dtype=None,  # noqa: ANN001
+        backend: Optional[TensorBackend] = None,
+    ) -> None:
         super().__init__()
         self.encoder = Encoder(src_vocab_size, embedding_dim, hidden_size, bidirectional, dtype, backend)
         key_size = self.encoder.output_size
         self.bridge = Linear(key_size, hidden_size, dtype=dtype, backend=backend)
-        self.decoder = AttentionDecoder(tgt_vocab_size, embedding_dim, hidden_size, key_size, attention_size,
-                                        dtype, backend)
+        self.decoder = AttentionDecoder(
+            tgt_vocab_size, embedding_dim, hidden_size, key_size, attention_size, dtype, backend
+        )
 
     @property
     def backend(self) -> TensorBackend:
@@ -172,7 +219,9 @@ class Seq2Seq(Module):
             state, context, _ = self.decoder.step(embedded[:, t], state, keys, projected, padding)
             states.append(state)
             contexts.append(context)
-        features = cat([stack(states, dim=1), stack(contexts, dim=1), embedded], dim=2)  # [B, T + 1, H + K + E]
+        features = cat(
+            [stack(states, dim=1), stack(contexts, dim=1), embedded], dim=2
+        )  # [B, T + 1, H + K + E]
         return self.decoder.out(features)
 
     def greedy(self, src: np.ndarray, lengths: np.ndarray, max_len: int) -> tuple[np.ndarray, np.ndarray]:
@@ -201,7 +250,9 @@ class Seq2Seq(Module):
 def sequence_loss(logits: Tensor, targets: np.ndarray) -> Tensor:
     """Mean cross-entropy over the non-padding target positions: logits [B, T, V], targets [B, T]."""
     b, t, v = logits.shape
-    return cross_entropy(logits.contiguous().view(b * t, v), np.asarray(targets).reshape(b * t), ignore_index=0)
+    return cross_entropy(
+        logits.contiguous().view(b * t, v), np.asarray(targets).reshape(b * t), ignore_index=0
+    )
 
 
 def train_step(model: Seq2Seq, optimizer: Adam, batch: Seq2SeqBatch, clip: Optional[float] = 1.0) -> float:
@@ -216,8 +267,12 @@ def train_step(model: Seq2Seq, optimizer: Adam, batch: Seq2SeqBatch, clip: Optio
     return loss.item()
 
 
-def translate(model: Seq2Seq, data: TranslationData, sources: Sequence[str], max_len: int = 16,
-              ) -> tuple[list[str], np.ndarray, np.ndarray]:
+def translate(
+    model: Seq2Seq,
+    data: TranslationData,
+    sources: Sequence[str],
+    max_len: int = 16,
+) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Greedy translations of `sources`, with their output ids [N, L] and attention weights [N, L, S]."""
     batch = encode_batch(list(sources), [""] * len(sources), data.src_vocab, data.tgt_vocab)
     model.eval()
@@ -225,8 +280,9 @@ def translate(model: Seq2Seq, data: TranslationData, sources: Sequence[str], max
     return [data.tgt_vocab.decode(row) for row in ids], ids, weights
 
 
-def exact_match(model: Seq2Seq, data: TranslationData, split: TranslationSplit, batch_size: int = 500,
-                max_len: int = 16) -> float:
+def exact_match(
+    model: Seq2Seq, data: TranslationData, split: TranslationSplit, batch_size: int = 500, max_len: int = 16
+) -> float:
     """The fraction of `split` whose greedy translation equals the target exactly."""
     right = 0
     for start in range(0, len(split), batch_size):
@@ -267,6 +323,7 @@ def _output_tokens(vocab: Seq2SeqVocab, ids: np.ndarray) -> list[str]:
 def diverse_examples(sources: Sequence[str], k: int) -> list[str]:
     """Up to k of `sources`, preferring different layouts (digits → 0, letters → a: "3/3/98"
     and "12/25/05" share the layout "0/0/0"), in order; then the first ones left over."""
+
     def layout(s: str) -> str:
         return re.sub("[a-z]+", "a", re.sub("[0-9]+", "0", s))
 
@@ -279,15 +336,21 @@ def diverse_examples(sources: Sequence[str], k: int) -> list[str]:
     return chosen
 
 
-def attention_pictures(model: Seq2Seq, data: TranslationData, sources: Sequence[str], max_len: int = 16,
-                       ) -> tuple[list[Heatmap], list[str]]:
+def attention_pictures(
+    model: Seq2Seq,
+    data: TranslationData,
+    sources: Sequence[str],
+    max_len: int = 16,
+) -> tuple[list[Heatmap], list[str]]:
     """The attention of `sources`: a heatmap of each (for `plots.heatmaps`) and a text table of each."""
     outputs, ids, weights = translate(model, data, sources, max_len)
     pictures, tables = [], []
     for k, source in enumerate(sources):
         tokens = _output_tokens(data.tgt_vocab, ids[k])
         w = weights[k, : len(tokens), : len(source)]
-        pictures.append(Heatmap(w, row_labels=tokens, col_labels=list(source), title=f"{source} → {outputs[k]}"))
+        pictures.append(
+            Heatmap(w, row_labels=tokens, col_labels=list(source), title=f"{source} → {outputs[k]}")
+        )
         tables.append(f"{source!r} → {outputs[k]!r}\n" + attention_table(source, tokens, w))
     return pictures, tables
 
@@ -339,8 +402,16 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
     rng = np.random.default_rng(config.seed)
     backend = minitorch.backends.BACKENDS[config.backend]
     data = date_translation(config.n_train, config.n_val, config.n_test, seed=config.seed)
-    model = Seq2Seq(len(data.src_vocab), len(data.tgt_vocab), config.embedding, config.hidden, config.attention,
-                    config.bidirectional, dtype=np.dtype(config.dtype), backend=backend)
+    model = Seq2Seq(
+        len(data.src_vocab),
+        len(data.tgt_vocab),
+        config.embedding,
+        config.hidden,
+        config.attention,
+        config.bidirectional,
+        dtype=np.dtype(config.dtype),
+        backend=backend,
+    )
     optimizer = Adam(model.parameters(), lr=config.lr)
     result = TrainResult(model, data)
     if not quiet:
@@ -356,15 +427,23 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
 
     def batches():
         while True:  # epochs, each in a fresh order
-            yield from seq2seq_batches(data.train, data.src_vocab, data.tgt_vocab, config.batch_size, True, rng)
+            yield from seq2seq_batches(
+                data.train, data.src_vocab, data.tgt_vocab, config.batch_size, True, rng
+            )
 
     columns = (
-        TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(),
-        metrics_column(), TimeElapsedColumn(), TimeRemainingColumn(),
+        TextColumn("[bold]training"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        metrics_column(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
     )
     stream = batches()
     with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
-        task = progress.add_task("train", total=config.steps, metrics=metrics(note=first_step_note(config.backend)))
+        task = progress.add_task(
+            "train", total=config.steps, metrics=metrics(note=first_step_note(config.backend))
+        )
         seconds = 0.0
         for step in range(1, config.steps + 1):
             batch = next(stream)
@@ -380,9 +459,11 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
                 progress.update(task, metrics=shown)
                 result.evals.append((step, accuracy))
                 if not quiet:
-                    progress.console.print(f"step {step:>5}: train loss {np.mean(recent):.4f}  [bold]validation exact "
-                                           f"match {100 * accuracy:.1f} %[/] (first {len(val_probe)})  "
-                                           f"({1000 * seconds / step:.0f} ms/step)")
+                    progress.console.print(
+                        f"step {step:>5}: train loss {np.mean(recent):.4f}  [bold]validation exact "
+                        f"match {100 * accuracy:.1f} %[/] (first {len(val_probe)})  "
+                        f"({1000 * seconds / step:.0f} ms/step)"
+                    )
     result.val_accuracy = exact_match(model, data, data.val, max_len=config.max_len)
     result.evals.append((config.steps, result.val_accuracy))
     result.test_accuracy = exact_match(model, data, data.test, max_len=config.max_len)
@@ -394,40 +475,60 @@ def train(config: Config, console: Optional[Console] = None, quiet: bool = False
             try:
                 heatmaps(config.heatmap_png, pictures)
                 drawn = True
-            except ModuleNotFoundError as error:  # matplotlib is optional: say so (even when quiet), and go on
+            except (
+                ModuleNotFoundError
+            ) as error:  # matplotlib is optional: say so (even when quiet), and go on
                 console.print(f"no heatmaps: {error}", markup=False, highlight=False)
     result.seconds = time.perf_counter() - start
     if not quiet:
         outputs, _, _ = translate(model, data, data.test.sources[:8], config.max_len)
         for source, output, target in zip(data.test.sources[:8], outputs, data.test.targets[:8]):
-            console.print(f"  {source:>20} → {output:<12} {'✓' if output == target else '✗ ' + target}",
-                          markup=False, highlight=False)
+            console.print(
+                f"  {source:>20} → {output:<12} {'✓' if output == target else '✗ ' + target}",
+                markup=False,
+                highlight=False,
+            )
         console.rule("attention (percent; rows: output characters, columns: input characters)")
         for table in result.tables:
             console.print(table, markup=False, highlight=False)
         console.rule()
         if drawn:
             console.print(f"wrote the attention heatmaps to {config.heatmap_png}")
-        console.print(f"[bold]exact match: validation {100 * result.val_accuracy:.2f} %, test "
-                      f"{100 * result.test_accuracy:.2f} %[/] after {config.steps} steps, {result.seconds:.0f} s "
-                      f"(target ≥ 99 %)")
+        console.print(
+            f"[bold]exact match: validation {100 * result.val_accuracy:.2f} %, test "
+            f"{100 * result.test_accuracy:.2f} %[/] after {config.steps} steps, {result.seconds:.0f} s "
+            f"(target ≥ 99 %)"
+        )
     return result
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     d = Config()
     parser.add_argument("--steps", type=int, default=d.steps, help="training steps (batches)")
     parser.add_argument("--batch-size", type=int, default=d.batch_size)
     parser.add_argument("--embedding", type=int, default=d.embedding, help="character embedding size")
     parser.add_argument("--hidden", type=int, default=d.hidden, help="GRU state size (each direction)")
-    parser.add_argument("--attention", type=int, default=d.attention, help="hidden size of the attention's scorer")
-    parser.add_argument("--unidirectional", dest="bidirectional", action="store_false",
-                        help="a forward GRU only in the encoder")
+    parser.add_argument(
+        "--attention", type=int, default=d.attention, help="hidden size of the attention's scorer"
+    )
+    parser.add_argument(
+        "--unidirectional",
+        dest="bidirectional",
+        action="store_false",
+        help="a forward GRU only in the encoder",
+    )
     parser.add_argument("--lr", type=float, default=d.lr, help="Adam's learning rate")
     parser.add_argument("--clip", type=float, default=d.clip, help="clip the gradient norm to this")
-    parser.add_argument("--eval-every", type=int, default=d.eval_every, metavar="N",
-                        help="score the first --eval-size validation pairs every N steps")
+    parser.add_argument(
+        "--eval-every",
+        type=int,
+        default=d.eval_every,
+        metavar="N",
+        help="score the first --eval-size validation pairs every N steps",
+    )
     parser.add_argument("--eval-size", type=int, default=d.eval_size)
     parser.add_argument("--n-train", type=int, default=d.n_train, help="training pairs")
     parser.add_argument("--n-val", type=int, default=d.n_val, help="validation pairs")
@@ -436,8 +537,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     parser.add_argument("--seed", type=int, default=d.seed)
     parser.add_argument("--dtype", choices=("float32", "float64"), default=d.dtype)
     parser.add_argument("--backend", choices=sorted(minitorch.backends.BACKENDS), default=d.backend)
-    parser.add_argument("--heatmap-png", default=None, metavar="FILE",
-                        help="draw the attention of a few test examples into this PNG file")
+    parser.add_argument(
+        "--heatmap-png",
+        default=None,
+        metavar="FILE",
+        help="draw the attention of a few test examples into this PNG file",
+    )
     parser.add_argument("--heatmap-examples", type=int, default=d.heatmap_examples, metavar="K")
     args = parser.parse_args(argv)
     if args.steps < 0 or args.eval_every <= 0 or args.batch_size <= 0 or args.max_len <= 0:

@@ -72,7 +72,11 @@ def train(
         disable=quiet,
         transient=False,
     ) as progress:
-        task = progress.add_task(f"{dataset} ({backend})", total=epochs, metrics=metrics(show_acc=True, note=first_step_note(backend)))
+        task = progress.add_task(
+            f"{dataset} ({backend})",
+            total=epochs,
+            metrics=metrics(show_acc=True, note=first_step_note(backend)),
+        )
         for epoch in range(1, epochs + 1):
             optimizer.zero_grad()
             p = model(X)
@@ -82,7 +86,9 @@ def train(
             if epoch % 10 == 0 or epoch == epochs:
                 predicted = p.numpy() > 0.5
                 accuracy = float(np.mean(predicted == (data.y > 0.5)))
-                progress.update(task, completed=epoch, metrics=metrics(loss.item(), accuracy, loss_spec=".4f"))
+                progress.update(
+                    task, completed=epoch, metrics=metrics(loss.item(), accuracy, loss_spec=".4f")
+                )
     elapsed = time.perf_counter() - start
     if not quiet:
         console.print(
@@ -95,7 +101,9 @@ def train(
 def main(argv: Optional[Sequence[str]] = None) -> None:
     tune_malloc()  # keep freed step memory in the process (minitorch.allocator)
     share_the_cpu()  # on a busy machine: the free cores only, threads that sleep (minitorch.threads)
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--dataset", choices=sorted(minitorch.datasets.DATASETS), default="xor")
     parser.add_argument("--points", type=int, default=100)
     parser.add_argument("--hidden", type=int, default=10)

@@ -47,7 +47,9 @@ class Gelu(Function):
         """∂L/∂a = ∂L/∂out · gelu'(a); the string `approximate` gets no gradient."""
         a, approximate = ctx.saved_values
         b = grad_output.backend
-        grad = b.gelu_tanh_back_zip(a, grad_output) if approximate == "tanh" else b.gelu_back_zip(a, grad_output)
+        grad = (
+            b.gelu_tanh_back_zip(a, grad_output) if approximate == "tanh" else b.gelu_back_zip(a, grad_output)
+        )
         return grad, None
 
 

@@ -68,7 +68,9 @@ def _check_additive(
         raise ShapeError(f"{name}: query must have shape [B, Dq] (or [Dq]), got {query.shape}")
     batch, d_query = query.shape
     if keys.dims != 3 or keys.shape[0] != batch:
-        raise ShapeError(f"{name}: keys must have shape [B, S, Dk] with B = {batch} (query {query.shape}), got {keys.shape}")
+        raise ShapeError(
+            f"{name}: keys must have shape [B, S, Dk] with B = {batch} (query {query.shape}), got {keys.shape}"
+        )
     seq = keys.shape[1]
     if values.dims != 3 or values.shape[:2] != (batch, seq):
         raise ShapeError(
@@ -117,8 +119,16 @@ def additive_attention(
     then used for its shape only.
     """
     name = "additive_attention"
-    check_float(name, query=query, keys=keys, values=values, w_query=w_query, w_key=w_key, v=v,
-                projected_keys=projected_keys)
+    check_float(
+        name,
+        query=query,
+        keys=keys,
+        values=values,
+        w_query=w_query,
+        w_key=w_key,
+        v=v,
+        projected_keys=projected_keys,
+    )
     if query.dims == 1:  # no batch dimension: add one and take it away again
         if keys.dims != 2 or values.dims != 2:
             raise ShapeError(
@@ -127,7 +137,12 @@ def additive_attention(
             )
         check_key_padding_mask(name, key_padding_mask, keys.shape[:1])
         context, weights = additive_attention(
-            query.unsqueeze(0), keys.unsqueeze(0), values.unsqueeze(0), w_query, w_key, v,
+            query.unsqueeze(0),
+            keys.unsqueeze(0),
+            values.unsqueeze(0),
+            w_query,
+            w_key,
+            v,
             key_padding_mask.unsqueeze(0) if key_padding_mask is not None else None,
             projected_keys.unsqueeze(0) if projected_keys is not None else None,
         )
@@ -136,12 +151,12 @@ def additive_attention(
     allowed = ~key_padding_mask if key_padding_mask is not None else None  # masked_softmax: True = may attend
     # BEGIN SOLUTION 6.1
     if projected_keys is None:
-        projected_keys = keys @ w_key.transpose(0, 1)           # U k_j for every j: [B, S, H]
-    projected_query = query @ w_query.transpose(0, 1)           # W q: [B, H]
+        projected_keys = keys @ w_key.transpose(0, 1)  # U k_j for every j: [B, S, H]
+    projected_query = query @ w_query.transpose(0, 1)  # W q: [B, H]
     hidden = (projected_query.unsqueeze(1) + projected_keys).tanh()  # tanh(W q + U k_j): [B, S, H]
-    scores = hidden @ v                                         # e_j = vᵀ tanh(…): [B, S]
-    weights = masked_softmax(scores, allowed, dim=-1)           # α over j; 0 at padding
-    context = (weights.unsqueeze(1) @ values).squeeze(1)        # [B, 1, S] @ [B, S, Dv] → [B, Dv]
+    scores = hidden @ v  # e_j = vᵀ tanh(…): [B, S]
+    weights = masked_softmax(scores, allowed, dim=-1)  # α over j; 0 at padding
+    context = (weights.unsqueeze(1) @ values).squeeze(1)  # [B, 1, S] @ [B, S, Dv] → [B, Dv]
     return context, weights
     # END SOLUTION 6.1
 
@@ -165,8 +180,14 @@ class AdditiveAttention(Module):
     recomputed at each step (see the module docstring).
     """
 
-    def __init__(self, query_size: int, key_size: int, hidden_size: int, dtype=None,  # noqa: ANN001
-                 backend: Optional[TensorBackend] = None) -> None:
+    def __init__(
+        self,
+        query_size: int,
+        key_size: int,
+        hidden_size: int,
+        dtype=None,  # noqa: ANN001
+        backend: Optional[TensorBackend] = None,
+    ) -> None:
         super().__init__()
         for what, n in (("query_size", query_size), ("key_size", key_size), ("hidden_size", hidden_size)):
             if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
@@ -199,7 +220,9 @@ class AdditiveAttention(Module):
         name = f"AdditiveAttention({self.query_size}, {self.key_size}, {self.hidden_size})"
         check_float(name, query=query, keys=keys)
         if query.dims not in (1, 2) or query.shape[-1] != self.query_size:
-            raise ShapeError(f"{name}: query must have shape [B, {self.query_size}] (or [{self.query_size}]), got {query.shape}")
+            raise ShapeError(
+                f"{name}: query must have shape [B, {self.query_size}] (or [{self.query_size}]), got {query.shape}"
+            )
         if keys.dims != query.dims + 1 or keys.shape[-1] != self.key_size:
             raise ShapeError(
                 f"{name}: keys must have shape [B, S, {self.key_size}] (or [S, {self.key_size}] for an unbatched "
@@ -207,8 +230,16 @@ class AdditiveAttention(Module):
             )
         if values is None:
             values = keys
-        return additive_attention(query, keys, values, self.query_proj.weight.value, self.key_proj.weight.value,
-                                  self.v.value, key_padding_mask, projected_keys)
+        return additive_attention(
+            query,
+            keys,
+            values,
+            self.query_proj.weight.value,
+            self.key_proj.weight.value,
+            self.v.value,
+            key_padding_mask,
+            projected_keys,
+        )
 
     def extra_repr(self) -> str:
         return f"query_size={self.query_size}, key_size={self.key_size}, hidden_size={self.hidden_size}"

@@ -101,8 +101,13 @@ def _check_sdpa(
             f"{name}: key [..., S, E] and value [..., S, Ev] must have the same S, got key {key.shape} "
             f"and value {value.shape}"
         )
-    _broadcast(name, "the batch dimensions of query, key and value", query.shape[:-2], key.shape[:-2],
-                       value.shape[:-2])
+    _broadcast(
+        name,
+        "the batch dimensions of query, key and value",
+        query.shape[:-2],
+        key.shape[:-2],
+        value.shape[:-2],
+    )
     if enable_gqa:
         raise NotImplementedError(f"{name}: enable_gqa=True (grouped-query attention) is not supported")
     if not 0.0 <= dropout_p <= 1.0:
@@ -112,7 +117,9 @@ def _check_sdpa(
     if is_causal:
         raise RuntimeError(f"{name}: Explicit attn_mask should not be set when is_causal=True")
     if not isinstance(attn_mask, Tensor):
-        raise TypeError(f"{name}: attn_mask must be a minitorch Tensor or None, got {type(attn_mask).__name__}")
+        raise TypeError(
+            f"{name}: attn_mask must be a minitorch Tensor or None, got {type(attn_mask).__name__}"
+        )
     if attn_mask.dtype != bool and not np.issubdtype(attn_mask.dtype, np.floating):
         raise RuntimeError(
             f"{name}: Expected attn_mask dtype to be bool or float or to match query dtype, but got "
@@ -143,7 +150,9 @@ def sdpa_arguments(
     """Checks the arguments (errors named after `scaled_dot_product_attention`) and returns
     (attn_mask, scale) as the computation uses them: a float mask in the query's dtype (it
     is added to the scores), and scale = 1/√E unless given."""
-    _check_sdpa("scaled_dot_product_attention", query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
+    _check_sdpa(
+        "scaled_dot_product_attention", query, key, value, attn_mask, dropout_p, is_causal, enable_gqa
+    )
     if attn_mask is not None and attn_mask.dtype != bool:
         attn_mask = attn_mask.to(query.dtype)
     return attn_mask, 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
@@ -171,17 +180,17 @@ def scaled_dot_product_attention_with_weights(
     attn_mask, scale = sdpa_arguments(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     L, S = query.shape[-2], key.shape[-2]
     # BEGIN SOLUTION 6.2
-    scores = (query @ key.transpose(-2, -1)) * scale            # Q Kᵀ / √d_k: [..., L, S]
-    allowed = None                                              # masked_softmax: True = may attend
+    scores = (query @ key.transpose(-2, -1)) * scale  # Q Kᵀ / √d_k: [..., L, S]
+    allowed = None  # masked_softmax: True = may attend
     if is_causal:
-        allowed = query.new_ones((L, S), dtype=bool).tril()     # key j ≤ query i
+        allowed = query.new_ones((L, S), dtype=bool).tril()  # key j ≤ query i
     elif attn_mask is not None and attn_mask.dtype == bool:
         allowed = attn_mask
     elif attn_mask is not None:
-        scores = scores + attn_mask                             # a float mask is added (−∞ masks)
-    weights = masked_softmax(scores, allowed, dim=-1)           # rows sum to 1; an empty row is 0
-    weights = dropout(weights, dropout_p)                       # identity when dropout_p == 0
-    return weights @ value, weights                             # [..., L, Ev], [..., L, S]
+        scores = scores + attn_mask  # a float mask is added (−∞ masks)
+    weights = masked_softmax(scores, allowed, dim=-1)  # rows sum to 1; an empty row is 0
+    weights = dropout(weights, dropout_p)  # identity when dropout_p == 0
+    return weights @ value, weights  # [..., L, Ev], [..., L, S]
     # END SOLUTION 6.2
 
 

@@ -48,13 +48,17 @@ def check_key_padding_mask(name: str, key_padding_mask: Optional[Tensor], shape:
     if key_padding_mask is None:
         return
     if not isinstance(key_padding_mask, Tensor):
-        raise TypeError(f"{name}: key_padding_mask must be a minitorch Tensor or None, got {type(key_padding_mask).__name__}")
+        raise TypeError(
+            f"{name}: key_padding_mask must be a minitorch Tensor or None, got {type(key_padding_mask).__name__}"
+        )
     if key_padding_mask.dtype != bool:
         raise TypeError(
             f"{name}: key_padding_mask must be a bool tensor (True = padding, ignored), got dtype {key_padding_mask.dtype}"
         )
     if key_padding_mask.shape != tuple(shape):
-        raise ShapeError(f"{name}: key_padding_mask must have shape {tuple(shape)}, got {key_padding_mask.shape}")
+        raise ShapeError(
+            f"{name}: key_padding_mask must have shape {tuple(shape)}, got {key_padding_mask.shape}"
+        )
 
 
 def attention_pooling(
@@ -76,7 +80,9 @@ def attention_pooling(
         pooled, weights = attention_pooling(values.unsqueeze(0), weight, mask)
         return pooled.squeeze(0), weights.squeeze(0)
     if values.dims != 3:
-        raise ShapeError(f"attention_pooling: values must have shape [B, T, D] (or [T, D]), got {values.shape}")
+        raise ShapeError(
+            f"attention_pooling: values must have shape [B, T, D] (or [T, D]), got {values.shape}"
+        )
     if weight.shape != (values.shape[2],):
         raise ShapeError(
             f"attention_pooling: weight must have shape ({values.shape[2]},) for values of shape {values.shape}, "
@@ -85,9 +91,9 @@ def attention_pooling(
     check_key_padding_mask("attention_pooling", key_padding_mask, values.shape[:2])
     allowed = ~key_padding_mask if key_padding_mask is not None else None  # masked_softmax: True = may attend
     # BEGIN SOLUTION 6.1
-    scores = values @ weight                                # [B, T, D] @ [D] → [B, T]: s_p = wᵀ v_p
-    weights = masked_softmax(scores, allowed, dim=-1)       # α over the positions; 0 at padding
-    pooled = (weights.unsqueeze(1) @ values).squeeze(1)     # [B, 1, T] @ [B, T, D] → [B, D]: Σ_p α_p v_p
+    scores = values @ weight  # [B, T, D] @ [D] → [B, T]: s_p = wᵀ v_p
+    weights = masked_softmax(scores, allowed, dim=-1)  # α over the positions; 0 at padding
+    pooled = (weights.unsqueeze(1) @ values).squeeze(1)  # [B, 1, T] @ [B, T, D] → [B, D]: Σ_p α_p v_p
     return pooled, weights
     # END SOLUTION 6.1
 

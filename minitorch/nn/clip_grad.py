@@ -104,7 +104,7 @@ def clip_grad_norm_(
         total = float(np.max(norms))
     else:
         norms = np.array([np.sum(np.abs(g) ** norm_type) ** (1.0 / norm_type) for g in grads])
-        total = float(np.sum(norms ** norm_type) ** (1.0 / norm_type))
+        total = float(np.sum(norms**norm_type) ** (1.0 / norm_type))
     if error_if_nonfinite and not np.isfinite(total):
         raise RuntimeError(
             f"clip_grad_norm_: the total norm of order {norm_type} for gradients from `parameters` is "

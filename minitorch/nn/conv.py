@@ -59,8 +59,16 @@ Padding1d = Union[int, str, tuple[int]]
 Padding2d = Union[int, str, tuple[int, int]]
 
 __all__ = [
-    "conv1d", "conv2d", "Conv1d", "Conv2d", "unfold1d", "unfold2d",
-    "im2col1d", "col2im1d", "im2col2d", "col2im2d",
+    "conv1d",
+    "conv2d",
+    "Conv1d",
+    "Conv2d",
+    "unfold1d",
+    "unfold2d",
+    "im2col1d",
+    "col2im1d",
+    "im2col2d",
+    "col2im2d",
 ]
 
 
@@ -70,9 +78,16 @@ __all__ = [
 
 @backend_kernel("conv1d (im2col1d)")
 def im2col1d(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    x: Storage, x_shape: Shape, x_strides: Strides,
-    kernel_size: int, stride: int, padding: int, dilation: int,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    x: Storage,
+    x_shape: Shape,
+    x_strides: Strides,
+    kernel_size: int,
+    stride: int,
+    padding: int,
+    dilation: int,
 ) -> None:
     """Kernel: fill cols = out [N, L_out, C·K] from x [N, C, L] (both with any strides):
 
@@ -104,9 +119,16 @@ def im2col1d(
 
 @backend_kernel("conv1d backward (col2im1d)")
 def col2im1d(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    cols: Storage, cols_shape: Shape, cols_strides: Strides,
-    kernel_size: int, stride: int, padding: int, dilation: int,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    cols: Storage,
+    cols_shape: Shape,
+    cols_strides: Strides,
+    kernel_size: int,
+    stride: int,
+    padding: int,
+    dilation: int,
 ) -> None:
     """Kernel, the adjoint of `im2col1d`: overwrite out = x [N, C, L] with the sums
 
@@ -130,7 +152,9 @@ def col2im1d(
             for k in range(kernel_size):
                 pos = start + k * dilation
                 if 0 <= pos < length:
-                    out[x_plane + pos * out_strides[2]] += cols[cols_row + (c * kernel_size + k) * cols_strides[2]]
+                    out[x_plane + pos * out_strides[2]] += cols[
+                        cols_row + (c * kernel_size + k) * cols_strides[2]
+                    ]
     # END SOLUTION 4.1
 
 
@@ -140,9 +164,20 @@ def col2im1d(
 
 @backend_kernel("conv2d (im2col2d)")
 def im2col2d(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    x: Storage, x_shape: Shape, x_strides: Strides,
-    kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, dh: int, dw: int,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    x: Storage,
+    x_shape: Shape,
+    x_strides: Strides,
+    kh: int,
+    kw: int,
+    sh: int,
+    sw: int,
+    ph: int,
+    pw: int,
+    dh: int,
+    dw: int,
 ) -> None:
     """Kernel: fill cols = out [N, OH, OW, C·KH·KW] from x [N, C, H, W] (any strides):
 
@@ -179,9 +214,20 @@ def im2col2d(
 
 @backend_kernel("conv2d backward (col2im2d)")
 def col2im2d(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    cols: Storage, cols_shape: Shape, cols_strides: Strides,
-    kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, dh: int, dw: int,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    cols: Storage,
+    cols_shape: Shape,
+    cols_strides: Strides,
+    kh: int,
+    kw: int,
+    sh: int,
+    sw: int,
+    ph: int,
+    pw: int,
+    dh: int,
+    dw: int,
 ) -> None:
     """Kernel, the adjoint of `im2col2d`: overwrite out = x [N, C, H, W] with
 
@@ -211,7 +257,9 @@ def col2im2d(
                         z = j * sw - pw + b * dw
                         if 0 <= z < width:
                             col = (c * kh + a) * kw + b
-                            out[x_plane + y * out_strides[2] + z * out_strides[3]] += cols[cols_row + col * cols_strides[3]]
+                            out[x_plane + y * out_strides[2] + z * out_strides[3]] += cols[
+                                cols_row + col * cols_strides[3]
+                            ]
     # END SOLUTION 4.2
 
 
@@ -253,8 +301,12 @@ class Unfold2d(Function):
 
     @staticmethod
     def forward(
-        ctx: Context, input: Tensor, kernel_size: tuple[int, int], stride: tuple[int, int],
-        padding: tuple[int, int, int, int], dilation: tuple[int, int],
+        ctx: Context,
+        input: Tensor,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int, int, int],
+        dilation: tuple[int, int],
     ) -> Tensor:
         kernel = input.backend.im2col2d
         n, c, height, width = input.shape
@@ -276,14 +328,19 @@ class Unfold2d(Function):
         return grad, None, None, None, None
 
 
-def unfold1d(input: Tensor, kernel_size: int, stride: int = 1, padding: tuple[int, int] = (0, 0), dilation: int = 1) -> Tensor:
+def unfold1d(
+    input: Tensor, kernel_size: int, stride: int = 1, padding: tuple[int, int] = (0, 0), dilation: int = 1
+) -> Tensor:
     """im2col of a [N, C, L] input: cols [N, L_out, C·K] (padding = zeros before, after)."""
     return Unfold1d.apply(input, kernel_size, stride, tuple(padding), dilation)
 
 
 def unfold2d(
-    input: Tensor, kernel_size: tuple[int, int], stride: tuple[int, int] = (1, 1),
-    padding: tuple[int, int, int, int] = (0, 0, 0, 0), dilation: tuple[int, int] = (1, 1),
+    input: Tensor,
+    kernel_size: tuple[int, int],
+    stride: tuple[int, int] = (1, 1),
+    padding: tuple[int, int, int, int] = (0, 0, 0, 0),
+    dilation: tuple[int, int] = (1, 1),
 ) -> Tensor:
     """im2col of a [N, C, H, W] input: cols [N, OH, OW, C·KH·KW] (padding = top, bottom,
     left, right)."""
@@ -294,7 +351,9 @@ def unfold2d(
 # The functional forms: argument checks, then im2col and a matrix product
 
 
-def _same_padding(name: str, kernel: tuple[int, ...], dilation: tuple[int, ...], stride: tuple[int, ...]) -> list[int]:
+def _same_padding(
+    name: str, kernel: tuple[int, ...], dilation: tuple[int, ...], stride: tuple[int, ...]
+) -> list[int]:
     """padding='same': (before, after) per axis so that the output keeps the input's size.
 
     As PyTorch: the total dilation·(K − 1) is split with the extra zero (if odd) after.
@@ -310,7 +369,9 @@ def _same_padding(name: str, kernel: tuple[int, ...], dilation: tuple[int, ...],
 
 def _check_bias(name: str, bias: Optional[Tensor], c_out: int) -> None:
     if bias is not None and bias.shape != (c_out,):
-        raise ShapeError(f"{name}: bias must have shape ({c_out},) (one per output channel), got {bias.shape}")
+        raise ShapeError(
+            f"{name}: bias must have shape ({c_out},) (one per output channel), got {bias.shape}"
+        )
 
 
 def _check_channels(name: str, input: Tensor, weight: Tensor) -> None:
@@ -354,8 +415,10 @@ def conv1d(
     if groups != 1:
         raise NotImplementedError(f"{name}: only groups=1 is supported, got groups={groups}")
     if input.dims != 3:
-        raise ShapeError(f"{name}: input must be 3-D [N, C_in, L], got shape {input.shape}"
-                         + (" (add a batch dimension with .unsqueeze(0))" if input.dims == 2 else ""))
+        raise ShapeError(
+            f"{name}: input must be 3-D [N, C_in, L], got shape {input.shape}"
+            + (" (add a batch dimension with .unsqueeze(0))" if input.dims == 2 else "")
+        )
     if weight.dims != 3:
         raise ShapeError(f"{name}: weight must be 3-D [C_out, C_in, K], got shape {weight.shape}")
     _check_channels(name, input, weight)
@@ -420,8 +483,10 @@ def conv2d(
     if groups != 1:
         raise NotImplementedError(f"{name}: only groups=1 is supported, got groups={groups}")
     if input.dims != 4:
-        raise ShapeError(f"{name}: input must be 4-D [N, C_in, H, W], got shape {input.shape}"
-                         + (" (add a batch dimension with .unsqueeze(0))" if input.dims == 3 else ""))
+        raise ShapeError(
+            f"{name}: input must be 4-D [N, C_in, H, W], got shape {input.shape}"
+            + (" (add a batch dimension with .unsqueeze(0))" if input.dims == 3 else "")
+        )
     if weight.dims != 4:
         raise ShapeError(f"{name}: weight must be 4-D [C_out, C_in, KH, KW], got shape {weight.shape}")
     _check_channels(name, input, weight)
@@ -439,8 +504,10 @@ def conv2d(
     else:
         ph, pw = int_tuple(name, "padding", padding, 2, 0)
         pads = (ph, ph, pw, pw)
-    for axis, size, k, dd, before, after in (("height", height, kh, d[0], pads[0], pads[1]),
-                                             ("width", width, kw, d[1], pads[2], pads[3])):
+    for axis, size, k, dd, before, after in (
+        ("height", height, kh, d[0], pads[0], pads[1]),
+        ("width", width, kw, d[1], pads[2], pads[3]),
+    ):
         span = dd * (k - 1) + 1
         if size + before + after < span:
             raise ShapeError(
@@ -471,9 +538,18 @@ class _ConvNd(Module):
     _dims = 0
 
     def __init__(
-        self, in_channels: int, out_channels: int, kernel_size: tuple[int, ...],
-        stride: tuple[int, ...], padding: Union[str, tuple[int, ...]], dilation: tuple[int, ...],
-        groups: int, bias: bool, padding_mode: str, dtype, backend: Optional[TensorBackend],
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: tuple[int, ...],
+        stride: tuple[int, ...],
+        padding: Union[str, tuple[int, ...]],
+        dilation: tuple[int, ...],
+        groups: int,
+        bias: bool,
+        padding_mode: str,
+        dtype,
+        backend: Optional[TensorBackend],
     ) -> None:
         super().__init__()
         name = type(self).__name__
@@ -511,17 +587,33 @@ class Conv1d(_ConvNd):
     _dims = 1
 
     def __init__(
-        self, in_channels: int, out_channels: int, kernel_size: Union[int, tuple[int]],
-        stride: Union[int, tuple[int]] = 1, padding: Padding1d = 0, dilation: Union[int, tuple[int]] = 1,
-        groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-        dtype=None, backend: Optional[TensorBackend] = None,
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Union[int, tuple[int]],
+        stride: Union[int, tuple[int]] = 1,
+        padding: Padding1d = 0,
+        dilation: Union[int, tuple[int]] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        dtype=None,
+        backend: Optional[TensorBackend] = None,
     ) -> None:
         name = "Conv1d"
         pad = padding if isinstance(padding, str) else int_tuple(name, "padding", padding, 1, 0)
         super().__init__(
-            in_channels, out_channels, int_tuple(name, "kernel_size", kernel_size, 1, 1),
-            int_tuple(name, "stride", stride, 1, 1), pad, int_tuple(name, "dilation", dilation, 1, 1),
-            groups, bias, padding_mode, dtype, backend,
+            in_channels,
+            out_channels,
+            int_tuple(name, "kernel_size", kernel_size, 1, 1),
+            int_tuple(name, "stride", stride, 1, 1),
+            pad,
+            int_tuple(name, "dilation", dilation, 1, 1),
+            groups,
+            bias,
+            padding_mode,
+            dtype,
+            backend,
         )
 
     def forward(self, input: Tensor) -> Tensor:
@@ -539,17 +631,33 @@ class Conv2d(_ConvNd):
     _dims = 2
 
     def __init__(
-        self, in_channels: int, out_channels: int, kernel_size: IntOr2,
-        stride: IntOr2 = 1, padding: Padding2d = 0, dilation: IntOr2 = 1,
-        groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-        dtype=None, backend: Optional[TensorBackend] = None,
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: IntOr2,
+        stride: IntOr2 = 1,
+        padding: Padding2d = 0,
+        dilation: IntOr2 = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        dtype=None,
+        backend: Optional[TensorBackend] = None,
     ) -> None:
         name = "Conv2d"
         pad = padding if isinstance(padding, str) else int_tuple(name, "padding", padding, 2, 0)
         super().__init__(
-            in_channels, out_channels, int_tuple(name, "kernel_size", kernel_size, 2, 1),
-            int_tuple(name, "stride", stride, 2, 1), pad, int_tuple(name, "dilation", dilation, 2, 1),
-            groups, bias, padding_mode, dtype, backend,
+            in_channels,
+            out_channels,
+            int_tuple(name, "kernel_size", kernel_size, 2, 1),
+            int_tuple(name, "stride", stride, 2, 1),
+            pad,
+            int_tuple(name, "dilation", dilation, 2, 1),
+            groups,
+            bias,
+            padding_mode,
+            dtype,
+            backend,
         )
 
     def forward(self, input: Tensor) -> Tensor:

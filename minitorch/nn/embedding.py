@@ -47,8 +47,12 @@ __all__ = ["embedding", "Embedding"]
 
 @backend_kernel("embedding lookup (embedding_gather)")
 def embedding_gather(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    weight: Storage, weight_shape: Shape, weight_strides: Strides,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    weight: Storage,
+    weight_shape: Shape,
+    weight_strides: Strides,
     ids: Storage,
 ) -> None:
     """Kernel: out[i, :] = weight[ids[i], :] for out [M, D], weight [V, D], ids [M] (int64,
@@ -56,14 +60,21 @@ def embedding_gather(
     for i in prange(out_shape[0]):
         row = ids[i]
         for j in range(out_shape[1]):
-            out[i * out_strides[0] + j * out_strides[1]] = weight[row * weight_strides[0] + j * weight_strides[1]]
+            out[i * out_strides[0] + j * out_strides[1]] = weight[
+                row * weight_strides[0] + j * weight_strides[1]
+            ]
 
 
 @backend_kernel("embedding backward (embedding_scatter_add)")
 def embedding_scatter_add(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    grad: Storage, grad_shape: Shape, grad_strides: Strides,
-    ids: Storage, padding_idx: int,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    grad: Storage,
+    grad_shape: Shape,
+    grad_strides: Strides,
+    ids: Storage,
+    padding_idx: int,
 ) -> None:
     """Kernel: out[ids[i], :] += grad[i, :] for every i with ids[i] ≠ padding_idx, into
     out = ∂L/∂weight [V, D] (zero on arrival); grad [M, D], ids [M] int64 contiguous.
@@ -75,7 +86,9 @@ def embedding_scatter_add(
         for i in range(grad_shape[0]):
             row = ids[i]
             if row != padding_idx:
-                out[row * out_strides[0] + j * out_strides[1]] += grad[i * grad_strides[0] + j * grad_strides[1]]
+                out[row * out_strides[0] + j * out_strides[1]] += grad[
+                    i * grad_strides[0] + j * grad_strides[1]
+                ]
 
 
 def _rows(t: Tensor, m: int) -> tuple[Storage, Shape, Strides]:
@@ -120,7 +133,9 @@ def _ids(name: str, input: Any, num_embeddings: int) -> np.ndarray:
         ids = ids.astype(np.int64)
     if ids.size and (ids.min() < 0 or ids.max() >= num_embeddings):
         bad = ids.min() if ids.min() < 0 else ids.max()
-        raise IndexError(f"{name}: id {bad} is out of range for {num_embeddings} embeddings (valid: 0 … {num_embeddings - 1})")
+        raise IndexError(
+            f"{name}: id {bad} is out of range for {num_embeddings} embeddings (valid: 0 … {num_embeddings - 1})"
+        )
     return ids
 
 
@@ -129,7 +144,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None) 
     `torch.nn.functional.embedding` (the padding row receives no gradient)."""
     check_float("embedding", weight=weight)
     if weight.dims != 2:
-        raise ValueError(f"embedding: weight must be 2-D [num_embeddings, embedding_dim], got shape {weight.shape}")
+        raise ValueError(
+            f"embedding: weight must be 2-D [num_embeddings, embedding_dim], got shape {weight.shape}"
+        )
     ids = _ids("embedding", input, weight.shape[0])
     if padding_idx is not None and padding_idx < 0:
         padding_idx += weight.shape[0]
@@ -157,7 +174,9 @@ class Embedding(Module):
             raise ValueError(f"Embedding({num_embeddings}, {embedding_dim}): sizes must be positive")
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(f"Embedding: padding_idx {padding_idx} must be within num_embeddings ({num_embeddings})")
+                raise ValueError(
+                    f"Embedding: padding_idx {padding_idx} must be within num_embeddings ({num_embeddings})"
+                )
             padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
         weight = randn(num_embeddings, embedding_dim, dtype=dtype, backend=backend)

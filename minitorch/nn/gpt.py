@@ -94,24 +94,47 @@ class TinyGPT(Module):
         super().__init__()
         if positions not in POSITIONS:
             raise ValueError(f"TinyGPT: positions must be one of {POSITIONS}, got {positions!r}")
-        sizes = {"vocab_size": vocab_size, "context_length": context_length, "d_model": d_model, "nhead": nhead,
-                 "num_layers": num_layers, "dim_feedforward": dim_feedforward}
+        sizes = {
+            "vocab_size": vocab_size,
+            "context_length": context_length,
+            "d_model": d_model,
+            "nhead": nhead,
+            "num_layers": num_layers,
+            "dim_feedforward": dim_feedforward,
+        }
         if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0 for v in sizes.values()):
-            raise ValueError("TinyGPT: sizes must be positive integers, got "
-                             + ", ".join(f"{k}={v!r}" for k, v in sizes.items()))
+            raise ValueError(
+                "TinyGPT: sizes must be positive integers, got "
+                + ", ".join(f"{k}={v!r}" for k, v in sizes.items())
+            )
         if d_model % nhead:
             raise ValueError(f"TinyGPT: d_model ({d_model}) must be divisible by nhead ({nhead})")
-        self.vocab_size, self.context_length, self.d_model = int(vocab_size), int(context_length), int(d_model)
+        self.vocab_size, self.context_length, self.d_model = (
+            int(vocab_size),
+            int(context_length),
+            int(d_model),
+        )
         self.positions = positions
         self.token_embedding = Embedding(vocab_size, d_model, dtype=dtype, backend=backend)
         if positions == "learned":
             self.position_embedding = Embedding(context_length, d_model, dtype=dtype, backend=backend)
         self.dropout = Dropout(dropout)
-        self.blocks = ModuleList([
-            TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation="gelu",
-                                    batch_first=True, norm_first=True, dtype=dtype, backend=backend)
-            for _ in range(num_layers)
-        ])
+        self.blocks = ModuleList(
+            [
+                TransformerEncoderLayer(
+                    d_model,
+                    nhead,
+                    dim_feedforward,
+                    dropout,
+                    activation="gelu",
+                    batch_first=True,
+                    norm_first=True,
+                    dtype=dtype,
+                    backend=backend,
+                )
+                for _ in range(num_layers)
+            ]
+        )
         self.norm = LayerNorm(d_model, dtype=dtype, backend=backend)
         self.head = Linear(d_model, vocab_size, dtype=dtype, backend=backend)
         self._sinusoids: Optional[Tensor] = None  # the sinusoidal table, built on first use
@@ -128,18 +151,23 @@ class TinyGPT(Module):
         if self.positions == "learned":
             return self.position_embedding(arange(length, backend=weight.backend))
         if self._sinusoids is None:  # computed once, never in __init__
-            self._sinusoids = sinusoidal_positional_encoding(self.context_length, self.d_model, dtype=weight.dtype,
-                                                             backend=weight.backend)
+            self._sinusoids = sinusoidal_positional_encoding(
+                self.context_length, self.d_model, dtype=weight.dtype, backend=weight.backend
+            )
         return self._sinusoids[:length]
 
     def forward(self, idx: Tensor) -> Tensor:
         """idx [B, T] int64 token ids (T ≤ context_length) → next-token logits [B, T, V]."""
         if not isinstance(idx, Tensor) or idx.dtype != np.int64:
-            raise TypeError(f"TinyGPT: idx must be an int64 tensor (minitorch.int64), got "
-                            f"{idx.dtype if isinstance(idx, Tensor) else type(idx).__name__}")
+            raise TypeError(
+                f"TinyGPT: idx must be an int64 tensor (minitorch.int64), got "
+                f"{idx.dtype if isinstance(idx, Tensor) else type(idx).__name__}"
+            )
         if idx.dims != 2 or not 1 <= idx.shape[1] <= self.context_length:
-            raise ShapeError(f"TinyGPT: idx must be [B, T] token ids with 1 ≤ T ≤ context_length = "
-                             f"{self.context_length}, got shape {idx.shape}")
+            raise ShapeError(
+                f"TinyGPT: idx must be [B, T] token ids with 1 ≤ T ≤ context_length = "
+                f"{self.context_length}, got shape {idx.shape}"
+            )
         positions = self.position_vectors(idx.shape[1])  # [T, d]
         # BEGIN SOLUTION 6.5
         t = idx.shape[1]
@@ -155,8 +183,13 @@ class TinyGPT(Module):
         `sequence_loss(self(idx), targets)` with targets [B, T] (idx shifted by one)."""
         return sequence_loss(self(idx), targets)
 
-    def generate(self, idx: Any, max_new_tokens: int, temperature: float = 1.0,
-                 rng: Optional[np.random.Generator] = None) -> Tensor:
+    def generate(
+        self,
+        idx: Any,
+        max_new_tokens: int,
+        temperature: float = 1.0,
+        rng: Optional[np.random.Generator] = None,
+    ) -> Tensor:
         """Extend each row of idx [B, T] by `max_new_tokens` tokens, one at a time: run the
         model on the last `context_length` tokens, draw the next token from
         softmax(logits[:, −1] / temperature) (temperature 0: the argmax), append it.
@@ -166,10 +199,14 @@ class TinyGPT(Module):
         """
         ids = _ids(self, idx, "TinyGPT.generate")
         if ids.dims != 2 or ids.shape[1] == 0:
-            raise ShapeError(f"TinyGPT.generate: idx must be [B, T] token ids with T ≥ 1, got shape {ids.shape}")
+            raise ShapeError(
+                f"TinyGPT.generate: idx must be [B, T] token ids with T ≥ 1, got shape {ids.shape}"
+            )
         if max_new_tokens < 0 or temperature < 0:
-            raise ValueError(f"TinyGPT.generate: need max_new_tokens ≥ 0 and temperature ≥ 0, "
-                             f"got {max_new_tokens}, {temperature}")
+            raise ValueError(
+                f"TinyGPT.generate: need max_new_tokens ≥ 0 and temperature ≥ 0, "
+                f"got {max_new_tokens}, {temperature}"
+            )
         rng = np.random.default_rng(0) if rng is None else rng
         with no_grad():
             out = extend_ids(self._last_logits, ids.numpy(), max_new_tokens, temperature, rng)
@@ -177,7 +214,7 @@ class TinyGPT(Module):
 
     def _last_logits(self, ids: np.ndarray) -> np.ndarray:
         """The last position's logits [B, V] for the ids [B, T] (cropped to the context)."""
-        window = ids[:, -self.context_length:]
+        window = ids[:, -self.context_length :]
         return self(tensor(window, dtype=np.int64, backend=self.backend)).numpy()[:, -1]
 
     def extra_repr(self) -> str:
@@ -195,8 +232,13 @@ def draw(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> in
     return int(rng.choice(len(p), p=p / p.sum()))
 
 
-def extend_ids(last_logits: Callable[[np.ndarray], np.ndarray], ids: np.ndarray, n: int, temperature: float,
-            rng: np.random.Generator) -> np.ndarray:
+def extend_ids(
+    last_logits: Callable[[np.ndarray], np.ndarray],
+    ids: np.ndarray,
+    n: int,
+    temperature: float,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """ids [B, T] followed by n drawn tokens, [B, T + n]; `last_logits(ids)` gives the
     logits [B, V] of the next token (any framework: the example's PyTorch twin uses this too)."""
     out = np.asarray(ids, dtype=np.int64)
@@ -240,11 +282,15 @@ def evaluate(model: TinyGPT, data: Any, seq_len: Optional[int] = None, batch_siz
     evaluation mode under no_grad; the mode is restored."""
     seq_len = model.context_length if seq_len is None else seq_len
     if not 0 < seq_len <= model.context_length:
-        raise ValueError(f"evaluate: seq_len must be in 1 … context_length = {model.context_length}, got {seq_len}")
+        raise ValueError(
+            f"evaluate: seq_len must be in 1 … context_length = {model.context_length}, got {seq_len}"
+        )
     return language_model.evaluate(_Recurrent(model), data, seq_len, batch_size)
 
 
-def sample(model: TinyGPT, vocab: Any, prompt: str, length: int, temperature: float = 1.0, seed: int = 0) -> str:
+def sample(
+    model: TinyGPT, vocab: Any, prompt: str, length: int, temperature: float = 1.0, seed: int = 0
+) -> str:
     """Generate `length` characters after `prompt` (see `TinyGPT.generate`), as
     `language_model.sample` does for the A5 model: draws from `numpy.random.default_rng(seed)`,
     evaluation mode (restored afterwards); returns the generated text without the prompt.
@@ -260,6 +306,6 @@ def sample(model: TinyGPT, vocab: Any, prompt: str, length: int, temperature: fl
     try:
         ids = np.asarray(vocab.encode(prompt), dtype=np.int64)[None, :]
         out = model.generate(ids, length, temperature, np.random.default_rng(seed))
-        return vocab.decode(out.numpy()[0, ids.shape[1]:])
+        return vocab.decode(out.numpy()[0, ids.shape[1] :])
     finally:
         model.train(was_training)

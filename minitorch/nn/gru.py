@@ -60,8 +60,8 @@ def gru_step(
     if b_hh is not None:
         gh = gh + b_hh
     r = (x_proj[..., 0:hidden] + gh[..., 0:hidden]).sigmoid()
-    z = (x_proj[..., hidden:2 * hidden] + gh[..., hidden:2 * hidden]).sigmoid()
-    n = (x_proj[..., 2 * hidden:3 * hidden] + r * gh[..., 2 * hidden:3 * hidden]).tanh()
+    z = (x_proj[..., hidden : 2 * hidden] + gh[..., hidden : 2 * hidden]).sigmoid()
+    n = (x_proj[..., 2 * hidden : 3 * hidden] + r * gh[..., 2 * hidden : 3 * hidden]).tanh()
     return n + z * (hx - n)  # = (1 − z) ⊙ n + z ⊙ hx
     # END SOLUTION 5.3
 

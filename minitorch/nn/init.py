@@ -38,19 +38,41 @@ from ..rng import generator as _generator
 from ..tensor import Tensor
 
 __all__ = [
-    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
-    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "orthogonal_",
 ]
 
 Target = Union[Tensor, Parameter]
 
-_LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "sigmoid")
+_LINEAR = (
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "sigmoid",
+)
 
 
 def _tensor_of(name: str, target: Target, need_float: bool = True) -> Tensor:
     t = target.value if isinstance(target, Parameter) else target
     if not isinstance(t, Tensor):
-        raise TypeError(f"nn.init.{name}: expected a minitorch Tensor or a Parameter holding one, got {type(t).__name__}")
+        raise TypeError(
+            f"nn.init.{name}: expected a minitorch Tensor or a Parameter holding one, got {type(t).__name__}"
+        )
     if need_float and not np.issubdtype(t.dtype, np.floating):
         raise TypeError(f"nn.init.{name}: the tensor must be float32 or float64, got dtype {t.dtype}")
     return t
@@ -104,7 +126,9 @@ def _fans(name: str, target: Target) -> tuple[int, int]:
 
 def _no_generator(name: str, generator: Any) -> None:
     if generator is not None:
-        raise ValueError(f"nn.init.{name}: generator= is not supported; minitorch has one generator, seeded by manual_seed")
+        raise ValueError(
+            f"nn.init.{name}: generator= is not supported; minitorch has one generator, seeded by manual_seed"
+        )
 
 
 # ---- plain fills -------------------------------------------------------------------------
@@ -122,8 +146,14 @@ def normal_(tensor: Target, mean: float = 0.0, std: float = 1.0, generator: Any 
     return _fill("normal_", tensor, _generator().normal(mean, std, _shape("normal_", tensor)))
 
 
-def trunc_normal_(tensor: Target, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
-                  generator: Any = None) -> Target:
+def trunc_normal_(
+    tensor: Target,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator: Any = None,
+) -> Target:
     """Fill with samples of N(mean, std²) conditioned on [a, b] (absolute bounds, as in
     PyTorch): samples outside are drawn again until every one lies inside."""
     _no_generator("trunc_normal_", generator)
@@ -185,15 +215,25 @@ def _kaiming_std(name: str, tensor: Target, a: float, mode: str, nonlinearity: s
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
-def kaiming_uniform_(tensor: Target, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
-                     generator: Any = None) -> Target:
+def kaiming_uniform_(
+    tensor: Target,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Any = None,
+) -> Target:
     """He uniform: U(−√3·std, √3·std), std = gain / √fan (`a`: leaky_relu's negative slope)."""
     bound = math.sqrt(3.0) * _kaiming_std("kaiming_uniform_", tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor: Target, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
-                    generator: Any = None) -> Target:
+def kaiming_normal_(
+    tensor: Target,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Any = None,
+) -> Target:
     """He normal: N(0, std²), std = gain / √fan."""
     return normal_(tensor, 0.0, _kaiming_std("kaiming_normal_", tensor, a, mode, nonlinearity), generator)
 
@@ -206,7 +246,9 @@ def orthogonal_(tensor: Target, gain: float = 1.0, generator: Any = None) -> Tar
     _no_generator("orthogonal_", generator)
     shape = _shape("orthogonal_", tensor)
     if len(shape) < 2:
-        raise ValueError(f"nn.init.orthogonal_: Only tensors with 2 or more dimensions are supported (got shape {shape})")
+        raise ValueError(
+            f"nn.init.orthogonal_: Only tensors with 2 or more dimensions are supported (got shape {shape})"
+        )
     rows, cols = shape[0], math.prod(shape[1:])
     flat = _generator().standard_normal((rows, cols))
     if rows < cols:

@@ -59,7 +59,14 @@ from .losses import cross_entropy
 from .recurrent import GRU, LSTM, RNN
 
 __all__ = [
-    "CharLanguageModel", "sequence_loss", "perplexity", "train_chunk", "train_step", "evaluate", "sample", "detach_state",
+    "CharLanguageModel",
+    "sequence_loss",
+    "perplexity",
+    "train_chunk",
+    "train_step",
+    "evaluate",
+    "sample",
+    "detach_state",
 ]
 
 #: A recurrent state: h_n [num_layers, B, H] (RNN, GRU) or (h_n, c_n) (LSTM).
@@ -111,8 +118,13 @@ class CharLanguageModel(Module):
         self.vocab_size, self.cell = vocab_size, cell
         self.embedding = Embedding(vocab_size, embedding_dim, dtype=dtype, backend=backend)
         self.rnn = CELLS[cell](
-            embedding_dim, hidden_size, num_layers=num_layers, batch_first=True,
-            dropout=dropout if num_layers > 1 else 0.0, dtype=dtype, backend=backend,
+            embedding_dim,
+            hidden_size,
+            num_layers=num_layers,
+            batch_first=True,
+            dropout=dropout if num_layers > 1 else 0.0,
+            dtype=dtype,
+            backend=backend,
         )
         self.dropout = Dropout(dropout)
         self.fc = Linear(hidden_size, vocab_size, dtype=dtype, backend=backend)
@@ -160,7 +172,9 @@ def _stream(data: Any, name: str) -> np.ndarray:
     """A split of a corpus as a 1-D int64 array of character ids."""
     array = np.asarray(data.numpy() if isinstance(data, Tensor) else data)
     if array.ndim != 1 or array.dtype.kind not in "iu":
-        raise ValueError(f"{name}: data must be a 1-D array of character ids, got shape {array.shape} ({array.dtype})")
+        raise ValueError(
+            f"{name}: data must be a 1-D array of character ids, got shape {array.shape} ({array.dtype})"
+        )
     return array.astype(np.int64, copy=False)
 
 
@@ -181,7 +195,11 @@ def sequence_loss(logits: Tensor, targets: Any) -> Tensor:
         )
     # BEGIN SOLUTION 5.5
     b, t, v = logits.shape
-    flat_targets = targets.contiguous().view(b * t) if isinstance(targets, Tensor) else np.asarray(targets).reshape(b * t)
+    flat_targets = (
+        targets.contiguous().view(b * t)
+        if isinstance(targets, Tensor)
+        else np.asarray(targets).reshape(b * t)
+    )
     return cross_entropy(logits.contiguous().view(b * t, v), flat_targets)
     # END SOLUTION 5.5
 
@@ -199,7 +217,11 @@ def perplexity(mean_nll: float) -> float:
 
 
 def train_chunk(
-    model: CharLanguageModel, optimizer: Any, x: Any, y: Any, state: Optional[State] = None,
+    model: CharLanguageModel,
+    optimizer: Any,
+    x: Any,
+    y: Any,
+    state: Optional[State] = None,
     max_norm: Optional[float] = 1.0,
 ) -> tuple[float, State]:
     """One optimisation step on a batch of windows x, y [B, T] (y = x shifted by one),
@@ -227,7 +249,9 @@ def train_chunk(
     # END SOLUTION 5.5
 
 
-def train_step(model: CharLanguageModel, optimizer: Any, x: Any, y: Any, max_norm: Optional[float] = 1.0) -> float:
+def train_step(
+    model: CharLanguageModel, optimizer: Any, x: Any, y: Any, max_norm: Optional[float] = 1.0
+) -> float:
     """`train_chunk` from a zero state (independent windows): returns the loss as a float."""
     loss, _ = train_chunk(model, optimizer, x, y, None, max_norm)
     return loss

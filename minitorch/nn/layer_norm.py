@@ -31,7 +31,9 @@ Shape = Union[int, Sequence[int]]
 
 
 def _as_shape(normalized_shape: Shape) -> tuple[int, ...]:
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(int(n) for n in normalized_shape)
+    shape = (
+        (normalized_shape,) if isinstance(normalized_shape, int) else tuple(int(n) for n in normalized_shape)
+    )
     if not shape or any(n <= 0 for n in shape):
         raise ValueError(f"normalized_shape must be one or more positive sizes, got {normalized_shape!r}")
     return shape
@@ -40,7 +42,7 @@ def _as_shape(normalized_shape: Shape) -> tuple[int, ...]:
 def checked_shape(input: Tensor, normalized_shape: Shape) -> tuple[int, ...]:
     """normalized_shape as a tuple, after checking that the input ends with it."""
     shape = _as_shape(normalized_shape)
-    if tuple(input.shape[len(input.shape) - len(shape):]) != shape or len(input.shape) < len(shape):
+    if tuple(input.shape[len(input.shape) - len(shape) :]) != shape or len(input.shape) < len(shape):
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
             f"but got input of size {list(input.shape)}"
@@ -87,14 +89,29 @@ class LayerNorm(Module):
         bias: learn β too (with elementwise_affine).
     """
 
-    def __init__(self, normalized_shape: Shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-                 dtype=None, backend: Optional[TensorBackend] = None):  # noqa: ANN001 - a minitorch or NumPy dtype
+    def __init__(
+        self,
+        normalized_shape: Shape,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        dtype=None,
+        backend: Optional[TensorBackend] = None,
+    ):  # noqa: ANN001 - a minitorch or NumPy dtype
         super().__init__()
         self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        self.weight = Parameter(ones(self.normalized_shape, dtype=dtype, backend=backend)) if elementwise_affine else None
-        self.bias = Parameter(zeros(self.normalized_shape, dtype=dtype, backend=backend)) if elementwise_affine and bias else None
+        self.weight = (
+            Parameter(ones(self.normalized_shape, dtype=dtype, backend=backend))
+            if elementwise_affine
+            else None
+        )
+        self.bias = (
+            Parameter(zeros(self.normalized_shape, dtype=dtype, backend=backend))
+            if elementwise_affine and bias
+            else None
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         weight = self.weight.value if self.weight is not None else None

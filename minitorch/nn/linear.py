@@ -12,7 +12,9 @@ from ..constructors import rand
 from ..tensor_ops import TensorBackend
 
 
-def uniform(shape: tuple[int, ...], bound: float, dtype=None, backend: Optional[TensorBackend] = None) -> Tensor:
+def uniform(
+    shape: tuple[int, ...], bound: float, dtype=None, backend: Optional[TensorBackend] = None
+) -> Tensor:
     """Samples from U(−bound, bound), PyTorch's default initialisation for Linear and Conv."""
     return (rand(shape, dtype=dtype, backend=backend) * (2.0 * bound) - bound).detach()
 
@@ -23,8 +25,10 @@ def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tens
     Shapes: input [..., in], weight [out, in], bias [out] → y [..., out].
     """
     if weight.dims != 2 or input.shape[-1] != weight.shape[1]:
-        raise ValueError(f"linear: input of shape {input.shape} and weight of shape {weight.shape} "
-                         f"(expected weight [out_features, {input.shape[-1]}])")
+        raise ValueError(
+            f"linear: input of shape {input.shape} and weight of shape {weight.shape} "
+            f"(expected weight [out_features, {input.shape[-1]}])"
+        )
     lead = input.shape[:-1]
     if len(lead) > 1:  # [..., in] as one matrix of rows: one product forward and backward
         return linear(input.reshape(-1, weight.shape[1]), weight, bias).view(*lead, weight.shape[0])
@@ -42,7 +46,14 @@ class Linear(Module):
     U(−1/√in, 1/√in), PyTorch's default.
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=None, backend: Optional[TensorBackend] = None):
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        dtype=None,
+        backend: Optional[TensorBackend] = None,
+    ):
         super().__init__()
         if in_features <= 0 or out_features <= 0:
             raise ValueError(f"Linear({in_features}, {out_features}): sizes must be positive")
@@ -60,4 +71,6 @@ class Linear(Module):
         return linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        )

@@ -53,11 +53,18 @@ class BCELoss(_Loss):
     """`torch.nn.BCELoss`: binary cross-entropy of probabilities; see `F.binary_cross_entropy`.
     (Class weights, PyTorch's `weight` argument, are not supported.)"""
 
-    def __init__(self, weight: Optional[Tensor] = None, size_average: Any = None, reduce: Any = None,
-                 reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        weight: Optional[Tensor] = None,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         if weight is not None:
-            raise ValueError("BCELoss: weight (a rescaling of each element's loss) is not supported by minitorch")
+            raise ValueError(
+                "BCELoss: weight (a rescaling of each element's loss) is not supported by minitorch"
+            )
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return binary_cross_entropy(input, target, reduction=self.reduction)
@@ -67,17 +74,27 @@ class NLLLoss(_Loss):
     """`torch.nn.NLLLoss`: negative log-likelihood of class ids under log-probabilities;
     see `F.nll_loss` (class `weight`, `ignore_index`)."""
 
-    def __init__(self, weight: Optional[Tensor] = None, size_average: Any = None, ignore_index: int = -100,
-                 reduce: Any = None, reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        weight: Optional[Tensor] = None,
+        size_average: Any = None,
+        ignore_index: int = -100,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.weight = weight
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
-        return nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+        return nll_loss(
+            input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+        )
 
     def extra_repr(self) -> str:
-        parts = [super().extra_repr()] + ([f"ignore_index={self.ignore_index}"] if self.ignore_index != -100 else [])
+        parts = [super().extra_repr()] + (
+            [f"ignore_index={self.ignore_index}"] if self.ignore_index != -100 else []
+        )
         return ", ".join(p for p in parts if p)
 
 
@@ -86,13 +103,26 @@ class CrossEntropyLoss(NLLLoss):
     NLLLoss of log_softmax(logits); see `F.cross_entropy` (class `weight`, `ignore_index`,
     `label_smoothing`)."""
 
-    def __init__(self, weight: Optional[Tensor] = None, size_average: Any = None, ignore_index: int = -100,
-                 reduce: Any = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+    def __init__(
+        self,
+        weight: Optional[Tensor] = None,
+        size_average: Any = None,
+        ignore_index: int = -100,
+        reduce: Any = None,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+    ) -> None:
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
         if not 0.0 <= label_smoothing <= 1.0:
             raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}")
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
-        return cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction,
-                             label_smoothing=self.label_smoothing)
+        return cross_entropy(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )

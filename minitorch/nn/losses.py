@@ -121,7 +121,9 @@ def _target_array(name: str, target: Any) -> np.ndarray:
     """The class ids as an int64 ndarray (they index: they are data, not part of the graph)."""
     if isinstance(target, Tensor):
         if target.dtype != np.int64:
-            raise TypeError(f"{name}: target must hold class indices as int64 (minitorch.int64), got dtype {target.dtype}")
+            raise TypeError(
+                f"{name}: target must hold class indices as int64 (minitorch.int64), got dtype {target.dtype}"
+            )
         return target.numpy()
     t = np.asarray(target)
     if t.dtype.kind not in "iu":
@@ -147,7 +149,9 @@ def class_targets(
     t = _target_array(name, target)
     if input.dims == 1:
         if t.ndim != 0:
-            raise ShapeError(f"{name}: unbatched input of shape {input.shape} needs a 0-d target, got shape {t.shape}")
+            raise ShapeError(
+                f"{name}: unbatched input of shape {input.shape} needs a 0-d target, got shape {t.shape}"
+            )
         classes = input.shape[0]
     elif input.dims >= 2:
         n, classes = input.shape[0], input.shape[1]
@@ -171,7 +175,9 @@ def class_targets(
         w = np.ones(len(t_flat))
     else:
         if weight.shape != (classes,):
-            raise ShapeError(f"{name}: weight must have shape ({classes},) (one per class), got {weight.shape}")
+            raise ShapeError(
+                f"{name}: weight must have shape ({classes},) (one per class), got {weight.shape}"
+            )
         w = weight.numpy().astype(np.float64)[np.where(keep, t_flat, 0)]
     w = np.where(keep, w, 0.0)
     return t, t_flat, keep, w
@@ -248,8 +254,9 @@ def cross_entropy(
     return nll_loss(log_softmax(input, dim), target, weight, ignore_index, reduction)
 
 
-def _smoothed_cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor], ignore_index: int,
-                            reduction: str, eps: float) -> Tensor:
+def _smoothed_cross_entropy(
+    input: Tensor, target: Any, weight: Optional[Tensor], ignore_index: int, reduction: str, eps: float
+) -> Tensor:
     """`cross_entropy` with label smoothing ε > 0 (composed: log_softmax, then both terms)."""
     dim = 0 if input.dims == 1 else 1
     log_p = log_softmax(input, dim)

@@ -58,9 +58,9 @@ def lstm_step(
     if b_hh is not None:
         gates = gates + b_hh
     i = gates[..., 0:hidden].sigmoid()
-    f = gates[..., hidden:2 * hidden].sigmoid()
-    g = gates[..., 2 * hidden:3 * hidden].tanh()
-    o = gates[..., 3 * hidden:4 * hidden].sigmoid()
+    f = gates[..., hidden : 2 * hidden].sigmoid()
+    g = gates[..., 2 * hidden : 3 * hidden].tanh()
+    o = gates[..., 3 * hidden : 4 * hidden].sigmoid()
     c_next = f * c + i * g
     h_next = o * c_next.tanh()
     return h_next, c_next
@@ -88,7 +88,9 @@ def lstm_cell(
         raise TypeError(f"lstm_cell: hx must be a pair (h, c) of tensors, got {type(hx).__name__}")
     h, c = hx
     if not check_cell("lstm_cell", input, (h, c), w_ih, w_hh, b_ih, b_hh, gates=4):
-        h_next, c_next = lstm_cell(input.unsqueeze(0), (h.unsqueeze(0), c.unsqueeze(0)), w_ih, w_hh, b_ih, b_hh)
+        h_next, c_next = lstm_cell(
+            input.unsqueeze(0), (h.unsqueeze(0), c.unsqueeze(0)), w_ih, w_hh, b_ih, b_hh
+        )
         return h_next.squeeze(0), c_next.squeeze(0)
     # BEGIN SOLUTION 5.2
     x_proj = input @ w_ih.transpose(0, 1)

@@ -36,7 +36,9 @@ def masked_softmax(scores: Tensor, mask: Optional[Tensor] = None, dim: int = -1)
     """
     check_float("masked_softmax", scores=scores)
     if mask is not None and mask.dtype != bool:
-        raise TypeError(f"masked_softmax: the mask must be a bool tensor (True = may attend), got dtype {mask.dtype}")
+        raise TypeError(
+            f"masked_softmax: the mask must be a bool tensor (True = may attend), got dtype {mask.dtype}"
+        )
     # BEGIN SOLUTION 6.1
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))

@@ -103,17 +103,17 @@ def multi_head_attention(
     src_len = key.shape[1]
     head_dim = embed_dim // num_heads
     # BEGIN SOLUTION 6.3
-    q = query @ w_q.transpose(0, 1)                              # [B, L, E]
-    k = key @ w_k.transpose(0, 1)                                # [B, S, E]
-    v = value @ w_v.transpose(0, 1)                              # [B, S, E]
+    q = query @ w_q.transpose(0, 1)  # [B, L, E]
+    k = key @ w_k.transpose(0, 1)  # [B, S, E]
+    v = value @ w_v.transpose(0, 1)  # [B, S, E]
     if b_q is not None:
         q, k, v = q + b_q, k + b_k, v + b_v
-    q = q.view(batch, tgt_len, num_heads, head_dim).transpose(1, 2)   # split: [B, H, L, d]
-    k = k.view(batch, src_len, num_heads, head_dim).transpose(1, 2)   # [B, H, S, d]
-    v = v.view(batch, src_len, num_heads, head_dim).transpose(1, 2)   # [B, H, S, d]
+    q = q.view(batch, tgt_len, num_heads, head_dim).transpose(1, 2)  # split: [B, H, L, d]
+    k = k.view(batch, src_len, num_heads, head_dim).transpose(1, 2)  # [B, H, S, d]
+    v = v.view(batch, src_len, num_heads, head_dim).transpose(1, 2)  # [B, H, S, d]
     heads, weights = scaled_dot_product_attention_with_weights(q, k, v, attn_mask, dropout_p, is_causal)
     merged = heads.transpose(1, 2).contiguous().view(batch, tgt_len, embed_dim)  # [B, L, H·d]
-    out = merged @ out_weight.transpose(0, 1)                    # [B, L, E]
+    out = merged @ out_weight.transpose(0, 1)  # [B, L, E]
     if out_bias is not None:
         out = out + out_bias
     return out, weights
@@ -129,7 +129,9 @@ def _mask_dtype_check(name: str, what: str, mask: Tensor) -> None:
     if not isinstance(mask, Tensor):
         raise TypeError(f"{name}: {what} must be a minitorch Tensor or None, got {type(mask).__name__}")
     if mask.dtype != bool and not np.issubdtype(mask.dtype, np.floating):
-        raise AssertionError(f"{name}: only bool and floating types of {what} are supported, got dtype {mask.dtype}")
+        raise AssertionError(
+            f"{name}: only bool and floating types of {what} are supported, got dtype {mask.dtype}"
+        )
 
 
 class MultiheadAttention(Module):
@@ -312,7 +314,9 @@ class MultiheadAttention(Module):
         either is float, a bool one becomes 0 / −∞ and the two are added."""
         masks = []
         if key_padding_mask is not None:
-            masks.append(key_padding_mask.reshape(bsz, 1, 1, src_len))  # the same keys for every head and query
+            masks.append(
+                key_padding_mask.reshape(bsz, 1, 1, src_len)
+            )  # the same keys for every head and query
         if attn_mask is not None:
             if attn_mask.dims == 2:
                 masks.append(attn_mask.reshape(1, 1, tgt_len, src_len))  # the same for every batch and head
@@ -327,7 +331,11 @@ class MultiheadAttention(Module):
             return allowed
         total = None
         for m in masks:
-            f = m.new_zeros(m.shape, dtype=dtype).masked_fill(m, float("-inf")) if m.dtype == bool else m.to(dtype)
+            f = (
+                m.new_zeros(m.shape, dtype=dtype).masked_fill(m, float("-inf"))
+                if m.dtype == bool
+                else m.to(dtype)
+            )
             total = f if total is None else total + f
         return total
 
@@ -387,9 +395,16 @@ class MultiheadAttention(Module):
         mask = self._merge_masks(key_padding_mask, attn_mask, bsz, tgt_len, src_len, query.dtype)
         dropout_p = self.dropout if self.training else 0.0
         output, weights = multi_head_attention(
-            query, key, value, self.num_heads, *self._weights(),
-            self.out_proj.weight.value, self.out_proj.bias.value if self.out_proj.bias is not None else None,
-            attn_mask=mask, dropout_p=dropout_p, is_causal=use_causal,
+            query,
+            key,
+            value,
+            self.num_heads,
+            *self._weights(),
+            self.out_proj.weight.value,
+            self.out_proj.bias.value if self.out_proj.bias is not None else None,
+            attn_mask=mask,
+            dropout_p=dropout_p,
+            is_causal=use_causal,
         )
         if not batched:
             output = output.squeeze(0)

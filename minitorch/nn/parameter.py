@@ -65,8 +65,10 @@ class Parameter(Tensor, BoxParameter):
 
     @value.setter
     def value(self, new: Any) -> None:
-        raise AttributeError("an nn.Parameter is its tensor, so its .value cannot be another one: "
-                             "p.update(t) gives it t's data (as p.data = t in PyTorch)")
+        raise AttributeError(
+            "an nn.Parameter is its tensor, so its .value cannot be another one: "
+            "p.update(t) gives it t's data (as p.data = t in PyTorch)"
+        )
 
     def update(self, value: Any) -> None:
         """Hold `value`'s data from now on (same object; the gradient is kept if the shape is).
@@ -89,8 +91,13 @@ class Parameter(Tensor, BoxParameter):
 
     def __deepcopy__(self, memo: dict) -> "Parameter":
         """`copy.deepcopy(model)`: a new Parameter with its own storage (and `.grad`)."""
-        out = Parameter(Tensor(TensorData(self._tensor._storage.copy(), self.shape, self._tensor.strides),
-                               backend=self.backend), self.requires_grad)
+        out = Parameter(
+            Tensor(
+                TensorData(self._tensor._storage.copy(), self.shape, self._tensor.strides),
+                backend=self.backend,
+            ),
+            self.requires_grad,
+        )
         memo[id(self)] = out
         if self.grad is not None:
             out.grad = copy.deepcopy(self.grad, memo)

@@ -75,7 +75,9 @@ class ParameterDict(Module):
     """Holds parameters by name: `ParameterDict({"scale": Parameter(ones(1))})`, as
     `torch.nn.ParameterDict` (insertion order kept; iterating gives the keys)."""
 
-    def __init__(self, values: Optional[Union[Mapping[str, Tensor], Iterable[tuple[str, Tensor]]]] = None) -> None:
+    def __init__(
+        self, values: Optional[Union[Mapping[str, Tensor], Iterable[tuple[str, Tensor]]]] = None
+    ) -> None:
         super().__init__()
         if values is not None:
             self.update(values)

@@ -50,9 +50,21 @@ __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "max_over_tim
 
 @backend_kernel("max pooling (max_pool2d_forward)")
 def max_pool2d_forward(
-    out: Storage, out_shape: Shape, out_strides: Strides, argmax: Storage,
-    x: Storage, x_shape: Shape, x_strides: Strides,
-    kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, dh: int, dw: int,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    argmax: Storage,
+    x: Storage,
+    x_shape: Shape,
+    x_strides: Strides,
+    kh: int,
+    kw: int,
+    sh: int,
+    sw: int,
+    ph: int,
+    pw: int,
+    dh: int,
+    dw: int,
 ) -> None:
     """Kernel: out[n, c, i, j] = the max of the window of x[n, c] at (i, j) (positions in the
     padding are skipped, i.e. count as −∞); argmax (int64, contiguous, same shape as out,
@@ -99,8 +111,13 @@ def max_pool2d_forward(
 
 @backend_kernel("max pooling backward (max_pool2d_backward)")
 def max_pool2d_backward(
-    out: Storage, out_shape: Shape, out_strides: Strides, argmax: Storage,
-    grad: Storage, grad_shape: Shape, grad_strides: Strides,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    argmax: Storage,
+    grad: Storage,
+    grad_shape: Shape,
+    grad_strides: Strides,
 ) -> None:
     """Kernel: out = ∂L/∂x [N, C, H, W], overwritten: 0 everywhere, then, for every output
     position (i, j), += grad[n, c, i, j] at the position argmax[n, c, i, j] = y·W + z that
@@ -121,15 +138,27 @@ def max_pool2d_backward(
                 at = argmax[(plane * out_h + i) * out_w + j]
                 y = at // width
                 z = at % width
-                out[x_plane + y * out_strides[2] + z * out_strides[3]] += grad[g_plane + i * grad_strides[2] + j * grad_strides[3]]
+                out[x_plane + y * out_strides[2] + z * out_strides[3]] += grad[
+                    g_plane + i * grad_strides[2] + j * grad_strides[3]
+                ]
     # END SOLUTION 4.3
 
 
 @backend_kernel("average pooling (avg_pool2d_forward)")
 def avg_pool2d_forward(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    x: Storage, x_shape: Shape, x_strides: Strides,
-    kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, count_include_pad: bool,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    x: Storage,
+    x_shape: Shape,
+    x_strides: Strides,
+    kh: int,
+    kw: int,
+    sh: int,
+    sw: int,
+    ph: int,
+    pw: int,
+    count_include_pad: bool,
 ) -> None:
     """Kernel: out[n, c, i, j] = (sum of the window of x[n, c] at (i, j)) / divisor, where
     the divisor is KH·KW (count_include_pad: padding counts as zeros) or the number of
@@ -156,15 +185,27 @@ def avg_pool2d_forward(
                         total += x[x_plane + y * x_strides[2] + z * x_strides[3]]
                         count += 1
                 divisor = kh * kw if count_include_pad else count
-                out[n * out_strides[0] + c * out_strides[1] + i * out_strides[2] + j * out_strides[3]] = total / divisor
+                out[n * out_strides[0] + c * out_strides[1] + i * out_strides[2] + j * out_strides[3]] = (
+                    total / divisor
+                )
     # END SOLUTION 4.3
 
 
 @backend_kernel("average pooling backward (avg_pool2d_backward)")
 def avg_pool2d_backward(
-    out: Storage, out_shape: Shape, out_strides: Strides,
-    grad: Storage, grad_shape: Shape, grad_strides: Strides,
-    kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, count_include_pad: bool,
+    out: Storage,
+    out_shape: Shape,
+    out_strides: Strides,
+    grad: Storage,
+    grad_shape: Shape,
+    grad_strides: Strides,
+    kh: int,
+    kw: int,
+    sh: int,
+    sw: int,
+    ph: int,
+    pw: int,
+    count_include_pad: bool,
 ) -> None:
     """Kernel: out = ∂L/∂x [N, C, H, W], overwritten: 0 everywhere, then every window (i, j)
     adds grad[n, c, i, j] / divisor to each of its positions inside x."""
@@ -218,7 +259,9 @@ class MaxPool2dFun(Function):
     """out = max pooling of input ([N, C, L] or [N, C, H, W]), window/stride/padding/dilation pairs."""
 
     @staticmethod
-    def forward(ctx: Context, input: Tensor, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple) -> Tensor:
+    def forward(
+        ctx: Context, input: Tensor, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple
+    ) -> Tensor:
         pool = input.backend.max_pool2d_forward  # the backend's version (raises if it has none)
         x = _planes(input)
         height, width = int(x[1][2]), int(x[1][3])
@@ -226,8 +269,19 @@ class MaxPool2dFun(Function):
         ow = (width + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
         out = input.new_zeros(_pooled_shape(input, oh, ow))
         argmax = input.new_zeros(out.shape, dtype="int64")
-        pool(*_planes(out), argmax.tuple()[0], *x, kernel[0], kernel[1], stride[0], stride[1],
-             padding[0], padding[1], dilation[0], dilation[1])
+        pool(
+            *_planes(out),
+            argmax.tuple()[0],
+            *x,
+            kernel[0],
+            kernel[1],
+            stride[0],
+            stride[1],
+            padding[0],
+            padding[1],
+            dilation[0],
+            dilation[1],
+        )
         ctx.save_for_backward(argmax, input.shape, input.dtype)
         return out
 
@@ -244,7 +298,9 @@ class AvgPool2dFun(Function):
     """out = average pooling of input ([N, C, L] or [N, C, H, W]), window/stride/padding pairs."""
 
     @staticmethod
-    def forward(ctx: Context, input: Tensor, kernel: tuple, stride: tuple, padding: tuple, count_include_pad: bool) -> Tensor:
+    def forward(
+        ctx: Context, input: Tensor, kernel: tuple, stride: tuple, padding: tuple, count_include_pad: bool
+    ) -> Tensor:
         pool = input.backend.avg_pool2d_forward
         x = _planes(input)
         height, width = int(x[1][2]), int(x[1][3])
@@ -270,8 +326,13 @@ class AvgPool2dFun(Function):
 
 
 def _geometry(
-    name: str, input: Tensor, dims: int, kernel_size: Union[int, tuple], stride: Optional[Union[int, tuple]],
-    padding: Union[int, tuple], dilation: Union[int, tuple],
+    name: str,
+    input: Tensor,
+    dims: int,
+    kernel_size: Union[int, tuple],
+    stride: Optional[Union[int, tuple]],
+    padding: Union[int, tuple],
+    dilation: Union[int, tuple],
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
     """Check a [N, C, L] (dims=1) or [N, C, H, W] (dims=2) float input and the window;
     return kernel, stride, padding and dilation as (height, width) pairs (height = 1 in 1-D)."""
@@ -289,7 +350,9 @@ def _geometry(
     for axis, size, kk, pp, dd in zip(("height", "width"), sizes, k, p, d):
         span = dd * (kk - 1) + 1
         if 2 * pp > span:
-            raise ValueError(f"{name}: padding {pp} along the {axis} must be at most half the window ({span})")
+            raise ValueError(
+                f"{name}: padding {pp} along the {axis} must be at most half the window ({span})"
+            )
         if size + 2 * pp < span:
             raise ShapeError(
                 f"{name}: the window ({span} along the {axis}) is larger than the padded input "
@@ -299,7 +362,11 @@ def _geometry(
 
 
 def max_pool2d(
-    input: Tensor, kernel_size: IntOr2, stride: Optional[IntOr2] = None, padding: IntOr2 = 0, dilation: IntOr2 = 1,
+    input: Tensor,
+    kernel_size: IntOr2,
+    stride: Optional[IntOr2] = None,
+    padding: IntOr2 = 0,
+    dilation: IntOr2 = 1,
 ) -> Tensor:
     """Max over KH × KW windows of a [N, C, H, W] input → [N, C, OH, OW] (stride defaults to
     the kernel size; padding counts as −∞). As `torch.nn.functional.max_pool2d`."""
@@ -308,8 +375,12 @@ def max_pool2d(
 
 
 def avg_pool2d(
-    input: Tensor, kernel_size: IntOr2, stride: Optional[IntOr2] = None, padding: IntOr2 = 0,
-    ceil_mode: bool = False, count_include_pad: bool = True,
+    input: Tensor,
+    kernel_size: IntOr2,
+    stride: Optional[IntOr2] = None,
+    padding: IntOr2 = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
 ) -> Tensor:
     """Mean over KH × KW windows of a [N, C, H, W] input → [N, C, OH, OW] (stride defaults to
     the kernel size; zero padding, counted in the mean unless count_include_pad=False).
@@ -320,14 +391,22 @@ def avg_pool2d(
     return AvgPool2dFun.apply(input, k, s, p, bool(count_include_pad))
 
 
-def max_pool1d(input: Tensor, kernel_size: int, stride: Optional[int] = None, padding: int = 0, dilation: int = 1) -> Tensor:
+def max_pool1d(
+    input: Tensor, kernel_size: int, stride: Optional[int] = None, padding: int = 0, dilation: int = 1
+) -> Tensor:
     """Max over windows of K positions of a [N, C, L] input → [N, C, L_out] (as PyTorch)."""
     k, s, p, d = _geometry("max_pool1d", input, 1, kernel_size, stride, padding, dilation)
     return MaxPool2dFun.apply(input, k, s, p, d)
 
 
-def avg_pool1d(input: Tensor, kernel_size: int, stride: Optional[int] = None, padding: int = 0,
-               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: int,
+    stride: Optional[int] = None,
+    padding: int = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
     """Mean over windows of K positions of a [N, C, L] input → [N, C, L_out] (as PyTorch)."""
     if ceil_mode:
         raise NotImplementedError("avg_pool1d: ceil_mode=True is not supported")

@@ -27,19 +27,25 @@ from ..tensor import Tensor
 from ..tensor_ops import TensorBackend
 
 
-def sinusoidal_positional_encoding(length: int, d_model: int, dtype=None,  # noqa: ANN001 - a minitorch or NumPy dtype
-                                   backend: Optional[TensorBackend] = None) -> Tensor:
+def sinusoidal_positional_encoding(
+    length: int,
+    d_model: int,
+    dtype=None,  # noqa: ANN001 - a minitorch or NumPy dtype
+    backend: Optional[TensorBackend] = None,
+) -> Tensor:
     """The table PE of the module docstring, shape [length, d_model] (float64 unless `dtype`).
 
     An odd d_model ends with a sine column (its cosine partner would be column d_model).
     """
     if length < 0 or d_model <= 0:
-        raise ValueError(f"sinusoidal_positional_encoding({length}, {d_model}): length must be ≥ 0 and d_model > 0")
+        raise ValueError(
+            f"sinusoidal_positional_encoding({length}, {d_model}): length must be ≥ 0 and d_model > 0"
+        )
     pe = np.empty((length, d_model))
     # BEGIN SOLUTION 6.4
-    pos = np.arange(length, dtype=np.float64)[:, None]                  # [length, 1]
-    two_i = np.arange(0, d_model, 2, dtype=np.float64)[None, :]          # [1, ⌈d/2⌉]: 2i
-    angle = pos / np.power(10000.0, two_i / d_model)                     # [length, ⌈d/2⌉]
+    pos = np.arange(length, dtype=np.float64)[:, None]  # [length, 1]
+    two_i = np.arange(0, d_model, 2, dtype=np.float64)[None, :]  # [1, ⌈d/2⌉]: 2i
+    angle = pos / np.power(10000.0, two_i / d_model)  # [length, ⌈d/2⌉]
     pe[:, 0::2] = np.sin(angle)
     pe[:, 1::2] = np.cos(angle[:, : d_model // 2])
     # END SOLUTION 6.4

@@ -169,7 +169,11 @@ class RNNBase(Module):
     ) -> None:
         super().__init__()
         name = type(self).__name__
-        for what, value in (("input_size", input_size), ("hidden_size", hidden_size), ("num_layers", num_layers)):
+        for what, value in (
+            ("input_size", input_size),
+            ("hidden_size", hidden_size),
+            ("num_layers", num_layers),
+        ):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise TypeError(f"{name}: {what} should be of type int, got: {type(value).__name__}")
             if value <= 0:
@@ -208,7 +212,9 @@ class RNNBase(Module):
 
     # ---- the pieces `_run_layers` uses ----------------------------------------------------
 
-    def layer_weights(self, layer: int, direction: int) -> tuple[Tensor, Tensor, Optional[Tensor], Optional[Tensor]]:
+    def layer_weights(
+        self, layer: int, direction: int
+    ) -> tuple[Tensor, Tensor, Optional[Tensor], Optional[Tensor]]:
         """(w_ih, w_hh, b_ih, b_hh) of one layer and direction (0 forward, 1 backward) as
         tensors; the biases are None when the layer has no bias."""
         names = self._weight_names[layer * self.num_directions + direction]
@@ -255,7 +261,9 @@ class RNNBase(Module):
                 if b_ih is not None:
                     x_proj = x_proj + b_ih
                 state = select_state(hx, layer * self.num_directions + direction)
-                out, final = unroll(self.step_function(layer, direction), x_proj, state, reverse=direction == 1)
+                out, final = unroll(
+                    self.step_function(layer, direction), x_proj, state, reverse=direction == 1
+                )
                 outputs.append(out)
                 finals.append(final)
             layer_input = outputs[0] if len(outputs) == 1 else cat(outputs, dim=2)
@@ -282,7 +290,9 @@ class RNNBase(Module):
         name = type(self).__name__
         check_float(name, input=input)
         if input.dims not in (2, 3):
-            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dims}D instead (shape {input.shape})")
+            raise ValueError(
+                f"{name}: Expected input to be 2D or 3D, got {input.dims}D instead (shape {input.shape})"
+            )
         if input.shape[-1] != self.input_size:
             raise ShapeError(
                 f"{name}: input.size(-1) must be equal to input_size. Expected {self.input_size}, "
@@ -291,7 +301,9 @@ class RNNBase(Module):
         batched = input.dims == 3
         length = input.shape[1 if batched and self.batch_first else 0]
         if length == 0:
-            raise ValueError(f"{name}: Expected sequence length to be larger than 0 (input shape {input.shape})")
+            raise ValueError(
+                f"{name}: Expected sequence length to be larger than 0 (input shape {input.shape})"
+            )
         return batched
 
     def _check_state(self, parts: tuple[Tensor, ...], batched: bool, batch: int) -> None:
@@ -372,7 +384,9 @@ class RNN(RNNBase):
         backend: Optional[TensorBackend] = None,
     ) -> None:
         check_nonlinearity("RNN", nonlinearity)
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype, backend)
+        super().__init__(
+            input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype, backend
+        )
         self.nonlinearity = nonlinearity
 
     def cell_step(self, x_proj: Tensor, state: State, w_hh: Tensor, b_hh: Optional[Tensor]) -> State:
@@ -407,7 +421,9 @@ class LSTM(RNNBase):
         dtype=None,
         backend: Optional[TensorBackend] = None,
     ) -> None:
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype, backend)
+        super().__init__(
+            input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype, backend
+        )
 
     @replaceable("LSTM.cell_step")
     def cell_step(self, x_proj: Tensor, state: State, w_hh: Tensor, b_hh: Optional[Tensor]) -> State:
@@ -432,7 +448,9 @@ class GRU(RNNBase):
         dtype=None,
         backend: Optional[TensorBackend] = None,
     ) -> None:
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype, backend)
+        super().__init__(
+            input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype, backend
+        )
 
     @replaceable("GRU.cell_step")
     def cell_step(self, x_proj: Tensor, state: State, w_hh: Tensor, b_hh: Optional[Tensor]) -> State:

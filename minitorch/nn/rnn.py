@@ -76,12 +76,16 @@ def check_cell(
         raise ShapeError(f"{name}: w_hh must have shape [{gates}·H, H], got {w_hh.shape}")
     hidden = w_hh.shape[1]
     if w_ih.dims != 2 or w_ih.shape[0] != gates * hidden:
-        raise ShapeError(f"{name}: w_ih must have shape [{gates}·H, I] = [{gates * hidden}, I], got {w_ih.shape}")
+        raise ShapeError(
+            f"{name}: w_ih must have shape [{gates}·H, I] = [{gates * hidden}, I], got {w_ih.shape}"
+        )
     for bname, b in (("b_ih", b_ih), ("b_hh", b_hh)):
         if b is not None and b.shape != (gates * hidden,):
             raise ShapeError(f"{name}: {bname} must have shape ({gates * hidden},), got {b.shape}")
     if input.dims not in (1, 2):
-        raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dims}D instead (shape {input.shape})")
+        raise ValueError(
+            f"{name}: Expected input to be 1D or 2D, got {input.dims}D instead (shape {input.shape})"
+        )
     if input.shape[-1] != w_ih.shape[1]:
         raise ShapeError(
             f"{name}: input has inconsistent input_size: got {input.shape[-1]}, expected {w_ih.shape[1]} "
@@ -168,7 +172,9 @@ class RNNCellBase(Module):
         super().__init__()
         name = type(self).__name__
         if input_size <= 0 or hidden_size <= 0:
-            raise ValueError(f"{name}({input_size}, {hidden_size}): input_size and hidden_size must be positive")
+            raise ValueError(
+                f"{name}({input_size}, {hidden_size}): input_size and hidden_size must be positive"
+            )
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         bound = 1.0 / math.sqrt(hidden_size)
         self.weight_ih = Parameter(uniform((gates * hidden_size, input_size), bound, dtype, backend))
@@ -192,7 +198,9 @@ class RNNCellBase(Module):
         name = type(self).__name__
         check_float(name, input=input)
         if input.dims not in (1, 2):
-            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dims}D instead (shape {input.shape})")
+            raise ValueError(
+                f"{name}: Expected input to be 1D or 2D, got {input.dims}D instead (shape {input.shape})"
+            )
         if input.shape[-1] != self.input_size:
             raise ShapeError(
                 f"{name}: input has inconsistent input_size: got {input.shape[-1]}, expected {self.input_size} "

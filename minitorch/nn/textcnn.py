@@ -66,7 +66,9 @@ class TextCNN(Module):
     ) -> None:
         super().__init__()
         self.kernel_sizes = tuple(kernel_sizes)
-        self.embedding = Embedding(vocab_size, embedding_dim, padding_idx=padding_idx, dtype=dtype, backend=backend)
+        self.embedding = Embedding(
+            vocab_size, embedding_dim, padding_idx=padding_idx, dtype=dtype, backend=backend
+        )
         self.convs = ModuleList(
             [Conv1d(embedding_dim, num_filters, k, dtype=dtype, backend=backend) for k in self.kernel_sizes]
         )

@@ -68,9 +68,15 @@ from .multihead_attention import MultiheadAttention
 from .validation import check_float
 
 __all__ = [
-    "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder",
-    "Transformer", "generate_square_subsequent_mask", "feed_forward",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "Transformer",
+    "generate_square_subsequent_mask",
+    "feed_forward",
 ]
+
 
 def generate_square_subsequent_mask(
     sz: int,
@@ -111,8 +117,10 @@ def _check_stream(name: str, what: str, x: Tensor, d_model: int) -> None:
     if x.dims not in (2, 3):
         raise ShapeError(f"{name}: {what} must be 2-D [S, d_model] or 3-D (batched), got shape {x.shape}")
     if x.shape[-1] != d_model:
-        raise ShapeError(f"{name}: {what} must have d_model = {d_model} features in its last dimension, "
-                         f"got shape {x.shape}")
+        raise ShapeError(
+            f"{name}: {what} must have d_model = {d_model} features in its last dimension, "
+            f"got shape {x.shape}"
+        )
 
 
 def feed_forward(
@@ -170,8 +178,9 @@ class TransformerEncoderLayer(Module):
         backend: Optional[TensorBackend] = None,
     ) -> None:
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            dtype=dtype, backend=backend)
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype, backend=backend
+        )
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, backend=backend)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, backend=backend)
@@ -181,8 +190,13 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = get_activation(activation)
-        self.activation_relu_or_gelu = (1 if activation == "relu" or isinstance(activation, ReLU)
-                                        else 2 if activation in ("gelu", gelu) or isinstance(activation, GELU) else 0)
+        self.activation_relu_or_gelu = (
+            1
+            if activation == "relu" or isinstance(activation, ReLU)
+            else 2
+            if activation in ("gelu", gelu) or isinstance(activation, GELU)
+            else 0
+        )
 
     def forward(
         self,
@@ -206,11 +220,23 @@ class TransformerEncoderLayer(Module):
         return x
         # END SOLUTION 6.5
 
-    def _sa_block(self, x: Tensor, attn_mask: Optional[Tensor], key_padding_mask: Optional[Tensor],
-                  is_causal: bool = False) -> Tensor:
+    def _sa_block(
+        self,
+        x: Tensor,
+        attn_mask: Optional[Tensor],
+        key_padding_mask: Optional[Tensor],
+        is_causal: bool = False,
+    ) -> Tensor:
         """The self-attention sub-layer's output, dropped out: dropout1(SelfAttention(x, x, x))."""
-        out, _ = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                                need_weights=False, is_causal=is_causal)
+        out, _ = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=is_causal,
+        )
         return self.dropout1(out)
 
     def _ff_block(self, x: Tensor) -> Tensor:
@@ -246,10 +272,12 @@ class TransformerDecoderLayer(Module):
         backend: Optional[TensorBackend] = None,
     ) -> None:
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            dtype=dtype, backend=backend)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                                 dtype=dtype, backend=backend)
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype, backend=backend
+        )
+        self.multihead_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype, backend=backend
+        )
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, backend=backend)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, backend=backend)
@@ -279,33 +307,64 @@ class TransformerDecoderLayer(Module):
         _check_stream("TransformerDecoderLayer", "tgt", tgt, d_model)
         _check_stream("TransformerDecoderLayer", "memory", memory, d_model)
         if tgt.dims != memory.dims:
-            raise ShapeError(f"TransformerDecoderLayer: tgt and memory must both be batched or both unbatched, "
-                             f"got shapes {tgt.shape} and {memory.shape}")
+            raise ShapeError(
+                f"TransformerDecoderLayer: tgt and memory must both be batched or both unbatched, "
+                f"got shapes {tgt.shape} and {memory.shape}"
+            )
         # BEGIN SOLUTION 6.5
         x = tgt
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            x = x + self._mha_block(
+                self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
+            )
             x = x + self._ff_block(self.norm3(x))
         else:
             x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
+            x = self.norm2(
+                x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            )
             x = self.norm3(x + self._ff_block(x))
         return x
         # END SOLUTION 6.5
 
-    def _sa_block(self, x: Tensor, attn_mask: Optional[Tensor], key_padding_mask: Optional[Tensor],
-                  is_causal: bool = False) -> Tensor:
+    def _sa_block(
+        self,
+        x: Tensor,
+        attn_mask: Optional[Tensor],
+        key_padding_mask: Optional[Tensor],
+        is_causal: bool = False,
+    ) -> Tensor:
         """The self-attention sub-layer's output, dropped out: dropout1(SelfAttention(x, x, x))."""
-        out, _ = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                                need_weights=False, is_causal=is_causal)
+        out, _ = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=is_causal,
+        )
         return self.dropout1(out)
 
-    def _mha_block(self, x: Tensor, mem: Tensor, attn_mask: Optional[Tensor], key_padding_mask: Optional[Tensor],
-                   is_causal: bool = False) -> Tensor:
+    def _mha_block(
+        self,
+        x: Tensor,
+        mem: Tensor,
+        attn_mask: Optional[Tensor],
+        key_padding_mask: Optional[Tensor],
+        is_causal: bool = False,
+    ) -> Tensor:
         """The cross-attention sub-layer's output, dropped out: dropout2(Attention(x, mem, mem))."""
-        out, _ = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                                     need_weights=False, is_causal=is_causal)
+        out, _ = self.multihead_attn(
+            x,
+            mem,
+            mem,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=is_causal,
+        )
         return self.dropout2(out)
 
     def _ff_block(self, x: Tensor) -> Tensor:
@@ -337,22 +396,35 @@ class TransformerEncoder(Module):
     is_causal=None detects a causal `mask` (see `generate_square_subsequent_mask`).
     """
 
-    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Optional[Module] = None,
-                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
+    def __init__(
+        self,
+        encoder_layer: TransformerEncoderLayer,
+        num_layers: int,
+        norm: Optional[Module] = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ) -> None:
         super().__init__()
         self.layers = _get_clones(encoder_layer, num_layers)
         self.num_layers = int(num_layers)
         self.norm = norm
         self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
 
-    def forward(self, src: Tensor, mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
-                is_causal: Optional[bool] = None) -> Tensor:
+    def forward(
+        self,
+        src: Tensor,
+        mask: Optional[Tensor] = None,
+        src_key_padding_mask: Optional[Tensor] = None,
+        is_causal: Optional[bool] = None,
+    ) -> Tensor:
         first = self.layers[0]
         seq_len = _seq_len(src, first.self_attn.batch_first) if src.dims in (2, 3) else None
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
         output = src
         for layer in self.layers:
-            output = layer(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+            output = layer(
+                output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask
+            )
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -366,7 +438,9 @@ class TransformerDecoder(Module):
     memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False) → tgt's shape.
     """
 
-    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Optional[Module] = None) -> None:
+    def __init__(
+        self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Optional[Module] = None
+    ) -> None:
         super().__init__()
         self.layers = _get_clones(decoder_layer, num_layers)
         self.num_layers = int(num_layers)
@@ -388,9 +462,16 @@ class TransformerDecoder(Module):
         tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, seq_len)
         output = tgt
         for layer in self.layers:
-            output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                           tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
-                           tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+            output = layer(
+                output,
+                memory,
+                tgt_mask=tgt_mask,
+                memory_mask=memory_mask,
+                tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask,
+                tgt_is_causal=tgt_is_causal,
+                memory_is_causal=memory_is_causal,
+            )
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -432,17 +513,39 @@ class Transformer(Module):
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias, **factory)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers,
-                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+            layer = TransformerEncoderLayer(
+                d_model,
+                nhead,
+                dim_feedforward,
+                dropout,
+                activation,
+                layer_norm_eps,
+                batch_first,
+                norm_first,
+                bias,
+                **factory,
+            )
+            self.encoder = TransformerEncoder(
+                layer, num_encoder_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+            )
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias, **factory)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers,
-                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+            layer = TransformerDecoderLayer(
+                d_model,
+                nhead,
+                dim_feedforward,
+                dropout,
+                activation,
+                layer_norm_eps,
+                batch_first,
+                norm_first,
+                bias,
+                **factory,
+            )
+            self.decoder = TransformerDecoder(
+                layer, num_decoder_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+            )
         self._reset_parameters()
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
 
@@ -462,18 +565,32 @@ class Transformer(Module):
     ) -> Tensor:
         batch = 0 if self.batch_first else 1
         if src.dims == 3 and tgt.dims == 3 and src.shape[batch] != tgt.shape[batch]:
-            raise RuntimeError(f"the batch number of src and tgt must be equal (src {src.shape}, tgt {tgt.shape})")
+            raise RuntimeError(
+                f"the batch number of src and tgt must be equal (src {src.shape}, tgt {tgt.shape})"
+            )
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
-            raise RuntimeError(f"the feature number of src and tgt must be equal to d_model = {self.d_model} "
-                               f"(src {src.shape}, tgt {tgt.shape})")
-        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
-        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                            tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
-                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+            raise RuntimeError(
+                f"the feature number of src and tgt must be equal to d_model = {self.d_model} "
+                f"(src {src.shape}, tgt {tgt.shape})"
+            )
+        memory = self.encoder(
+            src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
+        )
+        return self.decoder(
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
+        )
 
     @staticmethod
-    def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None,
-                                        backend: Optional[TensorBackend] = None) -> Tensor:
+    def generate_square_subsequent_mask(
+        sz: int, device: Any = None, dtype: Any = None, backend: Optional[TensorBackend] = None
+    ) -> Tensor:
         """The causal mask [sz, sz]: 0 on and below the diagonal, −∞ above (see the
         module-level `generate_square_subsequent_mask`)."""
         return generate_square_subsequent_mask(sz, device=device, dtype=dtype, backend=backend)

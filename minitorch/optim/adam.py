@@ -29,8 +29,19 @@ from ..jit import serial_and_parallel
 from .optimizer import Optimizer, PARALLEL_MIN, Params, flat_grad, tensor_of, values_of
 
 
-def _adam(theta: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray, beta1: float, beta2: float,
-          weight_decay: float, shrink: float, step_size: float, bias_correction2_sqrt: float, eps: float) -> None:
+def _adam(
+    theta: np.ndarray,
+    grad: np.ndarray,
+    m: np.ndarray,
+    v: np.ndarray,
+    beta1: float,
+    beta2: float,
+    weight_decay: float,
+    shrink: float,
+    step_size: float,
+    bias_correction2_sqrt: float,
+    eps: float,
+) -> None:
     """One Adam step in place: m, v and θ (module docstring). `weight_decay` is Adam's L2
     term (0 for AdamW), `shrink` AdamW's factor 1 − lr·λ (1 for Adam)."""
     for i in prange(theta.size):
@@ -56,8 +67,15 @@ class Adam(Optimizer):
     #: Whether weight decay is AdamW's (decoupled) rather than an L2 term.
     decoupled = False
 
-    def __init__(self, params: Params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False) -> None:
+    def __init__(
+        self,
+        params: Params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        amsgrad: bool = False,
+    ) -> None:
         if amsgrad:
             raise ValueError(f"{type(self).__name__}: amsgrad is not supported by minitorch")
         self._state: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}
@@ -66,9 +84,13 @@ class Adam(Optimizer):
     def _check_settings(self, group: dict[str, Any]) -> None:
         lr, betas = group["lr"], group["betas"]
         if lr < 0 or not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
-            raise ValueError(f"{type(self).__name__}: need lr ≥ 0 and betas in [0, 1), got lr={lr}, betas={betas}")
+            raise ValueError(
+                f"{type(self).__name__}: need lr ≥ 0 and betas in [0, 1), got lr={lr}, betas={betas}"
+            )
         if group["eps"] < 0 or group["weight_decay"] < 0:
-            raise ValueError(f"{type(self).__name__}: eps and weight_decay must be ≥ 0, got {group['eps']}, {group['weight_decay']}")
+            raise ValueError(
+                f"{type(self).__name__}: eps and weight_decay must be ≥ 0, got {group['eps']}, {group['weight_decay']}"
+            )
 
     def step(self) -> None:
         for group in self.param_groups:
@@ -88,8 +110,19 @@ class Adam(Optimizer):
                 bias_correction2 = 1 - b2**t
                 flat = theta.reshape(-1)  # a view: the kernel writes the parameter's storage
                 kernel = _adam_parallel if flat.size >= PARALLEL_MIN else _adam_serial
-                kernel(flat, flat_grad(p, theta.dtype), m.reshape(-1), v.reshape(-1), float(b1), float(b2),
-                       l2, shrink, lr / bias_correction1, bias_correction2**0.5, float(group["eps"]))
+                kernel(
+                    flat,
+                    flat_grad(p, theta.dtype),
+                    m.reshape(-1),
+                    v.reshape(-1),
+                    float(b1),
+                    float(b2),
+                    l2,
+                    shrink,
+                    lr / bias_correction1,
+                    bias_correction2**0.5,
+                    float(group["eps"]),
+                )
 
     def _per_parameter(self) -> dict[int, dict[str, Any]]:
         out = {}
@@ -109,6 +142,13 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params: Params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False) -> None:
+    def __init__(
+        self,
+        params: Params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+    ) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad)

@@ -23,7 +23,15 @@ from typing import Any, Callable, Iterable, Union
 
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR", "CosineAnnealingLR", "LambdaLR"]
+__all__ = [
+    "LRScheduler",
+    "StepLR",
+    "MultiStepLR",
+    "ExponentialLR",
+    "LinearLR",
+    "CosineAnnealingLR",
+    "LambdaLR",
+]
 
 
 class LRScheduler:
@@ -33,7 +41,9 @@ class LRScheduler:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         if last_epoch != -1:
-            raise ValueError(f"{type(self).__name__}: resuming with last_epoch is not supported; use load_state_dict")
+            raise ValueError(
+                f"{type(self).__name__}: resuming with last_epoch is not supported; use load_state_dict"
+            )
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             group.setdefault("initial_lr", group["lr"])
@@ -70,7 +80,9 @@ class LRScheduler:
 class StepLR(LRScheduler):
     """lr ← γ·lr every `step_size` steps."""
 
-    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
@@ -83,7 +95,9 @@ class StepLR(LRScheduler):
 class MultiStepLR(LRScheduler):
     """lr ← γ·lr at each step in `milestones` (γ^k where a milestone is listed k times)."""
 
-    def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1, last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
         self.milestones, self.gamma = Counter(milestones), gamma
         super().__init__(optimizer, last_epoch)
 
@@ -110,8 +124,14 @@ class LinearLR(LRScheduler):
     """The factor of the base rate goes linearly from `start_factor` to `end_factor` over
     `total_iters` steps, then stays (a warm-up with the defaults' start below 1)."""
 
-    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
-                 total_iters: int = 5, last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
         if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
             raise ValueError("LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1]")
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
@@ -141,16 +161,25 @@ class CosineAnnealingLR(LRScheduler):
         if t == 0:
             return self._current()
         if (t - 1 - T) % (2 * T) == 0:
-            return [lr + (base - low) * (1 - math.cos(math.pi / T)) / 2 for lr, base in zip(self._current(), self.base_lrs)]
-        return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T)) * (lr - low) + low
-                for lr in self._current()]
+            return [
+                lr + (base - low) * (1 - math.cos(math.pi / T)) / 2
+                for lr, base in zip(self._current(), self.base_lrs)
+            ]
+        return [
+            (1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T)) * (lr - low) + low
+            for lr in self._current()
+        ]
 
 
 class LambdaLR(LRScheduler):
     """lr_t = base · f(t), one f for all groups or one per group."""
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Union[Callable[[int], float], list[Callable[[int], float]]],
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Union[Callable[[int], float], list[Callable[[int], float]]],
+        last_epoch: int = -1,
+    ) -> None:
         n = len(optimizer.param_groups)
         self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * n
         if len(self.lr_lambdas) != n:

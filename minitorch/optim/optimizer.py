@@ -73,14 +73,24 @@ class Optimizer:
     def add_param_group(self, group: dict[str, Any]) -> None:
         """Add a group: its parameters, with its settings or else the defaults."""
         if not isinstance(group, dict) or "params" not in group:
-            raise TypeError(f"{type(self).__name__}: a parameter group is a dict with a 'params' key, got {group!r}")
+            raise TypeError(
+                f"{type(self).__name__}: a parameter group is a dict with a 'params' key, got {group!r}"
+            )
         params = group["params"]
         params = [params] if isinstance(params, Parameter) else list(params)
         params = [params] if isinstance(params, Tensor) else params
-        unknown = [p for p in params if not (isinstance(p, Parameter) or (isinstance(p, Tensor) and p.is_leaf()))]
+        unknown = [
+            p for p in params if not (isinstance(p, Parameter) or (isinstance(p, Tensor) and p.is_leaf()))
+        ]
         if unknown:
-            what = "a tensor computed from others" if isinstance(unknown[0], Tensor) else type(unknown[0]).__name__
-            raise TypeError(f"{type(self).__name__} can only optimize Parameters and leaf tensors that require grad, got {what}")
+            what = (
+                "a tensor computed from others"
+                if isinstance(unknown[0], Tensor)
+                else type(unknown[0]).__name__
+            )
+            raise TypeError(
+                f"{type(self).__name__} can only optimize Parameters and leaf tensors that require grad, got {what}"
+            )
         held = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in held for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -123,10 +133,17 @@ class Optimizer:
         groups, start = [], 0
         for group in self.param_groups:
             n = len(group["params"])
-            groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": list(range(start, start + n))})
+            groups.append(
+                {**{k: v for k, v in group.items() if k != "params"}, "params": list(range(start, start + n))}
+            )
             start += n
-        return {"state": {i: {k: np.array(v, copy=True) for k, v in st.items()} for i, st in self._per_parameter().items()},
-                "param_groups": groups}
+        return {
+            "state": {
+                i: {k: np.array(v, copy=True) for k, v in st.items()}
+                for i, st in self._per_parameter().items()
+            },
+            "param_groups": groups,
+        }
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore what `state_dict` returned (copies are taken); the groups' settings too."""
@@ -135,18 +152,24 @@ class Optimizer:
         if saved_groups is not None:
             sizes = [len(g["params"]) for g in saved_groups]
             if sizes != [len(g["params"]) for g in self.param_groups]:
-                raise ValueError(f"{name}.load_state_dict: the saved groups hold {sizes} parameters, this optimizer's "
-                                 f"{[len(g['params']) for g in self.param_groups]}")
+                raise ValueError(
+                    f"{name}.load_state_dict: the saved groups hold {sizes} parameters, this optimizer's "
+                    f"{[len(g['params']) for g in self.param_groups]}"
+                )
         for i, st in state_dict["state"].items():
             i = int(i)
             if not 0 <= i < len(self.parameters):
-                raise ValueError(f"{name}.load_state_dict: state for parameter {i}, "
-                                 f"but the optimizer has {len(self.parameters)} parameters")
+                raise ValueError(
+                    f"{name}.load_state_dict: state for parameter {i}, "
+                    f"but the optimizer has {len(self.parameters)} parameters"
+                )
             shape = tensor_of(self.parameters[i]).shape
             for key, value in st.items():
                 if np.ndim(value) and np.shape(value) != shape:
-                    raise ValueError(f"{name}.load_state_dict: {key} of parameter {i} has shape "
-                                     f"{np.shape(value)}, the parameter {shape}")
+                    raise ValueError(
+                        f"{name}.load_state_dict: {key} of parameter {i} has shape "
+                        f"{np.shape(value)}, the parameter {shape}"
+                    )
         for i, st in state_dict["state"].items():
             # C order: the kernels update the state through flat views of these arrays
             self._set_per_parameter(int(i), {k: np.array(v, copy=True, order="C") for k, v in st.items()})

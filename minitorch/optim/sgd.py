@@ -11,8 +11,17 @@ from ..jit import serial_and_parallel
 from .optimizer import Optimizer, PARALLEL_MIN, Params, flat_grad, tensor_of, values_of
 
 
-def _sgd(theta: np.ndarray, grad: np.ndarray, buf: np.ndarray, lr: float, momentum: float, dampening: float,
-         weight_decay: float, nesterov: bool, first: bool) -> None:
+def _sgd(
+    theta: np.ndarray,
+    grad: np.ndarray,
+    buf: np.ndarray,
+    lr: float,
+    momentum: float,
+    dampening: float,
+    weight_decay: float,
+    nesterov: bool,
+    first: bool,
+) -> None:
     """θ ← θ − lr·d in place, d as in `SGD`'s docstring; `buf` (momentum > 0 only) is b."""
     for i in prange(theta.size):
         d = float(grad[i])
@@ -39,16 +48,33 @@ class SGD(Optimizer):
     Each setting may differ per parameter group.
     """
 
-    def __init__(self, params: Params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False) -> None:
+    def __init__(
+        self,
+        params: Params,
+        lr: float = 1e-3,
+        momentum: float = 0.0,
+        dampening: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+    ) -> None:
         self._buffers: dict[int, np.ndarray] = {}
-        super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
-                                  "weight_decay": weight_decay, "nesterov": nesterov})
+        super().__init__(
+            params,
+            {
+                "lr": lr,
+                "momentum": momentum,
+                "dampening": dampening,
+                "weight_decay": weight_decay,
+                "nesterov": nesterov,
+            },
+        )
 
     def _check_settings(self, group: dict[str, Any]) -> None:
         lr, momentum, weight_decay = group["lr"], group["momentum"], group["weight_decay"]
         if lr < 0 or momentum < 0 or weight_decay < 0:
-            raise ValueError(f"SGD: lr, momentum and weight_decay must be ≥ 0 (got {lr}, {momentum}, {weight_decay})")
+            raise ValueError(
+                f"SGD: lr, momentum and weight_decay must be ≥ 0 (got {lr}, {momentum}, {weight_decay})"
+            )
         if group["nesterov"] and (momentum <= 0 or group["dampening"] != 0):
             raise ValueError("SGD: nesterov needs momentum > 0 and dampening 0")
 
@@ -63,15 +89,29 @@ class SGD(Optimizer):
                 buf = self._buffers.get(id(p))
                 first = buf is None
                 if momentum and first:
-                    buf = self._buffers[id(p)] = np.empty_like(theta).reshape(tensor_of(p).shape)  # b ← d (kernel)
+                    buf = self._buffers[id(p)] = np.empty_like(theta).reshape(
+                        tensor_of(p).shape
+                    )  # b ← d (kernel)
                 flat_buf = buf.reshape(-1) if momentum else theta[:0]  # unused without momentum
                 kernel = _sgd_parallel if theta.size >= PARALLEL_MIN else _sgd_serial
-                kernel(theta, grad, flat_buf, float(group["lr"]), momentum, float(group["dampening"]),
-                       float(group["weight_decay"]), bool(group["nesterov"]), first)
+                kernel(
+                    theta,
+                    grad,
+                    flat_buf,
+                    float(group["lr"]),
+                    momentum,
+                    float(group["dampening"]),
+                    float(group["weight_decay"]),
+                    bool(group["nesterov"]),
+                    first,
+                )
 
     def _per_parameter(self) -> dict[int, dict[str, Any]]:
-        return {i: {"momentum_buffer": self._buffers[id(p)]}
-                for i, p in enumerate(self.parameters) if id(p) in self._buffers}
+        return {
+            i: {"momentum_buffer": self._buffers[id(p)]}
+            for i, p in enumerate(self.parameters)
+            if id(p) in self._buffers
+        }
 
     def _set_per_parameter(self, index: int, state: dict[str, Any]) -> None:
         self._buffers[id(self.parameters[index])] = state["momentum_buffer"]

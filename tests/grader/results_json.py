@@ -18,8 +18,15 @@ def task_tests(results: dict) -> list[dict]:
     """The score test of each task, in order, its output followed by that of its details test."""
     tests = results.get("tests", [])
     details = {t.get("number"): t.get("output", "") for t in tests if is_details(t)}
-    return [{**t, "output": t.get("output", "") + (f"\n\n{details[t.get('number')]}" if t.get("number") in details else "")}
-            for t in tests if not is_details(t)]
+    return [
+        {
+            **t,
+            "output": t.get("output", "")
+            + (f"\n\n{details[t.get('number')]}" if t.get("number") in details else ""),
+        }
+        for t in tests
+        if not is_details(t)
+    ]
 
 
 def by_number(results: dict) -> dict[str, dict]:

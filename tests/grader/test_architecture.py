@@ -28,12 +28,18 @@ MAX_GRADER_LINES = 420  # "about 400"
 #: Imports that point up on purpose (inside a function, run on first use), and why. The
 #: graph drops these edges, and the edges to the packages the target implies.
 ALLOWED_UPWARD = {
-    ("minitorch.tensor", "minitorch.nn.softmax"):
-        "Tensor.softmax / log_softmax are the method forms of the functions of task 4.4",
-    ("minitorch.module", "minitorch.tensor"):
-        "Module.to parses torch's arguments as Tensor.to does: a module (A0) holds tensors from A2 on",
-    ("minitorch.scalar_functions", "minitorch.scalar"):
-        "a value type and its operations: Scalar's operators call the functions, whose apply makes a Scalar",
+    (
+        "minitorch.tensor",
+        "minitorch.nn.softmax",
+    ): "Tensor.softmax / log_softmax are the method forms of the functions of task 4.4",
+    (
+        "minitorch.module",
+        "minitorch.tensor",
+    ): "Module.to parses torch's arguments as Tensor.to does: a module (A0) holds tensors from A2 on",
+    (
+        "minitorch.scalar_functions",
+        "minitorch.scalar",
+    ): "a value type and its operations: Scalar's operators call the functions, whose apply makes a Scalar",
 }
 
 
@@ -223,11 +229,15 @@ def test_the_import_graph_sees_relative_and_absolute_imports(tmp_path: Path) -> 
 
 
 @pytest.mark.grader
-@pytest.mark.parametrize("hidden", [
-    "def f():\n    from . import b\n",
-    "class K:\n    def m(self):\n        if True:\n            import pkg.b\n",
-    "import importlib\ndef f():\n    return importlib.import_module('pkg.b')\n",
-], ids=["function", "method", "import_module"])
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "def f():\n    from . import b\n",
+        "class K:\n    def m(self):\n        if True:\n            import pkg.b\n",
+        "import importlib\ndef f():\n    return importlib.import_module('pkg.b')\n",
+    ],
+    ids=["function", "method", "import_module"],
+)
 def test_a_cycle_through_a_function_level_import_fails(tmp_path: Path, hidden: str) -> None:
     """A planted cycle: b imports a at module level, a imports b only inside a function."""
     pkg = tmp_path / "pkg"
@@ -264,8 +274,18 @@ def test_minitorch_has_no_import_cycle() -> None:
 #: The grader's packages, lowest first: a module imports only from its own package and the
 #: packages before it (function-level imports included), so each layer can be read, and
 #: tested, without those above it.
-GRADER_LAYERS = ("core", "trees", "sandbox", "checks", "notebooks", "grading", "release", "mutation", "batch",
-                 "commands")
+GRADER_LAYERS = (
+    "core",
+    "trees",
+    "sandbox",
+    "checks",
+    "notebooks",
+    "grading",
+    "release",
+    "mutation",
+    "batch",
+    "commands",
+)
 
 #: What the code next to student code (`grader/sandbox/child/`) may import besides the standard
 #: library and its siblings: the student's `minitorch` (from the child's tree) and the libraries
@@ -309,7 +329,7 @@ def child_imports(child_dir: Path) -> list[str]:
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             for name in names:
                 first = name.split(".")[0]
-                copy = first.startswith("_grader_") and first[len("_grader_"):] in siblings | {"child"}
+                copy = first.startswith("_grader_") and first[len("_grader_") :] in siblings | {"child"}
                 if not (first in sys.stdlib_module_names or copy or first in CHILD_THIRD_PARTY):
                     out.append(f"{path.name}: {name}")
     return out
@@ -318,7 +338,9 @@ def child_imports(child_dir: Path) -> list[str]:
 @pytest.mark.grader
 def test_grader_packages_import_only_downwards() -> None:
     problems = layer_violations(ROOT / "grader", GRADER_LAYERS)
-    assert not problems, "imports against the layer order " + " < ".join(GRADER_LAYERS) + ":\n" + "\n".join(problems)
+    assert not problems, (
+        "imports against the layer order " + " < ".join(GRADER_LAYERS) + ":\n" + "\n".join(problems)
+    )
 
 
 @pytest.mark.grader
@@ -344,13 +366,18 @@ def test_the_child_code_imports_the_standard_library_and_its_siblings_only(tmp_p
     planted = tmp_path / "child"
     planted.mkdir()
     (planted / "main.py").write_text("import json\nfrom . import executor\n")
-    (planted / "executor.py").write_text("def f():\n    from grader.core import manifest\n    from ..jail import Jail\n")
+    (planted / "executor.py").write_text(
+        "def f():\n    from grader.core import manifest\n    from ..jail import Jail\n"
+    )
     assert child_imports(planted) == ["executor.py: grader.core", "executor.py: from ..jail import ..."]
 
 
 @pytest.mark.grader
 def test_grader_modules_are_small() -> None:
-    sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in package_modules(ROOT / "grader").items()}
+    sizes = {
+        m: len(p.read_text(encoding="utf-8").splitlines())
+        for m, p in package_modules(ROOT / "grader").items()
+    }
     big = {m: n for m, n in sizes.items() if n > MAX_GRADER_LINES}
     assert not big, f"split these modules (one concept per file): {big}"
 

@@ -21,12 +21,16 @@ def test_a_stage_is_timed_on_its_examples_and_a_fresh_release(tmp_path: Path) ->
     for _, folder in subs:
         assert (folder / "minitorch" / "scalar.py").is_file()
     # the release is the stage's stubs: its scalar.py is not the reference's
-    assert (tmp_path / "release" / "minitorch" / "scalar.py").read_text() != (tmp_path / "a1-complete" / "minitorch" / "scalar.py").read_text()
+    assert (tmp_path / "release" / "minitorch" / "scalar.py").read_text() != (
+        tmp_path / "a1-complete" / "minitorch" / "scalar.py"
+    ).read_text()
 
 
 def test_the_table_gives_each_ratio_and_the_stage_sums() -> None:
-    rows = [grading_time.Timing("a2", "a2-complete", 2.0, 2.0, 100, 100),
-            grading_time.Timing("a2", "a2-strides-off-by-one", 2.0, 5.0, 10, 90)]
+    rows = [
+        grading_time.Timing("a2", "a2-complete", 2.0, 2.0, 100, 100),
+        grading_time.Timing("a2", "a2-strides-off-by-one", 2.0, 5.0, 10, 90),
+    ]
     lines = grading_time.table(rows).splitlines()
     assert lines[2] == "| a2 | a2-complete | 2.0 (100) | 2.0 (100) | 1.00 |"
     assert lines[3] == "| a2 | a2-strides-off-by-one | 2.0 (10) | 5.0 (90) | 2.50 |"

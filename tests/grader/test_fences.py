@@ -10,8 +10,14 @@ from pathlib import Path
 import pytest
 
 from grader.core.fences import FenceError, find_fences, package_fences, render, stub_line, student_bodies
-from grader.core.manifest import (ManifestError, all_manifests, all_stages, load_manifest, stage_of_task,
-    task_of_fence)
+from grader.core.manifest import (
+    ManifestError,
+    all_manifests,
+    all_stages,
+    load_manifest,
+    stage_of_task,
+    task_of_fence,
+)
 
 pytestmark = pytest.mark.grader
 
@@ -66,7 +72,11 @@ def test_find_fences_reads_task_lines_indent_body_and_function() -> None:
     [
         ("def f():\n    # BEGIN SOLUTION 1.1\n    return 1\n", 2, "never closed"),
         ("def f():\n    return 1\n    # END SOLUTION 1.1\n", 3, "without a matching BEGIN"),
-        ("def f():\n    # BEGIN SOLUTION 1.1\n    return 1\n    # END SOLUTION 1.2\n", 4, "closes the fence of task 1.1"),
+        (
+            "def f():\n    # BEGIN SOLUTION 1.1\n    return 1\n    # END SOLUTION 1.2\n",
+            4,
+            "closes the fence of task 1.1",
+        ),
         (
             "def f():\n    # BEGIN SOLUTION 1.1\n    # BEGIN SOLUTION 1.1\n    x = 1\n    # END SOLUTION 1.1\n",
             3,
@@ -136,7 +146,9 @@ def test_render_replace_splices_bodies_in_order_and_stubs_the_rest() -> None:
     fences = find_fences(out)
     assert fences[1].body == ("        return 42\n",)
     assert fences[2].body == (stub_line(fences[2]),)
-    assert len(problems) == 1 and "ops.py:22" in problems[0].message and "factory._apply" in problems[0].message
+    assert (
+        len(problems) == 1 and "ops.py:22" in problems[0].message and "factory._apply" in problems[0].message
+    )
     assert (problems[0].file, problems[0].line, problems[0].tasks) == ("ops.py", 22, ("0.2",))
 
 
@@ -172,7 +184,9 @@ def test_damaged_student_markers_are_reported_and_that_fence_is_dropped() -> Non
 def test_student_fences_that_match_nothing_are_reported() -> None:
     student = SOURCE + "\n\ndef extra():\n    # BEGIN SOLUTION 0.2\n    return 1\n    # END SOLUTION 0.2\n"
     _, problems = render(SOURCE, keep={"0.1"}, from_student={"0.2"}, student=student_bodies(student, "s.py"))
-    assert any("extra" in p.message and "matches no fence" in p.message and p.tasks == ("0.2",) for p in problems)
+    assert any(
+        "extra" in p.message and "matches no fence" in p.message and p.tasks == ("0.2",) for p in problems
+    )
 
 
 def test_student_lines_are_taken_verbatim() -> None:
@@ -199,8 +213,14 @@ def test_every_fence_in_minitorch_is_inside_a_function_after_its_docstring(refer
             assert owners, f"{rel}:{f.begin}: fence {f.task} is not inside a function body"
             fn = max(owners, key=lambda n: n.lineno)
             doc = fn.body[0]
-            if isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str):
-                assert f.begin > doc.end_lineno, f"{rel}:{f.begin}: fence {f.task} starts before the docstring ends"
+            if (
+                isinstance(doc, ast.Expr)
+                and isinstance(doc.value, ast.Constant)
+                and isinstance(doc.value.value, str)
+            ):
+                assert f.begin > doc.end_lineno, (
+                    f"{rel}:{f.begin}: fence {f.task} starts before the docstring ends"
+                )
 
 
 def test_every_fence_maps_to_a_manifest_task(reference_fences: dict) -> None:
@@ -244,7 +264,9 @@ def _kit(tmp_path: Path, manifest: str) -> Path:
         "def f():\n    # BEGIN SOLUTION 1.1\n    return 1\n    # END SOLUTION 1.1\n", encoding="utf-8"
     )
     (tmp_path / "assignments" / "a1-demo").mkdir(parents=True)
-    (tmp_path / "assignments" / "a1-demo" / "manifest.toml").write_text(textwrap.dedent(manifest), encoding="utf-8")
+    (tmp_path / "assignments" / "a1-demo" / "manifest.toml").write_text(
+        textwrap.dedent(manifest), encoding="utf-8"
+    )
     return tmp_path
 
 
@@ -273,7 +295,7 @@ def test_a_valid_manifest_loads(tmp_path: Path) -> None:
     [
         (lambda s: s + 'colour = "red"\n', "unknown key(s) colour"),
         (lambda s: s.replace('checks = ["one"]', 'checks = ["one"]\nspeed = 1'), "unknown key(s) speed"),
-        (lambda s: s + s[s.index("[[tasks]]"):], "duplicate task id 1.1"),
+        (lambda s: s + s[s.index("[[tasks]]") :], "duplicate task id 1.1"),
         (lambda s: s.replace('fences = ["1.1"]', 'fences = ["1.2"]'), "no '# BEGIN SOLUTION 1.2' fence"),
         (lambda s: s.replace('fences = ["1.1"]', 'fences = ["2.1"]'), "not a fence id of stage a1"),
         (lambda s: s.replace('id = "a1"', 'id = "a2"'), "folder is for stage a1"),
@@ -281,11 +303,18 @@ def test_a_valid_manifest_loads(tmp_path: Path) -> None:
         (lambda s: s.replace('checks = ["one"]', "checks = []"), "must not be empty"),
         (lambda s: s + '[[notebooks]]\npath = "a1/nope.ipynb"\npoints = 5\n', "does not exist"),
         (lambda s: s + "[tasks.performance]\nmax_ratio = 2.0\nwarmup = 3\n", "unknown key(s) warmup"),
-        (lambda s: s.replace('title = "Demo"', 'title = "Demo"\n[gradescope]\ndetails = "later"'),
-         "[gradescope].details = 'later' is not a Gradescope visibility (allowed: visible, after_due_date, after_published, hidden)"),
-        (lambda s: s.replace('title = "Demo"', 'title = "Demo"\n[gradescope]\nscore = "visible"'),
-         "unknown key(s) score in [gradescope] (allowed: visibility, details, stdout_visibility)"),
-        (lambda s: s.replace('title = "Demo"', 'title = "Demo"\ngradescope = "visible"'), "[gradescope] must be a table"),
+        (
+            lambda s: s.replace('title = "Demo"', 'title = "Demo"\n[gradescope]\ndetails = "later"'),
+            "[gradescope].details = 'later' is not a Gradescope visibility (allowed: visible, after_due_date, after_published, hidden)",
+        ),
+        (
+            lambda s: s.replace('title = "Demo"', 'title = "Demo"\n[gradescope]\nscore = "visible"'),
+            "unknown key(s) score in [gradescope] (allowed: visibility, details, stdout_visibility)",
+        ),
+        (
+            lambda s: s.replace('title = "Demo"', 'title = "Demo"\ngradescope = "visible"'),
+            "[gradescope] must be a table",
+        ),
         (lambda s: s.replace('title = "One"', "title = "), "invalid TOML"),
     ],
 )

@@ -108,7 +108,9 @@ def test_message_names_the_input_and_both_values() -> None:
         grad_check(lambda x, weight: x * _cube(2.0).apply(weight), x, w)
     text = str(info.value)
     assert "input 'weight'" in text and "index (0,)" in text
-    got, expected = map(float, re.search(r"backward gives (\S+), central difference gives (\S+)$", text).groups())
+    got, expected = map(
+        float, re.search(r"backward gives (\S+), central difference gives (\S+)$", text).groups()
+    )
     assert got == pytest.approx(2 * expected, rel=1e-6)  # backward 2 · 3w² · g against 3w² · g
 
 
@@ -145,7 +147,11 @@ def _cube_probe(p: Any, t: list[Any]) -> Any:
     return p.op("mul", p.op("mul", t[0], t[0]), t[0])
 
 
-GRADER_MIXED = [np.array([0.109375, 63.0]), np.array([0.109375, 1000.0]), np.array([[1e-3, -250.0], [0.5, 4e3]])]
+GRADER_MIXED = [
+    np.array([0.109375, 63.0]),
+    np.array([0.109375, 1000.0]),
+    np.array([[1e-3, -250.0], [0.5, 4e3]]),
+]
 
 
 @grader
@@ -168,7 +174,9 @@ def test_grader_gradcheck_passes_a_correct_backward_on_mixed_magnitudes(array: n
 
 @grader
 @pytest.mark.parametrize("array", GRADER_MIXED, ids=["issue", "1e3", "2x2"])
-def test_grader_gradcheck_fails_a_slightly_wrong_backward(array: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_grader_gradcheck_fails_a_slightly_wrong_backward(
+    array: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Mul.backward 0.1 % too large on the same inputs: still caught, the input named."""
     mul = minitorch.tensor_functions.Mul
     correct = mul.backward
@@ -180,7 +188,10 @@ def test_grader_gradcheck_fails_a_slightly_wrong_backward(array: np.ndarray, mon
     with pytest.raises(CheckFailed) as info:
         _context().gradcheck("a * a * a", _cube_probe, [array], names=["a"])
     assert "central differences of your forward for a:" in info.value.message
-    assert "central differences of your forward:" in info.value.details and "your backward (a.grad):" in info.value.details
+    assert (
+        "central differences of your forward:" in info.value.details
+        and "your backward (a.grad):" in info.value.details
+    )
 
 
 @grader
@@ -190,6 +201,8 @@ def test_grader_gradcheck_names_the_call_when_backward_raises(monkeypatch: pytes
 
     monkeypatch.setattr(minitorch.tensor_functions.Mul, "backward", staticmethod(broken))
     with pytest.raises(StudentError) as info:
-        _context().gradcheck("a * b", lambda p, t: p.op("mul", t[0], t[1]), [np.ones(2), np.ones(2)], names=["a", "b"])
+        _context().gradcheck(
+            "a * b", lambda p, t: p.op("mul", t[0], t[1]), [np.ones(2), np.ones(2)], names=["a", "b"]
+        )
     assert info.value.message == "ZeroDivisionError in a * b, then out.backward(g): oops"
     assert "a = [1., 1.]" in info.value.details and "upstream gradient g =" in info.value.details

@@ -63,12 +63,25 @@ def test_the_reference_kernels_touch_each_output_cell_from_one_iteration() -> No
     for dim in range(3):
         shape = tuple(1 if d == dim else s for d, s in enumerate(a.shape))
         out = np.zeros(int(np.prod(shape)))
-        assert prange_trace(fast_ops.tensor_reduce(operators.add), 0, [out, *_layout(shape), a.reshape(-1), *_layout(a.shape), dim]) == []
+        assert (
+            prange_trace(
+                fast_ops.tensor_reduce(operators.add),
+                0,
+                [out, *_layout(shape), a.reshape(-1), *_layout(a.shape), dim],
+            )
+            == []
+        )
         np.testing.assert_allclose(out, a.sum(dim).reshape(-1))  # and it computed, as the kernel does
     b = np.random.default_rng(1).random((4, 300, 3))
     out = np.zeros(4 * 5 * 3)
-    assert prange_trace(fast_ops.tensor_matmul, 0, [out, *_layout((4, 5, 3)), a.reshape(-1), *_layout(a.shape),
-                                                     b.reshape(-1), *_layout(b.shape)]) == []
+    assert (
+        prange_trace(
+            fast_ops.tensor_matmul,
+            0,
+            [out, *_layout((4, 5, 3)), a.reshape(-1), *_layout(a.shape), b.reshape(-1), *_layout(b.shape)],
+        )
+        == []
+    )
     np.testing.assert_allclose(out.reshape(4, 5, 3), a @ b)
 
 
@@ -103,20 +116,33 @@ def _tree(tmp_path: Path, edits: dict) -> Path:
     return tmp_path / "tree"
 
 
-@pytest.mark.parametrize("task, function, body, check", [
-    ("3.1", "tensor_reduce._reduce", RACY_REDUCE, "fast_kernels_race_free"),
-    ("3.2", "tensor_matmul", RACY_MATMUL, "fast_matmul_race_free"),
-], ids=["reduce", "matmul"])
-def test_a_racy_kernel_fails_its_race_check_20_times_in_20(tmp_path: Path, task: str, function: str, body: str, check: str) -> None:
+@pytest.mark.parametrize(
+    "task, function, body, check",
+    [
+        ("3.1", "tensor_reduce._reduce", RACY_REDUCE, "fast_kernels_race_free"),
+        ("3.2", "tensor_matmul", RACY_MATMUL, "fast_matmul_race_free"),
+    ],
+    ids=["reduce", "matmul"],
+)
+def test_a_racy_kernel_fails_its_race_check_20_times_in_20(
+    tmp_path: Path, task: str, function: str, body: str, check: str
+) -> None:
     tree = _tree(tmp_path, {(task, function): body})
     (tmp_path / "scratch").mkdir()
     manifest_task = next(t for t in load_manifest("a3").tasks if t.id == task)
     session = Session(tree, tmp_path / "scratch", LIMITS)
     try:
         for _ in range(20):
-            result = run_check(check, "a3", reference_executor(), Services(limits=LIMITS, task=manifest_task, student=session))
+            result = run_check(
+                check,
+                "a3",
+                reference_executor(),
+                Services(limits=LIMITS, task=manifest_task, student=session),
+            )
             assert result.status == "failed", (result.status, result.message, result.details)
-            assert "a data race: iterations 0, 1, 2, 3 of the outermost prange all touch out[" in result.message
+            assert (
+                "a data race: iterations 0, 1, 2, 3 of the outermost prange all touch out[" in result.message
+            )
     finally:
         session.close()
 
@@ -124,8 +150,13 @@ def test_a_racy_kernel_fails_its_race_check_20_times_in_20(tmp_path: Path, task:
 def test_the_reference_passes_the_race_checks_and_a_racy_reduce_fails_its_own(tmp_path: Path) -> None:
     ref = grade(write_submission(tmp_path / "ref", "a3"), "a3", task="3.1", limits=LIMITS, notebooks=False)
     assert [c.status for c in ref.tasks[0].checks] == ["passed"] * 3, ref.tasks[0].feedback
-    racy = grade(write_submission(tmp_path / "racy", "a3", {("3.1", "tensor_reduce._reduce"): RACY_REDUCE}), "a3", task="3.1",
-                 limits=LIMITS, notebooks=False)
+    racy = grade(
+        write_submission(tmp_path / "racy", "a3", {("3.1", "tensor_reduce._reduce"): RACY_REDUCE}),
+        "a3",
+        task="3.1",
+        limits=LIMITS,
+        notebooks=False,
+    )
     (row,) = racy.tasks
     failed = {c.name for c in row.checks if c.status != "passed"}
     assert "fast_kernels_race_free" in failed, row.feedback

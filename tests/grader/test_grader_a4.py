@@ -29,8 +29,12 @@ LIMITS = Limits(check_timeout=60, start_timeout=60)
 
 
 def _reference_body(task: str, function: str) -> str:
-    fences = [f for fs in package_fences(repo_root() / "minitorch").values() for f in fs
-              if f.task == task and f.function == function]
+    fences = [
+        f
+        for fs in package_fences(repo_root() / "minitorch").values()
+        for f in fs
+        if f.task == task and f.function == function
+    ]
     assert len(fences) == 1, (task, function)
     return textwrap.dedent("".join(fences[0].body))
 
@@ -63,17 +67,35 @@ return self.fc(self.dropout(h))
 #: name → (the edits, made when the test runs; the task that loses points; its checks that fail)
 BAD = {
     "im2col1d ignores the dilation": (
-        lambda: _changed("4.1", "im2col1d", "pos = start + k * dilation", "pos = start + k"), "4.1",
-        {"conv1d", "im2col1d", "conv1d_gradcheck"}),  # the backward (col2im1d) no longer its adjoint
+        lambda: _changed("4.1", "im2col1d", "pos = start + k * dilation", "pos = start + k"),
+        "4.1",
+        {"conv1d", "im2col1d", "conv1d_gradcheck"},
+    ),  # the backward (col2im1d) no longer its adjoint
     "avg pooling divides by the window inside the input only": (
-        lambda: _changed("4.3", "avg_pool2d_forward", "divisor = kh * kw if count_include_pad else count",
-                         "divisor = count"), "4.3", {"avg_pool2d", "pool_gradcheck"}),
-    "softmax without subtracting the max": (lambda: {("4.4", "softmax"): SOFTMAX_WITHOUT_MAX}, "4.4", {"softmax"}),
+        lambda: _changed(
+            "4.3",
+            "avg_pool2d_forward",
+            "divisor = kh * kw if count_include_pad else count",
+            "divisor = count",
+        ),
+        "4.3",
+        {"avg_pool2d", "pool_gradcheck"},
+    ),
+    "softmax without subtracting the max": (
+        lambda: {("4.4", "softmax"): SOFTMAX_WITHOUT_MAX},
+        "4.4",
+        {"softmax"},
+    ),
     "dropout without the 1 / (1 - p) rescaling": (
-        lambda: {("4.4", "dropout"): DROPOUT_WITHOUT_RESCALING}, "4.4", {"dropout"}),
+        lambda: {("4.4", "dropout"): DROPOUT_WITHOUT_RESCALING},
+        "4.4",
+        {"dropout"},
+    ),
     "the text CNN without the ReLU": (
-        lambda: {("4.5", "TextCNN.forward_embedded"): TEXTCNN_WITHOUT_RELU}, "4.5",
-        {"textcnn", "textcnn_train", "textcnn_shapes"}),
+        lambda: {("4.5", "TextCNN.forward_embedded"): TEXTCNN_WITHOUT_RELU},
+        "4.5",
+        {"textcnn", "textcnn_train", "textcnn_shapes"},
+    ),
 }
 
 
@@ -88,12 +110,17 @@ def _grade(tmp_path: Path, edits: dict) -> GradeResult:
 def test_a_mistake_costs_its_task_and_only_that_task(tmp_path: Path, name: str) -> None:
     make_edits, task, checks = BAD[name]
     result = _grade(tmp_path, make_edits())
-    failing = {row.id: {c.name for c in row.checks if c.status != "passed"}
-               for row in result.tasks if row.score < row.max_points}
+    failing = {
+        row.id: {c.name for c in row.checks if c.status != "passed"}
+        for row in result.tasks
+        if row.score < row.max_points
+    }
     assert set(failing) == {task}, {r.id: r.feedback for r in result.tasks if r.score < r.max_points}
     assert failing[task] == checks, failing
     row = next(r for r in result.tasks if r.id == task)
     assert row.status == "failed" and row.score < row.max_points, (row.score, row.status)
     for check in row.checks:
         if check.name in checks:  # the message names the call and what was expected
-            assert "(" in check.message and ("expected" in check.message or "must" in check.message), check.message
+            assert "(" in check.message and ("expected" in check.message or "must" in check.message), (
+                check.message
+            )

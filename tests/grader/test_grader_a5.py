@@ -119,26 +119,69 @@ return loss.item(), final
 #: name → (edits, the task that is wrong, its checks that must fail,
 #:         {other task: its checks that also fail when graded without isolation})
 BAD = {
-    "lstm gates in i, f, o, g order": ({("5.2", "lstm_step"): LSTM_IFOG}, "5.2", {"lstm_cell", "lstm_step", "lstm_module"},
-                                        {"5.4": {"lstm_layers"}}),
-    "GRU with the lecture's reset placement": ({("5.3", "gru_step"): GRU_LECTURE_RESET}, "5.3", {"gru_cell", "gru_step", "gru_module"},
-                                                {"5.4": {"gru_layers"}}),
-    "unroll returns reversed outputs": ({("5.1", "unroll"): UNROLL_REVERSED_OUTPUTS}, "5.1", {"unroll"},
-                                        {"5.4": {"rnn_layers", "lstm_layers", "gru_layers", "recurrent_h_n"}}),
-    "clip_grad_norm_ without the epsilon": ({("5.4", "clip_grad_norm_"): CLIP_WITHOUT_EPSILON}, "5.4", {"clip_grad_norm"}, {}),
-    "clip_grad_norm_ returns the clipped norm": ({("5.4", "clip_grad_norm_"): CLIP_RETURNS_CLIPPED_NORM}, "5.4", {"clip_grad_norm"}, {}),
-    "bidirectional h_n in the wrong order": ({("5.4", "RNNBase._run_layers"): H_N_BACKWARD_FIRST}, "5.4",
-                                             {"rnn_layers", "lstm_layers", "gru_layers", "recurrent_h_n"}, {}),
-    "train_chunk without clipping": ({("5.5", "train_chunk"): TRAIN_CHUNK_WITHOUT_CLIPPING}, "5.5",
-                                     {"lm_train_step", "lm_train_chunk"}, {}),
-    "train_chunk without detaching the state": ({("5.5", "train_chunk"): TRAIN_CHUNK_WITHOUT_DETACH}, "5.5",
-                                                {"lm_train_chunk"}, {}),
-    "sample ignores temperature and seed": ({("5.5", "sample"): SAMPLE_ALWAYS_GREEDY}, "5.5", {"lm_sample"}, {}),
+    "lstm gates in i, f, o, g order": (
+        {("5.2", "lstm_step"): LSTM_IFOG},
+        "5.2",
+        {"lstm_cell", "lstm_step", "lstm_module"},
+        {"5.4": {"lstm_layers"}},
+    ),
+    "GRU with the lecture's reset placement": (
+        {("5.3", "gru_step"): GRU_LECTURE_RESET},
+        "5.3",
+        {"gru_cell", "gru_step", "gru_module"},
+        {"5.4": {"gru_layers"}},
+    ),
+    "unroll returns reversed outputs": (
+        {("5.1", "unroll"): UNROLL_REVERSED_OUTPUTS},
+        "5.1",
+        {"unroll"},
+        {"5.4": {"rnn_layers", "lstm_layers", "gru_layers", "recurrent_h_n"}},
+    ),
+    "clip_grad_norm_ without the epsilon": (
+        {("5.4", "clip_grad_norm_"): CLIP_WITHOUT_EPSILON},
+        "5.4",
+        {"clip_grad_norm"},
+        {},
+    ),
+    "clip_grad_norm_ returns the clipped norm": (
+        {("5.4", "clip_grad_norm_"): CLIP_RETURNS_CLIPPED_NORM},
+        "5.4",
+        {"clip_grad_norm"},
+        {},
+    ),
+    "bidirectional h_n in the wrong order": (
+        {("5.4", "RNNBase._run_layers"): H_N_BACKWARD_FIRST},
+        "5.4",
+        {"rnn_layers", "lstm_layers", "gru_layers", "recurrent_h_n"},
+        {},
+    ),
+    "train_chunk without clipping": (
+        {("5.5", "train_chunk"): TRAIN_CHUNK_WITHOUT_CLIPPING},
+        "5.5",
+        {"lm_train_step", "lm_train_chunk"},
+        {},
+    ),
+    "train_chunk without detaching the state": (
+        {("5.5", "train_chunk"): TRAIN_CHUNK_WITHOUT_DETACH},
+        "5.5",
+        {"lm_train_chunk"},
+        {},
+    ),
+    "sample ignores temperature and seed": (
+        {("5.5", "sample"): SAMPLE_ALWAYS_GREEDY},
+        "5.5",
+        {"lm_sample"},
+        {},
+    ),
 }
 
 
 def _failing(result: GradeResult) -> dict[str, set[str]]:
-    return {row.id: {c.name for c in row.checks if c.status != "passed"} for row in result.tasks if row.score < row.max_points}
+    return {
+        row.id: {c.name for c in row.checks if c.status != "passed"}
+        for row in result.tasks
+        if row.score < row.max_points
+    }
 
 
 def _grade(tmp_path: Path, edits: dict, isolate: bool) -> GradeResult:
@@ -150,19 +193,25 @@ def _grade(tmp_path: Path, edits: dict, isolate: bool) -> GradeResult:
 
 def test_the_notebook_points_add_up() -> None:
     """(The manifest against the registry, the reference and the release: tests/grader/test_grader_stages.py.)"""
-    assert sum(notebook_points(NOTEBOOK).values()) == sum(n.points for n in load_manifest("a5").notebooks) == 15
+    assert (
+        sum(notebook_points(NOTEBOOK).values()) == sum(n.points for n in load_manifest("a5").notebooks) == 15
+    )
 
 
 @pytest.mark.parametrize("name", list(BAD))
 def test_a_mistake_costs_its_task_and_only_that_task(tmp_path: Path, name: str) -> None:
     edits, task, checks, _ = BAD[name]
     result = _grade(tmp_path, edits, isolate=True)
-    assert _failing(result) == {task: checks}, {r.id: r.feedback for r in result.tasks if r.score < r.max_points}
+    assert _failing(result) == {task: checks}, {
+        r.id: r.feedback for r in result.tasks if r.score < r.max_points
+    }
     row = next(r for r in result.tasks if r.id == task)
     assert row.status == "failed"
     for check in row.checks:
         if check.name in checks:  # the message names the function (or layer) and the input
-            assert "(" in check.message and ("expected" in check.message or "must" in check.message), check.message
+            assert "(" in check.message and ("expected" in check.message or "must" in check.message), (
+                check.message
+            )
 
 
 @pytest.mark.parametrize("name", ["lstm gates in i, f, o, g order", "clip_grad_norm_ without the epsilon"])
@@ -173,10 +222,17 @@ def test_without_isolation_a_mistake_costs_only_the_checks_that_run_it(tmp_path:
 
 
 def test_failure_messages_say_what_was_wrong(tmp_path: Path) -> None:
-    result = _grade(tmp_path, {("5.2", "lstm_step"): LSTM_IFOG, ("5.4", "RNNBase._run_layers"): H_N_BACKWARD_FIRST}, isolate=True)
+    result = _grade(
+        tmp_path,
+        {("5.2", "lstm_step"): LSTM_IFOG, ("5.4", "RNNBase._run_layers"): H_N_BACKWARD_FIRST},
+        isolate=True,
+    )
     lstm = next(c for r in result.tasks for c in r.checks if c.name == "lstm_cell")
     # of the smallest failing inputs, the one furthest off: a difference one sees at a glance
-    shown = re.match(r"lstm_cell\(input \(\d, \d\), h \(\d, \d\), .*\) \(h'\): value at index \(\d, \d\): expected (\S+), got (\S+) ", lstm.message)
+    shown = re.match(
+        r"lstm_cell\(input \(\d, \d\), h \(\d, \d\), .*\) \(h'\): value at index \(\d, \d\): expected (\S+), got (\S+) ",
+        lstm.message,
+    )
     assert shown, lstm.message
     expected, got = (float(v) for v in shown.groups())
     assert abs(got - expected) > 0.1 * max(abs(expected), abs(got)), lstm.message
@@ -217,12 +273,19 @@ def _solution(grade_id: str) -> str:
 @pytest.mark.usefixtures("kit_on_path")
 def test_the_notebook_solution_scores_full_and_its_release_zero(tmp_path: Path) -> None:
     grades = autograde_notebook(NOTEBOOK, NOTEBOOK, tmp_path / "w1")
-    assert [(g.cell_id, g.points) for g in grades] == [("part1_tests", 7), ("part2_smallest_tests", 4), ("part2_orders_tests", 4)], grades
+    assert [(g.cell_id, g.points) for g in grades] == [
+        ("part1_tests", 7),
+        ("part2_smallest_tests", 4),
+        ("part2_orders_tests", 4),
+    ], grades
     released = tmp_path / "released.ipynb"
     release_notebook(NOTEBOOK, released)
     grades = autograde_notebook(released, NOTEBOOK, tmp_path / "w2")
     assert sum(g.points for g in grades) == 0, grades
-    assert "hidden_grad_norms (above) must run" in grades[0].message and "set smallest_at_start" in grades[1].message
+    assert (
+        "hidden_grad_norms (above) must run" in grades[0].message
+        and "set smallest_at_start" in grades[1].message
+    )
 
 
 @pytest.mark.usefixtures("kit_on_path")
@@ -231,14 +294,31 @@ def test_wrong_notebook_answers_lose_exactly_their_points(tmp_path: Path) -> Non
     # both questions answered wrongly
 
     wrong_norms = _solution("part1_answer").replace("tap.grad.numpy()", "(tap.grad.numpy() * 0.5 + 0.5)")
-    student = _answered(tmp_path, {"part1_answer": wrong_norms,
-                                   "part2_answers": 'smallest_at_start = "lstm"\norders_gained = 1.0\n'})
+    student = _answered(
+        tmp_path,
+        {"part1_answer": wrong_norms, "part2_answers": 'smallest_at_start = "lstm"\norders_gained = 1.0\n'},
+    )
     grades = {g.cell_id: g for g in autograde_notebook(student, NOTEBOOK, tmp_path / "w")}
     assert grades["part1_tests"].points == 0
-    assert grades["part2_smallest_tests"].points == 0 and "smallest_at_start is wrong" in grades["part2_smallest_tests"].message
-    assert grades["part2_orders_tests"].points == 0 and "orders_gained is wrong" in grades["part2_orders_tests"].message
+    assert (
+        grades["part2_smallest_tests"].points == 0
+        and "smallest_at_start is wrong" in grades["part2_smallest_tests"].message
+    )
+    assert (
+        grades["part2_orders_tests"].points == 0
+        and "orders_gained is wrong" in grades["part2_orders_tests"].message
+    )
     # the right norms, a right answer and a wrong one: 7 + 4 points
-    student = _answered(tmp_path / "again", {"part1_answer": _solution("part1_answer"),
-                                             "part2_answers": 'smallest_at_start = "rnn"\norders_gained = 3.0\n'})
+    student = _answered(
+        tmp_path / "again",
+        {
+            "part1_answer": _solution("part1_answer"),
+            "part2_answers": 'smallest_at_start = "rnn"\norders_gained = 3.0\n',
+        },
+    )
     grades = autograde_notebook(student, NOTEBOOK, tmp_path / "w2")
-    assert {g.cell_id: g.points for g in grades} == {"part1_tests": 7, "part2_smallest_tests": 4, "part2_orders_tests": 0}
+    assert {g.cell_id: g.points for g in grades} == {
+        "part1_tests": 7,
+        "part2_smallest_tests": 4,
+        "part2_orders_tests": 0,
+    }

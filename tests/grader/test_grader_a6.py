@@ -50,9 +50,13 @@ weights = masked_softmax(scores, allowed, dim=-1)
 weights = dropout(weights, dropout_p)
 return weights @ value, weights
 """
-SDPA_SCALE_ONE_OVER_E = _SDPA.replace("* scale", "/ query.shape[-1]  # 1/E, not 1/√E (and a given scale ignored)")
+SDPA_SCALE_ONE_OVER_E = _SDPA.replace(
+    "* scale", "/ query.shape[-1]  # 1/E, not 1/√E (and a given scale ignored)"
+)
 SDPA_CAUSAL_UPPER_TRIANGLE = _SDPA.replace(".tril()", ".triu()  # the future, not the past")
-SDPA_BOOL_MASK_INVERTED = _SDPA.replace("allowed = attn_mask", "allowed = ~attn_mask  # MultiheadAttention's polarity")
+SDPA_BOOL_MASK_INVERTED = _SDPA.replace(
+    "allowed = attn_mask", "allowed = ~attn_mask  # MultiheadAttention's polarity"
+)
 MHA_MERGE_WITHOUT_TRANSPOSE = """\
 q = query @ w_q.transpose(0, 1)
 k = key @ w_k.transpose(0, 1)
@@ -101,28 +105,70 @@ return self.head(self.norm(x))
 
 #: name → (edits, the task that is wrong, its checks that must fail)
 BAD = {
-    "masked softmax gives NaN on a row with nothing allowed": ({("6.1", "masked_softmax"): SOFTMAX_NAN_ON_EMPTY_ROWS}, "6.1",
-                                                             {"masked_softmax", "attention_pooling", "additive_attention"}),
-    "additive attention without the tanh": ({("6.1", "additive_attention"): ADDITIVE_WITHOUT_TANH}, "6.1", {"additive_attention"}),
-    "attention scaled by 1/E": ({("6.2", "scaled_dot_product_attention_with_weights"): SDPA_SCALE_ONE_OVER_E}, "6.2",
-                                {"sdpa", "sdpa_masks"}),
-    "is_causal attends to the future": ({("6.2", "scaled_dot_product_attention_with_weights"): SDPA_CAUSAL_UPPER_TRIANGLE}, "6.2",
-                                        {"sdpa_masks", "sdpa_properties"}),
-    "a boolean mask read as True = may not attend": ({("6.2", "scaled_dot_product_attention_with_weights"): SDPA_BOOL_MASK_INVERTED},
-                                                     "6.2", {"sdpa_masks", "sdpa_properties"}),
-    "heads merged without moving them back": ({("6.3", "multi_head_attention"): MHA_MERGE_WITHOUT_TRANSPOSE}, "6.3", {"mha", "mha_masks"}),
-    "LayerNorm with the lecture's σ + ε": ({("6.4", "layer_norm"): LAYER_NORM_LECTURE_EPSILON}, "6.4", {"layer_norm"}),
-    "LayerNorm with the unbiased variance": ({("6.4", "layer_norm"): LAYER_NORM_UNBIASED}, "6.4", {"layer_norm"}),
-    "positional encodings with sin and cos swapped": ({("6.4", "sinusoidal_positional_encoding"): PE_SIN_COS_SWAPPED}, "6.4",
-                                                     {"positional_encoding"}),
-    "encoder layer ignores norm_first": ({("6.5", "TransformerEncoderLayer.forward"): ENCODER_ALWAYS_PRE_NORM}, "6.5",
-                                         {"encoder_layer"}),
-    "GPT without the causal mask": ({("6.5", "TinyGPT.forward"): GPT_WITHOUT_CAUSAL_MASK}, "6.5", {"gpt_forward", "gpt_causal"}),
+    "masked softmax gives NaN on a row with nothing allowed": (
+        {("6.1", "masked_softmax"): SOFTMAX_NAN_ON_EMPTY_ROWS},
+        "6.1",
+        {"masked_softmax", "attention_pooling", "additive_attention"},
+    ),
+    "additive attention without the tanh": (
+        {("6.1", "additive_attention"): ADDITIVE_WITHOUT_TANH},
+        "6.1",
+        {"additive_attention"},
+    ),
+    "attention scaled by 1/E": (
+        {("6.2", "scaled_dot_product_attention_with_weights"): SDPA_SCALE_ONE_OVER_E},
+        "6.2",
+        {"sdpa", "sdpa_masks"},
+    ),
+    "is_causal attends to the future": (
+        {("6.2", "scaled_dot_product_attention_with_weights"): SDPA_CAUSAL_UPPER_TRIANGLE},
+        "6.2",
+        {"sdpa_masks", "sdpa_properties"},
+    ),
+    "a boolean mask read as True = may not attend": (
+        {("6.2", "scaled_dot_product_attention_with_weights"): SDPA_BOOL_MASK_INVERTED},
+        "6.2",
+        {"sdpa_masks", "sdpa_properties"},
+    ),
+    "heads merged without moving them back": (
+        {("6.3", "multi_head_attention"): MHA_MERGE_WITHOUT_TRANSPOSE},
+        "6.3",
+        {"mha", "mha_masks"},
+    ),
+    "LayerNorm with the lecture's σ + ε": (
+        {("6.4", "layer_norm"): LAYER_NORM_LECTURE_EPSILON},
+        "6.4",
+        {"layer_norm"},
+    ),
+    "LayerNorm with the unbiased variance": (
+        {("6.4", "layer_norm"): LAYER_NORM_UNBIASED},
+        "6.4",
+        {"layer_norm"},
+    ),
+    "positional encodings with sin and cos swapped": (
+        {("6.4", "sinusoidal_positional_encoding"): PE_SIN_COS_SWAPPED},
+        "6.4",
+        {"positional_encoding"},
+    ),
+    "encoder layer ignores norm_first": (
+        {("6.5", "TransformerEncoderLayer.forward"): ENCODER_ALWAYS_PRE_NORM},
+        "6.5",
+        {"encoder_layer"},
+    ),
+    "GPT without the causal mask": (
+        {("6.5", "TinyGPT.forward"): GPT_WITHOUT_CAUSAL_MASK},
+        "6.5",
+        {"gpt_forward", "gpt_causal"},
+    ),
 }
 
 
 def _failing(result: GradeResult) -> dict[str, set[str]]:
-    return {row.id: {c.name for c in row.checks if c.status != "passed"} for row in result.tasks if row.score < row.max_points}
+    return {
+        row.id: {c.name for c in row.checks if c.status != "passed"}
+        for row in result.tasks
+        if row.score < row.max_points
+    }
 
 
 @pytest.mark.parametrize("name", list(BAD))
@@ -131,7 +177,9 @@ def test_a_mistake_costs_its_task_and_only_that_task(tmp_path: Path, name: str) 
     sub = write_submission(tmp_path / "submission", "a6", edits)
     result = grade(sub, "a6", task=task, limits=LIMITS, notebooks=False, isolate=True)
     assert not result.grader_errors, result.grader_errors
-    assert _failing(result) == {task: checks}, {r.id: r.feedback for r in result.tasks if r.score < r.max_points}
+    assert _failing(result) == {task: checks}, {
+        r.id: r.feedback for r in result.tasks if r.score < r.max_points
+    }
     row = next(r for r in result.tasks if r.id == task)
     for check in row.checks:
         if check.name in checks:  # the message names the function (or layer) and the input

@@ -28,7 +28,15 @@ FAST = Limits(check_timeout=8, start_timeout=60)
 A1_POINTS = {"1.1": 10, "1.2": 20, "1.3": 30, "1.4": 25}
 
 
-def _grade(tmp_path: Path, stage: str, edits: dict, *, task: str | None = None, limits: Limits = FAST, extra: dict | None = None) -> GradeResult:
+def _grade(
+    tmp_path: Path,
+    stage: str,
+    edits: dict,
+    *,
+    task: str | None = None,
+    limits: Limits = FAST,
+    extra: dict | None = None,
+) -> GradeResult:
     sub = write_submission(tmp_path / "submission", stage, edits, extra)
     result = grade(sub, stage, task=task, limits=limits, notebooks=False)
     assert not result.grader_errors, result.grader_errors
@@ -79,16 +87,26 @@ def test_a_damaged_fence_is_shown_with_its_task_only(tmp_path: Path) -> None:
     scalar = sub / "minitorch" / "scalar.py"
     text = scalar.read_text()
     assert "# END SOLUTION 1.2\n" in text
-    scalar.write_text(text.replace("# END SOLUTION 1.2\n", "# END SOLUTION 1.3\n", 1))  # closes the wrong task
+    scalar.write_text(
+        text.replace("# END SOLUTION 1.2\n", "# END SOLUTION 1.3\n", 1)
+    )  # closes the wrong task
     result = grade(sub, "a1", limits=FAST, notebooks=False)
     damaged = [p for p in result.problems if "closes the fence of task 1.2" in p.message]
-    assert len(damaged) == 1 and damaged[0].file == "minitorch/scalar.py" and set(damaged[0].tasks) == {"1.2", "1.3"}
+    assert (
+        len(damaged) == 1
+        and damaged[0].file == "minitorch/scalar.py"
+        and set(damaged[0].tasks) == {"1.2", "1.3"}
+    )
     assert "closes the fence of task 1.2" in _row(result, "1.2").feedback
     assert "Problems with the submitted files" not in _row(result, "1.1").feedback  # autodiff.py is intact
 
 
 def test_import_error_inside_a_task(tmp_path: Path) -> None:
-    result = _grade(tmp_path, "a1", {("1.1", "central_difference"): "from .no_such_module import helper\nreturn helper(f, *vals)"})
+    result = _grade(
+        tmp_path,
+        "a1",
+        {("1.1", "central_difference"): "from .no_such_module import helper\nreturn helper(f, *vals)"},
+    )
     _assert_only(result, "1.1", "error")
     row = _row(result, "1.1")
     assert "ModuleNotFoundError" in row.message
@@ -96,9 +114,14 @@ def test_import_error_inside_a_task(tmp_path: Path) -> None:
 
 
 def test_not_implemented_left_in(tmp_path: Path) -> None:
-    result = _grade(tmp_path, "a1", {("1.1", "central_difference"): 'raise NotImplementedError("Task 1.1: later")'})
+    result = _grade(
+        tmp_path, "a1", {("1.1", "central_difference"): 'raise NotImplementedError("Task 1.1: later")'}
+    )
     _assert_only(result, "1.1", "error")
-    assert _row(result, "1.1").message == "not implemented yet: autodiff.central_difference (task 1.1) — Task 1.1: later"
+    assert (
+        _row(result, "1.1").message
+        == "not implemented yet: autodiff.central_difference (task 1.1) — Task 1.1: later"
+    )
 
 
 def test_exception_in_one_task(tmp_path: Path) -> None:
@@ -113,7 +136,12 @@ def test_exception_in_one_task(tmp_path: Path) -> None:
 
 
 def test_infinite_loop_times_out_and_other_tasks_are_graded(tmp_path: Path) -> None:
-    result = _grade(tmp_path, "a1", {("1.1", "central_difference"): "while True:\n    pass"}, limits=Limits(check_timeout=3, start_timeout=60))
+    result = _grade(
+        tmp_path,
+        "a1",
+        {("1.1", "central_difference"): "while True:\n    pass"},
+        limits=Limits(check_timeout=3, start_timeout=60),
+    )
     _assert_only(result, "1.1", "timeout")
     assert "3 s" in _row(result, "1.1").message
 
@@ -142,7 +170,9 @@ def test_crash_mid_run_restarts_a_fresh_child(tmp_path: Path) -> None:
 
 def test_memory_hog_is_stopped_by_the_address_space_limit(tmp_path: Path) -> None:
     body = "import numpy as np\nhog = np.empty(3 * 2 ** 27)  # 3 GiB of address space, more than the limit\nreturn float(hog.size)"
-    result = _grade(tmp_path, "a1", {("1.1", "central_difference"): body}, limits=Limits(check_timeout=8, mem_mb=2048))
+    result = _grade(
+        tmp_path, "a1", {("1.1", "central_difference"): body}, limits=Limits(check_timeout=8, mem_mb=2048)
+    )
     _assert_only(result, "1.1", "error")
     assert "MemoryError" in _row(result, "1.1").message
 
@@ -173,7 +203,7 @@ def test_overwriting_the_report_changes_nothing(tmp_path: Path) -> None:
     report = out / "results.json"
     # The child does not know the output path; it searches for it (its cwd and parents,
     # the parent process's command line) and overwrites every results.json it finds.
-    body = '''
+    body = """
 import json, os
 fake = json.dumps({"score": 1000, "tests": []})
 targets = {os.path.join(os.getcwd(), "results.json")}
@@ -193,10 +223,12 @@ for t in targets:
     except OSError:
         pass
 return 0.0
-'''
+"""
     sub = write_submission(tmp_path / "submission", "a1", {("1.1", "central_difference"): body})
     report.write_text('{"score": 1000}')  # even a file that is already there is replaced
-    code = main(["run", str(sub), "-a", "a1", "--json", str(report), "--no-notebooks", "--timeout", "8", "-q"])
+    code = main(
+        ["run", str(sub), "-a", "a1", "--json", str(report), "--no-notebooks", "--timeout", "8", "-q"]
+    )
     assert code == 0
     data = json.loads(report.read_text())
     assert data["score"] == 75  # 85 - 10: the honest score
@@ -204,24 +236,27 @@ return 0.0
 
 
 def test_always_equal_object_is_a_wrong_type(tmp_path: Path) -> None:
-    body = '''
+    body = """
 class AlwaysEqual(float):
     def __eq__(self, other):
         return True
     def __ne__(self, other):
         return False
 return AlwaysEqual(0.0)
-'''
+"""
     result = _grade(tmp_path, "a1", {("1.1", "central_difference"): body})
     _assert_only(result, "1.1", "failed")
-    assert "expected the float" in _row(result, "1.1").message and "got an object of type" in _row(result, "1.1").message
+    assert (
+        "expected the float" in _row(result, "1.1").message
+        and "got an object of type" in _row(result, "1.1").message
+    )
     assert "AlwaysEqual" in _row(result, "1.1").message
 
 
 def test_numpy_subclass_storage_cannot_fake_values(tmp_path: Path) -> None:
     # Neg.forward returns a tensor whose storage is an ndarray subclass that claims to
     # equal anything; the parent rebuilds plain arrays from raw bytes and sees zeros.
-    body = '''
+    body = """
 import numpy as np
 class Liar(np.ndarray):
     def __eq__(self, other):
@@ -229,7 +264,7 @@ class Liar(np.ndarray):
 out = a.backend.id_map(a)
 out._tensor._storage = np.zeros_like(out._tensor._storage).view(Liar)
 return out
-'''
+"""
     result = _grade(tmp_path, "a2", {("2.3", "Neg.forward"): body}, task="2.3")
     row = _row(result, "2.3")
     assert row.score < row.max_points
@@ -238,25 +273,38 @@ return out
 
 
 def test_a_numpy_array_instead_of_a_tensor_is_a_wrong_type(tmp_path: Path) -> None:
-    body = '''
+    body = """
 import numpy as np
 class Sub(np.ndarray):
     pass
 return np.array(np.broadcast_shapes(tuple(shape1), tuple(shape2))).view(Sub)
-'''
+"""
     result = _grade(tmp_path, "a2", {("2.2", "shape_broadcast"): body}, task="2.2")
     row = _row(result, "2.2")
     checks = {c.name: c for c in row.checks}
     # only shape_broadcast's own checks lose their share (broadcast_index and
     # reduce_to_shape do not call it)
-    assert checks["shape_broadcast"].status == "failed" and checks["shape_broadcast_incompatible"].status != "passed"
+    assert (
+        checks["shape_broadcast"].status == "failed"
+        and checks["shape_broadcast_incompatible"].status != "passed"
+    )
     assert checks["broadcast_index"].status == "passed" and 0 < row.score < row.max_points
     assert "expected a sequence" in row.message and "Sub" in row.message
 
 
 @pytest.mark.parametrize("value, shown", [("math.nan", "nan"), ("math.inf", "inf")])
 def test_nan_and_inf_where_the_reference_is_finite(tmp_path: Path, value: str, shown: str) -> None:
-    result = _grade(tmp_path, "a0", {("0.1", "sigmoid"): f"return {value} if x > 5 else 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))"}, task="0.1")
+    result = _grade(
+        tmp_path,
+        "a0",
+        {
+            (
+                "0.1",
+                "sigmoid",
+            ): f"return {value} if x > 5 else 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))"
+        },
+        task="0.1",
+    )
     row = _row(result, "0.1")
     assert row.status == "failed" and row.score == 32.5  # only relu_and_sigmoid and sigmoid_large_inputs fail
     assert f"got {shown}" in row.message and "sigmoid" in row.message
@@ -279,7 +327,9 @@ def test_the_child_cannot_import_the_grader(tmp_path: Path) -> None:
     body = "import grader.checks.a1.task_1_1 as hidden\nreturn hidden.central_difference(f, *vals)"
     result = _grade(tmp_path, "a1", {("1.1", "central_difference"): body}, task="1.1")
     row = _row(result, "1.1")
-    assert row.status == "error" and ("ImportError" in row.message or "ModuleNotFoundError" in row.message), row.message
+    assert row.status == "error" and ("ImportError" in row.message or "ModuleNotFoundError" in row.message), (
+        row.message
+    )
 
 
 def test_the_child_runs_in_a_scratch_directory_without_the_output_path(tmp_path: Path) -> None:
@@ -287,18 +337,23 @@ def test_the_child_runs_in_a_scratch_directory_without_the_output_path(tmp_path:
 
     # central_difference reports what it sees through the value it returns; the parent
     # shows that value in the report.
-    body = '''
+    body = """
 import os
 leak = any("secret-out" in v for v in os.environ.values()) or "secret-out" in os.getcwd()
 here = os.path.realpath(os.getcwd())
 inside = os.path.realpath(__file__).startswith(here + os.sep)
 return 1000.0 * leak + 10.0 * inside + 1.0 * (here == os.path.realpath(os.environ.get("HOME", "")))
-'''
+"""
     sub = write_submission(tmp_path / "submission", "a1", {("1.1", "central_difference"): body})
     report = tmp_path / "secret-out" / "results.json"
-    assert main(["run", str(sub), "-a", "a1", "--task", "1.1", "--json", str(report), "--timeout", "8", "-q"]) == 0
+    assert (
+        main(["run", str(sub), "-a", "a1", "--task", "1.1", "--json", str(report), "--timeout", "8", "-q"])
+        == 0
+    )
     test = task_tests(json.loads(report.read_text()))[0]
-    assert re.search(r"got 10\b", test["output"]), test["output"]  # its own tree as cwd; no output path; HOME elsewhere
+    assert re.search(r"got 10\b", test["output"]), test[
+        "output"
+    ]  # its own tree as cwd; no output path; HOME elsewhere
 
 
 SLOW_MATMUL = """
@@ -317,7 +372,9 @@ for n in range(out_shape[0]):
 
 def test_a_slow_kernel_fails_its_performance_check(tmp_path: Path) -> None:
     # Correct but serial, with an allocation per multiply-add: ~10-20x the reference.
-    result = _grade(tmp_path, "a3", {("3.2", "tensor_matmul"): SLOW_MATMUL}, task="3.2", limits=Limits(check_timeout=60))
+    result = _grade(
+        tmp_path, "a3", {("3.2", "tensor_matmul"): SLOW_MATMUL}, task="3.2", limits=Limits(check_timeout=60)
+    )
     row = _row(result, "3.2")
     status = {c.name: c for c in row.checks}
     assert status["fast_matmul"].status == "passed"
@@ -338,7 +395,9 @@ def test_a_slow_kernel_fails_its_performance_check(tmp_path: Path) -> None:
         (("2.2", "broadcast_index"), "pass"),  # nor out_index of broadcast_index
     ],
 )
-def test_a_no_op_body_that_should_fill_a_buffer_scores_nothing(tmp_path: Path, fence: tuple, body: str) -> None:
+def test_a_no_op_body_that_should_fill_a_buffer_scores_nothing(
+    tmp_path: Path, fence: tuple, body: str
+) -> None:
     """The reference runs a decoded copy of each probe, so a kernel that writes into its
     arguments cannot leave the expected values in what the child receives."""
     result = _grade(tmp_path, "a2", {fence: body}, task=fence[0])

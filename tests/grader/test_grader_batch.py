@@ -69,7 +69,10 @@ def test_a_folder_of_folders_and_zips_gives_one_student_each(tmp_path: Path) -> 
     (tmp_path / "__pycache__").mkdir()
     found = find_submissions(tmp_path)
     assert found.layout == "folders"
-    assert [(s.student, s.path.name) for s in found.submissions] == [("alice", "alice"), ("bob_smith", "bob smith.zip")]
+    assert [(s.student, s.path.name) for s in found.submissions] == [
+        ("alice", "alice"),
+        ("bob_smith", "bob smith.zip"),
+    ]
     assert found.ignored == ["roster.csv"]
 
 
@@ -102,7 +105,10 @@ def test_a_gradescope_export_takes_the_ids_from_its_metadata(tmp_path: Path) -> 
     found = find_submissions(tmp_path)
     assert found.layout == "gradescope"
     assert {s.path.name: s.student for s in found.submissions} == {
-        "submission_101": "20231", "submission_102": "bob@example.edu+20233", "submission_103": "Dan_O_Neil"}
+        "submission_101": "20231",
+        "submission_102": "bob@example.edu+20233",
+        "submission_103": "Dan_O_Neil",
+    }
     assert found.ignored == ["submission_104"]  # a folder the metadata does not name
     assert next(s for s in found.submissions if s.student == "20231").label == "submission_101 (20231)"
 
@@ -113,9 +119,15 @@ def test_github_classroom_clones_are_named_by_their_user(tmp_path: Path) -> None
     found = find_submissions(tmp_path)
     assert found.layout == "github-classroom"
     assert [s.student for s in found.submissions] == ["alice", "bob-smith"]
-    assert [s.student for s in find_submissions(tmp_path, strip_prefix="a1-").submissions] == ["scalar-alice", "scalar-bob-smith"]
+    assert [s.student for s in find_submissions(tmp_path, strip_prefix="a1-").submissions] == [
+        "scalar-alice",
+        "scalar-bob-smith",
+    ]
     shutil.rmtree(tmp_path / "a1-scalar-alice" / ".git")  # not all clones: plain folders, names kept
-    assert [s.student for s in find_submissions(tmp_path).submissions] == ["a1-scalar-alice", "a1-scalar-bob-smith"]
+    assert [s.student for s in find_submissions(tmp_path).submissions] == [
+        "a1-scalar-alice",
+        "a1-scalar-bob-smith",
+    ]
 
 
 def test_two_submissions_of_one_student_stop_the_batch(tmp_path: Path) -> None:
@@ -147,7 +159,9 @@ def test_packing_a_folder_is_deterministic_and_hashes_its_content(tmp_path: Path
     archive = tmp_path / "alice.zip"
     archive.write_bytes(first.data)
     unpacked = open_submission(archive, tmp_path / "w")
-    assert (unpacked / "minitorch" / "operators.py").read_bytes() == (sub / "minitorch" / "operators.py").read_bytes()
+    assert (unpacked / "minitorch" / "operators.py").read_bytes() == (
+        sub / "minitorch" / "operators.py"
+    ).read_bytes()
     with open(copy / "minitorch" / "operators.py", "a", encoding="utf-8") as f:
         f.write("\n")
     assert pack(find_submissions(tmp_path / "b").submissions[0]).sha256 != first.sha256
@@ -172,11 +186,29 @@ def test_a_link_out_of_the_tree_is_refused_and_one_inside_reaches_intake_as_a_li
 # --------------------------------------------------------------------------- the gradebook
 
 
-def _row(student: str, sha: str = "s1", version: str = "v1", status: str = "graded", points: str = "40",
-         seconds: str = "1.0") -> dict[str, str]:
-    return {"student": student, "status": status, "reason": "", "0.1": points, "0.2": "30", "0.3": "30",
-            "total": str(int(points) + 60), "max": "100", "seconds": seconds, "sha256": sha, "grader_version": version,
-            "graded_at": "2024-01-01T00:00:00+00:00", "source": student}
+def _row(
+    student: str,
+    sha: str = "s1",
+    version: str = "v1",
+    status: str = "graded",
+    points: str = "40",
+    seconds: str = "1.0",
+) -> dict[str, str]:
+    return {
+        "student": student,
+        "status": status,
+        "reason": "",
+        "0.1": points,
+        "0.2": "30",
+        "0.3": "30",
+        "total": str(int(points) + 60),
+        "max": "100",
+        "seconds": seconds,
+        "sha256": sha,
+        "grader_version": version,
+        "graded_at": "2024-01-01T00:00:00+00:00",
+        "source": student,
+    }
 
 
 def test_the_gradebook_keeps_history_and_tells_who_is_graded(tmp_path: Path) -> None:
@@ -206,30 +238,61 @@ def test_each_row_says_what_changed_since_the_students_previous_row(tmp_path: Pa
     book.append(_row("alice", sha="s2", version="v3", points="30"))
     book.append(_row("alice", sha="s2", version="v3", points="30", status="timeout"))
     history = [r["change"] for r in Gradebook(tmp_path / "gradebook.csv", TASKS).rows]
-    assert history == ["first grading",
-                       "new submission: 0.1 40 → 20; total 100 → 80",
-                       "regrade 0.1",  # regraded, nothing moved: the row records the new grader version
-                       "new grader: 0.1 20 → 30; total 80 → 90",
-                       "graded again: status graded → timeout"]
-    assert describe_change({**_row("bob"), "total": ""}, _row("bob", sha="s2"), TASKS) == "new submission: total — → 100"
+    assert history == [
+        "first grading",
+        "new submission: 0.1 40 → 20; total 100 → 80",
+        "regrade 0.1",  # regraded, nothing moved: the row records the new grader version
+        "new grader: 0.1 20 → 30; total 80 → 90",
+        "graded again: status graded → timeout",
+    ]
+    assert (
+        describe_change({**_row("bob"), "total": ""}, _row("bob", sha="s2"), TASKS)
+        == "new submission: total — → 100"
+    )
 
 
 def _hand_result() -> GradeResult:
     def task(tid: str, score: float, error: str = "") -> TaskResult:
-        check = CheckResult(name=f"check {tid}", kind="value", status="passed" if score else "failed", grader_error=error)
+        check = CheckResult(
+            name=f"check {tid}", kind="value", status="passed" if score else "failed", grader_error=error
+        )
         return TaskResult(tid, f"title {tid}", 10.0, score, check.status, "", checks=[check], seconds=2.0)
 
-    return GradeResult(stage="a0", title="A0", submission="alice", tasks=[task("0.1", 0.0, "the check broke"), task("0.2", 10.0)],
-                       seconds=5.0, problems=[Problem("minitorch/operators.py:3: a fence is missing", "minitorch/operators.py", 3, ("0.2",))],
-                       grader_errors=["the check broke"])
+    return GradeResult(
+        stage="a0",
+        title="A0",
+        submission="alice",
+        tasks=[task("0.1", 0.0, "the check broke"), task("0.2", 10.0)],
+        seconds=5.0,
+        problems=[
+            Problem("minitorch/operators.py:3: a fence is missing", "minitorch/operators.py", 3, ("0.2",))
+        ],
+        grader_errors=["the check broke"],
+    )
 
 
 def test_a_grade_survives_its_json_and_a_regrade_replaces_one_task_only() -> None:
     previous = _hand_result()
     assert grade_from_dict(json.loads(json.dumps(dataclasses.asdict(previous)))) == previous
-    fixed = GradeResult(stage="a0", title="A0", submission="alice", seconds=1.0, isolation="bwrap",
-                        tasks=[TaskResult("0.1", "title 0.1", 10.0, 7.5, "failed", "m", checks=[CheckResult("c", "value", "failed")],
-                                          seconds=1.0)])
+    fixed = GradeResult(
+        stage="a0",
+        title="A0",
+        submission="alice",
+        seconds=1.0,
+        isolation="bwrap",
+        tasks=[
+            TaskResult(
+                "0.1",
+                "title 0.1",
+                10.0,
+                7.5,
+                "failed",
+                "m",
+                checks=[CheckResult("c", "value", "failed")],
+                seconds=1.0,
+            )
+        ],
+    )
     merged = merge_task(previous, fixed, "0.1")
     assert [(t.id, t.score) for t in merged.tasks] == [("0.1", 7.5), ("0.2", 10.0)]
     assert merged.score == 17.5 and merged.seconds == 4.0 and merged.isolation == "bwrap"
@@ -251,11 +314,29 @@ def test_a_row_cut_short_by_a_kill_is_dropped_and_other_columns_are_refused(tmp_
 
 
 def test_summary_bins_scores_and_groups_failures() -> None:
-    rows = [_row("a", points="40", seconds="3.0"), _row("b", points="0", seconds="7.5"),
-            _row("c", points="20", seconds="1.0"),
-            {**_row("d", status="malformed"), "reason": "bad zip", "0.1": "0", "0.2": "0", "0.3": "0", "total": "0"},
-            {**_row("e", status="crashed"), "reason": "KilledWorker", "0.1": "", "0.2": "", "0.3": "", "total": "",
-             "max": "", "seconds": ""}]
+    rows = [
+        _row("a", points="40", seconds="3.0"),
+        _row("b", points="0", seconds="7.5"),
+        _row("c", points="20", seconds="1.0"),
+        {
+            **_row("d", status="malformed"),
+            "reason": "bad zip",
+            "0.1": "0",
+            "0.2": "0",
+            "0.3": "0",
+            "total": "0",
+        },
+        {
+            **_row("e", status="crashed"),
+            "reason": "KilledWorker",
+            "0.1": "",
+            "0.2": "",
+            "0.3": "",
+            "total": "",
+            "max": "",
+            "seconds": "",
+        },
+    ]
     summary = summarize(rows, {"0.1": 40, "0.2": 30, "0.3": 30, "total": 100})
     # 0.1: a 40/40, b 0, c 20/40 = 50 %, d 0 (e has no points)
     assert summary.histograms["0.1"] == [2, 0, 1, 0, 1]
@@ -299,13 +380,16 @@ def class_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("missing", ["distributed", "cryptography"])
 def test_a_batch_without_its_packages_says_what_to_install(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], missing: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], missing: str
+) -> None:
     """`cryptography` makes each batch's TLS certificate; distributed does not install it, so
     a fresh venv lacked it (the grader extra names it now)."""
     monkeypatch.setitem(sys.modules, missing, None)  # `import missing` raises ImportError
     assert cli_main(["batch", "-a", "a0", str(tmp_path), "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert f"grader batch: {missing} is not installed" in err and 'pip install "minitorch-kit[grader]"' in err, err
+    assert (
+        f"grader batch: {missing} is not installed" in err and 'pip install "minitorch-kit[grader]"' in err
+    ), err
     assert not (tmp_path / "out").exists()
 
 
@@ -319,14 +403,22 @@ def engine() -> Engine:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(class_folder: Path, engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+def uninterrupted(
+    class_folder: Path, engine: Engine, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[int, Path]:
     out = tmp_path_factory.mktemp("full")
-    code = run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK), engine=engine)
+    code = run_batch(
+        class_folder,
+        BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK),
+        engine=engine,
+    )
     return code, out
 
 
 @pytest.mark.slow
-def test_a_class_is_graded_on_two_workers_as_grader_run_grades_it(class_folder: Path, uninterrupted: tuple[int, Path]) -> None:
+def test_a_class_is_graded_on_two_workers_as_grader_run_grades_it(
+    class_folder: Path, uninterrupted: tuple[int, Path]
+) -> None:
     code, out = uninterrupted
     assert code == 0
     rows = {r["student"]: r for r in _rows(out / "gradebook.csv")}
@@ -346,7 +438,9 @@ def test_a_class_is_graded_on_two_workers_as_grader_run_grades_it(class_folder: 
         report = json.loads((out / student / "results.json").read_text(encoding="utf-8"))
         assert f"{report['score']:g}" == row["total"]
         assert (out / student / "junit.xml").read_text(encoding="utf-8").startswith("<?xml")
-        assert f"**Score: {row['total']} / 100**" in (out / student / "feedback.md").read_text(encoding="utf-8")
+        assert f"**Score: {row['total']} / 100**" in (out / student / "feedback.md").read_text(
+            encoding="utf-8"
+        )
     assert "operators.mul(" in (out / "carol" / "feedback.md").read_text(encoding="utf-8")
 
 
@@ -354,16 +448,26 @@ def test_a_class_is_graded_on_two_workers_as_grader_run_grades_it(class_folder: 
 def test_one_submission_gets_the_same_grade_on_both_workers(class_folder: Path, engine: Engine) -> None:
     sub = next(s for s in find_submissions(class_folder).submissions if s.student == "carol")
     packed = pack(sub)
-    job = {"student": sub.student, "label": sub.label, "sha256": packed.sha256, "data": packed.data,
-           "archive": "carol.zip", "stage": "a0", "limits": dataclasses.asdict(Limits()), "notebooks": True}
+    job = {
+        "student": sub.student,
+        "label": sub.label,
+        "sha256": packed.sha256,
+        "data": packed.data,
+        "archive": "carol.zip",
+        "stage": "a0",
+        "limits": dataclasses.asdict(Limits()),
+        "notebooks": True,
+    }
     workers = sorted(engine.client.nthreads())
     assert len(workers) == 2
     outcomes = [engine.submit(job, worker=w).result() for w in workers]
     assert [o["worker"] for o in outcomes] == workers
 
     def verdicts(outcome: dict) -> list:
-        return [(t["id"], t["score"], t["status"], [(c["name"], c["status"], c["message"]) for c in t["checks"]])
-                for t in outcome["grade"]["tasks"]]
+        return [
+            (t["id"], t["score"], t["status"], [(c["name"], c["status"], c["message"]) for c in t["checks"]])
+            for t in outcome["grade"]["tasks"]
+        ]
 
     assert outcomes[0]["points"] == outcomes[1]["points"] and outcomes[0]["points"]["0.1"] < 40
     assert verdicts(outcomes[0]) == verdicts(outcomes[1])
@@ -373,12 +477,27 @@ def test_one_submission_gets_the_same_grade_on_both_workers(class_folder: Path, 
 
 @pytest.mark.slow
 def test_a_batch_killed_halfway_resumes_into_the_gradebook_of_an_uninterrupted_run(
-        class_folder: Path, engine: Engine, uninterrupted: tuple[int, Path], tmp_path: Path) -> None:
+    class_folder: Path, engine: Engine, uninterrupted: tuple[int, Path], tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     gradebook = out / "gradebook.csv"
-    command = [sys.executable, "-m", "grader.batch.run", str(class_folder), "-a", "a0", "-o", str(out), "--workers", "2", "-q",
-               *(["--allow-shared-network"] if SHARES_NETWORK else [])]
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "grader.batch.run",
+        str(class_folder),
+        "-a",
+        "a0",
+        "-o",
+        str(out),
+        "--workers",
+        "2",
+        "-q",
+        *(["--allow-shared-network"] if SHARES_NETWORK else []),
+    ]
+    proc = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         deadline = time.monotonic() + 300
         # frank's row (refused while packing) comes first; wait for two graded by a worker
@@ -398,7 +517,11 @@ def test_a_batch_killed_halfway_resumes_into_the_gradebook_of_an_uninterrupted_r
         f.write(b"zed,graded,,40")  # a row cut short by the kill
     shutil.rmtree(out / killed_rows[-1]["student"])  # its reports lost: that student is graded again
 
-    code = run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK), engine=engine)
+    code = run_batch(
+        class_folder,
+        BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK),
+        engine=engine,
+    )
 
     resumed = _rows(gradebook)
     versions = {r["grader_version"] for r in resumed + _rows(uninterrupted[1] / "gradebook.csv")}
@@ -408,12 +531,15 @@ def test_a_batch_killed_halfway_resumes_into_the_gradebook_of_an_uninterrupted_r
     assert resumed[: len(killed_rows)] == killed_rows  # nothing written before the kill was changed
     assert _stable(resumed) == _stable(_rows(uninterrupted[1] / "gradebook.csv"))
     for row in resumed:
-        assert all((out / row["student"] / name).is_file() for name in ("results.json", "junit.xml", "feedback.md"))
+        assert all(
+            (out / row["student"] / name).is_file() for name in ("results.json", "junit.xml", "feedback.md")
+        )
 
 
 @pytest.mark.slow
 def test_regrade_grades_one_task_again_and_keeps_the_rest_with_its_history(
-        class_folder: Path, engine: Engine, uninterrupted: tuple[int, Path], tmp_path: Path) -> None:
+    class_folder: Path, engine: Engine, uninterrupted: tuple[int, Path], tmp_path: Path
+) -> None:
     """A check of 0.1 was fixed: the old grader gave carol 0 for it, and (to show what is
     kept) 1.5 for 0.2. `--regrade 0.1` must give her 0.1's true points and keep 0.2's."""
     out = tmp_path / "out"
@@ -435,21 +561,48 @@ def test_regrade_grades_one_task_again_and_keeps_the_rest_with_its_history(
         task["score"] = {"0.1": 0.0, "0.2": 1.5}.get(task["id"], task["score"])
     (out / "carol" / "grade.json").write_text(json.dumps(old), encoding="utf-8")
 
-    assert run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK, regrade="0.9"), engine=engine) == 2
-    code = run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK, regrade="0.1"), engine=engine)
+    assert (
+        run_batch(
+            class_folder,
+            BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK, regrade="0.9"),
+            engine=engine,
+        )
+        == 2
+    )
+    code = run_batch(
+        class_folder,
+        BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK, regrade="0.1"),
+        engine=engine,
+    )
     assert code == 0
     after = _rows(gradebook)
     assert after[: len(rows)] == rows  # the history is kept
     latest = {r["student"]: r for r in after}
-    assert len(after) == 2 * len(rows) and all(r["grader_version"] == grader_version() for r in latest.values())
+    assert len(after) == 2 * len(rows) and all(
+        r["grader_version"] == grader_version() for r in latest.values()
+    )
     expected_total = f"{float(true_01) + 1.5 + float(carol['0.3']):g}"
-    assert (latest["carol"]["0.1"], latest["carol"]["0.2"], latest["carol"]["total"]) == (true_01, "1.5", expected_total)
-    assert latest["carol"]["change"] == f"regrade 0.1: 0.1 0 → {true_01}; total {carol['total']} → {expected_total}"
+    assert (latest["carol"]["0.1"], latest["carol"]["0.2"], latest["carol"]["total"]) == (
+        true_01,
+        "1.5",
+        expected_total,
+    )
+    assert (
+        latest["carol"]["change"]
+        == f"regrade 0.1: 0.1 0 → {true_01}; total {carol['total']} → {expected_total}"
+    )
     assert latest["alice"]["change"] == "regrade 0.1" and latest["alice"]["total"] == "100"
     assert latest["dave"]["change"] == "new grader"  # a bad zip has no grade to keep: graded in full
     report = json.loads((out / "carol" / "results.json").read_text(encoding="utf-8"))
     assert f"{report['score']:g}" == expected_total
     assert f"**Score: {expected_total} / 100**" in (out / "carol" / "feedback.md").read_text(encoding="utf-8")
     # run again: everyone is up to date, nothing is graded or written
-    assert run_batch(class_folder, BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK, regrade="0.1"), engine=engine) == 0
+    assert (
+        run_batch(
+            class_folder,
+            BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK, regrade="0.1"),
+            engine=engine,
+        )
+        == 0
+    )
     assert _rows(gradebook) == after

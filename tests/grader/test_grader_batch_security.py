@@ -88,7 +88,7 @@ def engine() -> Engine:
 #: and have the scheduler and the workers run a function that writes MARKER_FILE as the
 #: grader. The function acts only in a process carrying this test's marker (never in anyone
 #: else's Dask), and the attack runs once per child, every try at once in a thread of its own, for 40 s at most.
-TAKEOVER = '''\
+TAKEOVER = """\
 import builtins, os, time
 if not getattr(builtins, "_takeover_tried", False):
     builtins._takeover_tried = True
@@ -136,7 +136,7 @@ if not getattr(builtins, "_takeover_tried", False):
     for thread in threads:
         thread.join(max(0.0, deadline - time.monotonic()))
 raise NotImplementedError("Task 1.1: not done (this body only tried a takeover)")
-'''
+"""
 
 
 def _container(tmp_path: Path) -> tuple[Path, dict[str, str]]:
@@ -145,7 +145,15 @@ def _container(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     kit = copy_kit(tmp_path / "kit")
     env = _kit_env(kit, PATH=container_path(tmp_path))
     code = "import json; from grader.sandbox.jail import tier_reasons, private_network; print(json.dumps([tier_reasons(), private_network()]))"
-    out = subprocess.run([sys.executable, "-c", code], cwd=kit, env=env, capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=kit,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     reasons, private = json.loads(out.stdout)
     if reasons["uid"]:
         pytest.skip(f"no uid tier in the simulated container: {reasons['uid']}")
@@ -161,8 +169,21 @@ def test_a_takeover_from_a_namespace_less_container_is_refused_and_cannot_connec
     write_submission(tmp_path / "class" / "mallory", "a1", {("1.1", "central_difference"): body})
     env = {**env, MARKER_VAR: marker}
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "grader.batch.run", str(tmp_path / "class"), "-a", "a1", "-o", str(out),
-               "--no-notebooks", "--workers", "1", "--sandbox", "uid"]
+    command = [
+        sys.executable,
+        "-m",
+        "grader.batch.run",
+        str(tmp_path / "class"),
+        "-a",
+        "a1",
+        "-o",
+        str(out),
+        "--no-notebooks",
+        "--workers",
+        "1",
+        "--sandbox",
+        "uid",
+    ]
 
     refused = subprocess.run(command, cwd=kit, env=env, capture_output=True, text=True, timeout=600)
     assert not marker_file.exists(), f"the submission ran code as the grader: {marker_file.read_text()}"
@@ -171,8 +192,9 @@ def test_a_takeover_from_a_namespace_less_container_is_refused_and_cannot_connec
     assert "no private network" in said and "--allow-shared-network" in said, said
     assert _rows(out / "gradebook.csv") == []
 
-    graded = subprocess.run([*command, "--allow-shared-network"], cwd=kit, env=env, capture_output=True, text=True,
-                            timeout=600)
+    graded = subprocess.run(
+        [*command, "--allow-shared-network"], cwd=kit, env=env, capture_output=True, text=True, timeout=600
+    )
     assert not marker_file.exists(), f"the submission ran code as the grader: {marker_file.read_text()}"
     assert graded.returncode == 0, graded.stdout + graded.stderr
     (row,) = _rows(out / "gradebook.csv")
@@ -210,15 +232,25 @@ def test_a_scheduler_without_security_is_refused_with_a_clear_message(tmp_path: 
     assert "TLS" in said and "--tls-ca-file" in said and "--insecure-scheduler" in said, said
 
 
-def test_a_scheduler_needs_tls_files_a_dask_config_that_requires_them_or_the_explicit_opt_out(tmp_path: Path) -> None:
+def test_a_scheduler_needs_tls_files_a_dask_config_that_requires_them_or_the_explicit_opt_out(
+    tmp_path: Path,
+) -> None:
     import dask
 
     from grader.batch.engine import scheduler_security
 
     env = _tls_files(tmp_path / "tls")
-    ca, cert, key = (env[f"DASK_DISTRIBUTED__COMM__TLS__{k}"] for k in ("CA_FILE", "CLIENT__CERT", "CLIENT__KEY"))
-    with dask.config.set({"distributed.comm.require-encryption": False, "distributed.comm.tls.ca-file": None,
-                          "distributed.comm.tls.client.cert": None, "distributed.comm.tls.client.key": None}):
+    ca, cert, key = (
+        env[f"DASK_DISTRIBUTED__COMM__TLS__{k}"] for k in ("CA_FILE", "CLIENT__CERT", "CLIENT__KEY")
+    )
+    with dask.config.set(
+        {
+            "distributed.comm.require-encryption": False,
+            "distributed.comm.tls.ca-file": None,
+            "distributed.comm.tls.client.cert": None,
+            "distributed.comm.tls.client.key": None,
+        }
+    ):
         with pytest.raises(ValueError, match="--insecure-scheduler"):
             scheduler_security("tcp://10.0.0.1:8786")
         assert scheduler_security("tcp://10.0.0.1:8786", insecure=True) is None
@@ -227,8 +259,14 @@ def test_a_scheduler_needs_tls_files_a_dask_config_that_requires_them_or_the_exp
         with pytest.raises(ValueError, match="tls://"):
             scheduler_security("tcp://10.0.0.1:8786", ca, cert, key)
         assert scheduler_security("tls://10.0.0.1:8786", ca, cert, key).require_encryption
-    with dask.config.set({"distributed.comm.require-encryption": True, "distributed.comm.tls.ca-file": ca,
-                          "distributed.comm.tls.client.cert": cert, "distributed.comm.tls.client.key": key}):
+    with dask.config.set(
+        {
+            "distributed.comm.require-encryption": True,
+            "distributed.comm.tls.ca-file": ca,
+            "distributed.comm.tls.client.cert": cert,
+            "distributed.comm.tls.client.key": key,
+        }
+    ):
         assert scheduler_security("tls://10.0.0.1:8786").get_tls_config_for_role("client")["cert"] == cert
 
 
@@ -241,8 +279,17 @@ def _a0_job(tmp_path: Path, **extra: object) -> dict:
     write_submission(tmp_path / "jobs" / "alice", "a0")
     sub = find_submissions(tmp_path / "jobs").submissions[0]
     packed = pack(sub)
-    return {"student": sub.student, "label": sub.label, "sha256": packed.sha256, "data": packed.data,
-            "archive": "alice.zip", "stage": "a0", "limits": dataclasses.asdict(Limits()), "notebooks": True, **extra}
+    return {
+        "student": sub.student,
+        "label": sub.label,
+        "sha256": packed.sha256,
+        "data": packed.data,
+        "archive": "alice.zip",
+        "stage": "a0",
+        "limits": dataclasses.asdict(Limits()),
+        "notebooks": True,
+        **extra,
+    }
 
 
 def test_a_job_of_another_grader_version_is_refused_by_the_worker(tmp_path: Path) -> None:
@@ -251,15 +298,23 @@ def test_a_job_of_another_grader_version_is_refused_by_the_worker(tmp_path: Path
     assert f"runs grader {grader_version()}, not 0.0.0+elsewhere" in outcome["reason"]
 
 
-def test_no_grade_of_a_worker_of_another_version_is_recorded(tmp_path: Path, engine: Engine,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_grade_of_a_worker_of_another_version_is_recorded(
+    tmp_path: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The worker passed the start-of-batch check, then the parent's grader changed (or a
     worker with another kit joined): every job is refused, and no row holds a grade."""
     for student in ("alice", "bob"):
         write_submission(tmp_path / "class" / student, "a0")
     monkeypatch.setattr("grader.batch.run.grader_version", lambda: "0.0.0+parent")
     out = tmp_path / "out"
-    assert run_batch(tmp_path / "class", BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK), engine=engine) == 2
+    assert (
+        run_batch(
+            tmp_path / "class",
+            BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK),
+            engine=engine,
+        )
+        == 2
+    )
     rows = _rows(out / "gradebook.csv")
     assert sorted(r["student"] for r in rows) == ["alice", "bob"]
     for row in rows:
@@ -275,8 +330,13 @@ def test_the_parent_records_no_grade_from_an_older_worker_that_grades_anyway() -
 
     class Done:
         def result(self) -> dict:
-            return {"student": "alice", "status": "graded", "total": 100.0, "grader_version": "0.0.0+old",
-                    "worker": "tls://10.0.0.7:4000"}
+            return {
+                "student": "alice",
+                "status": "graded",
+                "total": 100.0,
+                "grader_version": "0.0.0+old",
+                "worker": "tls://10.0.0.7:4000",
+            }
 
     job = {"student": "alice", "label": "alice", "sha256": "s"}
     outcome = outcome_of(Done(), job, "0.0.0+new")
@@ -284,30 +344,43 @@ def test_the_parent_records_no_grade_from_an_older_worker_that_grades_anyway() -
     assert outcome["reason"] == "worker tls://10.0.0.7:4000 runs grader 0.0.0+old, not 0.0.0+new"
 
 
-def test_a_student_whose_reports_cannot_be_written_gets_a_row_and_the_batch_goes_on(tmp_path: Path, engine: Engine) -> None:
+def test_a_student_whose_reports_cannot_be_written_gets_a_row_and_the_batch_goes_on(
+    tmp_path: Path, engine: Engine
+) -> None:
     for student in ("alice", "bob"):
         write_submission(tmp_path / "class" / student, "a0")
     out = tmp_path / "out"
     out.mkdir()
     (out / "alice").write_text("a file where alice's report folder goes", encoding="utf-8")
-    code = run_batch(tmp_path / "class", BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK),
-                     engine=engine)
+    code = run_batch(
+        tmp_path / "class",
+        BatchOptions(stage="a0", out=out, quiet=True, allow_shared_network=SHARES_NETWORK),
+        engine=engine,
+    )
     rows = {r["student"]: r for r in _rows(out / "gradebook.csv")}
     _skip_if_the_kit_changed(list(rows.values()))
     assert sorted(rows) == ["alice", "bob"], rows
-    assert rows["alice"]["status"] == "crashed" and "could not be recorded" in rows["alice"]["reason"], rows["alice"]
+    assert rows["alice"]["status"] == "crashed" and "could not be recorded" in rows["alice"]["reason"], rows[
+        "alice"
+    ]
     assert (rows["bob"]["status"], rows["bob"]["total"]) == ("graded", "100")
     assert code == 2  # a crashed row
 
 
-def test_a_submission_past_its_wall_clock_gets_a_timeout_row_and_leaves_no_process(tmp_path: Path, engine: Engine) -> None:
+def test_a_submission_past_its_wall_clock_gets_a_timeout_row_and_leaves_no_process(
+    tmp_path: Path, engine: Engine
+) -> None:
     marker = f"sleeper{secrets.token_hex(6)}"
-    body = (f"import subprocess, sys, time\n"
-            f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(900)', {marker!r}], start_new_session=True)\n"
-            f"time.sleep(900)\n")
+    body = (
+        f"import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(900)', {marker!r}], start_new_session=True)\n"
+        f"time.sleep(900)\n"
+    )
     write_submission(tmp_path / "class" / "zoe", "a0", {("0.1", "mul"): body})
     out = tmp_path / "out"
-    options = BatchOptions(stage="a0", out=out, quiet=True, submission_timeout=5, allow_shared_network=SHARES_NETWORK)
+    options = BatchOptions(
+        stage="a0", out=out, quiet=True, submission_timeout=5, allow_shared_network=SHARES_NETWORK
+    )
     code = run_batch(tmp_path / "class", options, engine=engine)
     (row,) = _rows(out / "gradebook.csv")
     _skip_if_the_kit_changed([row])
@@ -328,8 +401,12 @@ def _tls_files(folder: Path) -> dict[str, str]:
     (folder / "cert.pem").write_text(temporary.tls_ca_file, encoding="utf-8")
     (folder / "key.pem").write_text(temporary.tls_client_key, encoding="utf-8")
     cert, key = str(folder / "cert.pem"), str(folder / "key.pem")
-    return {"DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True", "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": cert,
-            "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": cert, "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": key}
+    return {
+        "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True",
+        "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": cert,
+        "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": cert,
+        "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": key,
+    }
 
 
 def test_losing_the_only_worker_ends_the_batch_with_its_rows_written(tmp_path: Path) -> None:
@@ -339,9 +416,14 @@ def test_losing_the_only_worker_ends_the_batch_with_its_rows_written(tmp_path: P
     kit = copy_kit(tmp_path / "kit")
     dask_env = _tls_files(tmp_path / "tls")
     env = _kit_env(kit, **dask_env)
-    tls = ["--tls-ca-file", dask_env["DASK_DISTRIBUTED__COMM__TLS__CA_FILE"],
-           "--tls-cert", dask_env["DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT"],
-           "--tls-key", dask_env["DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY"]]
+    tls = [
+        "--tls-ca-file",
+        dask_env["DASK_DISTRIBUTED__COMM__TLS__CA_FILE"],
+        "--tls-cert",
+        dask_env["DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT"],
+        "--tls-key",
+        dask_env["DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY"],
+    ]
     for student in ("alice", "bob", "carol"):
         write_submission(tmp_path / "class" / student, "a0")
     release("a0", tmp_path / "class" / "dave")
@@ -350,23 +432,67 @@ def test_losing_the_only_worker_ends_the_batch_with_its_rows_written(tmp_path: P
 
     def start(argv: list[str], output: Path = Path(os.devnull)) -> subprocess.Popen:
         with open(output, "wb") as sink:
-            proc = subprocess.Popen(argv, cwd=kit, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(
+                argv, cwd=kit, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+            )
         started.append(proc)
         return proc
 
     try:
-        start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
-               "--protocol", "tls", "--no-dashboard", "--scheduler-file", str(scheduler_file), *tls])
+        start(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--protocol",
+                "tls",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(scheduler_file),
+                *tls,
+            ]
+        )
         deadline = time.monotonic() + 120
         while not scheduler_file.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         time.sleep(0.5)  # the file is written whole once the scheduler listens
         address = json.loads(scheduler_file.read_text(encoding="utf-8"))["address"]
-        worker = start([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file),
-                        "--no-nanny", "--nthreads", "1", "--no-dashboard", *tls])
+        worker = start(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_worker",
+                "--scheduler-file",
+                str(scheduler_file),
+                "--no-nanny",
+                "--nthreads",
+                "1",
+                "--no-dashboard",
+                *tls,
+            ]
+        )
         out = tmp_path / "out"
-        batch = start([sys.executable, "-m", "grader.batch.run", str(tmp_path / "class"), "-a", "a0", "-o", str(out),
-                       "--scheduler", address, "-q", *OPT_IN], output=tmp_path / "batch.txt")
+        batch = start(
+            [
+                sys.executable,
+                "-m",
+                "grader.batch.run",
+                str(tmp_path / "class"),
+                "-a",
+                "a0",
+                "-o",
+                str(out),
+                "--scheduler",
+                address,
+                "-q",
+                *OPT_IN,
+            ],
+            output=tmp_path / "batch.txt",
+        )
         while not _rows(out / "gradebook.csv") and batch.poll() is None and time.monotonic() < deadline + 300:
             time.sleep(0.1)
         assert batch.poll() is None, "the batch ended before its worker could be killed"
@@ -382,7 +508,10 @@ def test_losing_the_only_worker_ends_the_batch_with_its_rows_written(tmp_path: P
         assert 1 <= len(rows) < 4, rows
         for row in rows:
             assert row["status"] == "graded", row
-            assert all((out / row["student"] / name).is_file() for name in ("results.json", "junit.xml", "feedback.md"))
+            assert all(
+                (out / row["student"] / name).is_file()
+                for name in ("results.json", "junit.xml", "feedback.md")
+            )
     finally:
         for proc in started:
             if proc.poll() is None:

@@ -27,7 +27,11 @@ def test_check_reports_a_broken_invariant(monkeypatch: pytest.MonkeyPatch) -> No
 
     key = ("a0", "map")
     original = base.REGISTRY[key]
-    monkeypatch.setitem(base.REGISTRY, key, base.Check(original.task, original.stage, original.name, original.kind, lambda ctx: None, "", 1.0))
+    monkeypatch.setitem(
+        base.REGISTRY,
+        key,
+        base.Check(original.task, original.stage, original.name, original.kind, lambda ctx: None, "", 1.0),
+    )
     invariants = check_stage("a0", Limits(check_timeout=30))
     bad = {i.name for i in invariants if not i.ok}
     assert "fresh release scores zero" in bad
@@ -37,7 +41,15 @@ def test_check_reports_a_broken_invariant(monkeypatch: pytest.MonkeyPatch) -> No
 def test_cli_check_exit_status(monkeypatch: pytest.MonkeyPatch) -> None:
     from grader.commands import invariants as check_module
 
-    monkeypatch.setattr(check_module, "check_stage", lambda stage, limits, console=None, **kw: [check_module.Invariant(stage, "x", True, "", 0.0)])
+    monkeypatch.setattr(
+        check_module,
+        "check_stage",
+        lambda stage, limits, console=None, **kw: [check_module.Invariant(stage, "x", True, "", 0.0)],
+    )
     assert main(["a0"]) == 0
-    monkeypatch.setattr(check_module, "check_stage", lambda stage, limits, console=None, **kw: [check_module.Invariant(stage, "x", False, "why", 0.0)])
+    monkeypatch.setattr(
+        check_module,
+        "check_stage",
+        lambda stage, limits, console=None, **kw: [check_module.Invariant(stage, "x", False, "why", 0.0)],
+    )
     assert main(["a0"]) == 1

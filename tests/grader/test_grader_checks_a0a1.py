@@ -66,14 +66,20 @@ def test_weights_are_read_and_others_weigh_one() -> None:
 
 def test_a_task_scores_the_weights_of_its_passed_checks() -> None:
     task = Task("0.1", "t", 40.0, ("0.1",), ("a", "b", "c"), weights=(("a", 2.0), ("c", 0.5)))
-    results = [CheckResult("a", "equivalence", "passed"), CheckResult("b", "equivalence", "failed"), CheckResult("c", "property", "passed")]
+    results = [
+        CheckResult("a", "equivalence", "passed"),
+        CheckResult("b", "equivalence", "failed"),
+        CheckResult("c", "property", "passed"),
+    ]
     assert task_score(task, results) == pytest.approx(40.0 * 2.5 / 3.5, abs=1e-4)
     assert task_score(task, [CheckResult(n, "", "failed") for n in "abc"]) == 0.0
 
 
 def _kit(tmp_path: Path, weights: str) -> Path:
     (tmp_path / "minitorch").mkdir()
-    (tmp_path / "minitorch" / "m.py").write_text("def f():\n    # BEGIN SOLUTION 1.1\n    return 1\n    # END SOLUTION 1.1\n", encoding="utf-8")
+    (tmp_path / "minitorch" / "m.py").write_text(
+        "def f():\n    # BEGIN SOLUTION 1.1\n    return 1\n    # END SOLUTION 1.1\n", encoding="utf-8"
+    )
     folder = tmp_path / "assignments" / "a1-demo"
     folder.mkdir(parents=True)
     manifest = f"""\
@@ -106,7 +112,9 @@ def _kit(tmp_path: Path, weights: str) -> Path:
 def test_invalid_weights_name_the_manifest_and_the_task(tmp_path: Path, weights: str, fragment: str) -> None:
     with pytest.raises(ManifestError) as info:
         load_manifest("a1", _kit(tmp_path, weights))
-    assert fragment in str(info.value) and "manifest.toml" in str(info.value) and "task 1.1" in str(info.value)
+    assert (
+        fragment in str(info.value) and "manifest.toml" in str(info.value) and "task 1.1" in str(info.value)
+    )
 
 
 def test_valid_weights_load(tmp_path: Path) -> None:
@@ -118,14 +126,18 @@ def test_valid_weights_load(tmp_path: Path) -> None:
 
 
 def test_numbers_compare_by_kind() -> None:
-    assert diff(1.0, True) == ("expected the float 1.0, got the bool True (a comparison's 1.0 / 0.0 is used in arithmetic, "
-                               "and NumPy refuses to subtract bools)")
+    assert diff(1.0, True) == (
+        "expected the float 1.0, got the bool True (a comparison's 1.0 / 0.0 is used in arithmetic, "
+        "and NumPy refuses to subtract bools)"
+    )
     assert diff(0.0, 0) is None  # max(0, x): harmless, accepted with a note (int_zero_note)
     assert diff(0.0, 1) == "expected the float 0.0, got the int 1"
     assert diff(2.0, 2) == "expected the float 2.0, got the int 2"  # an int() somewhere: not the handout's 0
     assert diff(0.0, False) is not None  # a bool 0 is a comparison's, and stays wrong
     assert diff([1.0, 0.0], [1.0, 0]) is None
-    assert int_zero_note([1.0, 0.0], [1.0, 0]).startswith("returned the int 0 where the reference returns the float 0.0")
+    assert int_zero_note([1.0, 0.0], [1.0, 0]).startswith(
+        "returned the int 0 where the reference returns the float 0.0"
+    )
     assert int_zero_note(0.0, 0.0) is None and int_zero_note(1.0, 1) is None
     assert diff(True, 1.0) == "expected the bool True, got the float 1.0"
     assert diff(3, 3.0) == "expected the int 3, got the float 3.0"
@@ -145,7 +157,11 @@ def test_a_comparison_returning_a_bool_loses_the_comparisons_check(tmp_path: Pat
     row = _row(_grade(tmp_path, "a0", {("0.1", fn): body}, task="0.1"), "0.1")
     assert set(_failed(row)) == {"comparisons"}
     assert row.score == 35
-    assert f"operators.{fn}(" in row.message and "expected the float" in row.message and "got the bool" in row.message
+    assert (
+        f"operators.{fn}(" in row.message
+        and "expected the float" in row.message
+        and "got the bool" in row.message
+    )
     assert "✗ comparisons (equivalence, 5 of 40 points)" in row.feedback
     assert "✓ arithmetic (equivalence, 5 of 40 points): passed" in row.feedback
 
@@ -153,12 +169,20 @@ def test_a_comparison_returning_a_bool_loses_the_comparisons_check(tmp_path: Pat
 def test_the_handouts_int_zero_costs_nothing_and_gets_a_note(tmp_path: Path) -> None:
     """max(0, x), d if x > 0 else 0 and the sum of [] as 0: the handout's own formulas
     (13 of 16 real A0 submissions lost 7.5–25 points each to this before)."""
-    edits = {("0.1", "relu"): "return max(0, x)", ("0.1", "relu_back"): "return d if x > 0 else 0",
-             ("0.2", "sum"): "return reduce(add, 0)(ls)"}
+    edits = {
+        ("0.1", "relu"): "return max(0, x)",
+        ("0.1", "relu_back"): "return d if x > 0 else 0",
+        ("0.2", "sum"): "return reduce(add, 0)(ls)",
+    }
     result = _grade(tmp_path, "a0", edits)
-    assert [(r.id, r.score) for r in result.tasks] == [("0.1", 40), ("0.2", 30), ("0.3", 30)], [r.feedback for r in result.tasks]
+    assert [(r.id, r.score) for r in result.tasks] == [("0.1", 40), ("0.2", 30), ("0.3", 30)], [
+        r.feedback for r in result.tasks
+    ]
     feedback = "\n".join(r.feedback for r in result.tasks)
-    assert "relu_and_sigmoid (equivalence, 5 of 40 points): passed — note: operators.relu(-1.0) returned the int 0" in feedback
+    assert (
+        "relu_and_sigmoid (equivalence, 5 of 40 points): passed — note: operators.relu(-1.0) returned the int 0"
+        in feedback
+    )
     assert "returned the int 0 where the reference returns the float 0.0: accepted" in feedback
 
 
@@ -179,7 +203,9 @@ def test_log10_is_reported_on_ordinary_inputs(tmp_path: Path) -> None:
         ("relu_back", "return d if x >= 0.0 else 0.0", "relu_back_at_zero", "operators.relu_back(0.0, 5.0)"),
     ],
 )
-def test_a_missing_edge_case_costs_its_own_check(tmp_path: Path, fn: str, body: str, check: str, expected: str) -> None:
+def test_a_missing_edge_case_costs_its_own_check(
+    tmp_path: Path, fn: str, body: str, check: str, expected: str
+) -> None:
     row = _row(_grade(tmp_path, "a0", {("0.1", fn): body}, task="0.1"), "0.1")
     assert set(_failed(row)) == {check}, row.feedback
     assert row.score == 37.5 and expected in _failed(row)[check]
@@ -193,15 +219,20 @@ def test_zip_with_raising_index_error_costs_a_fraction(tmp_path: Path) -> None:
 
 
 def test_zip_with_value_error_must_name_the_lengths(tmp_path: Path) -> None:
-    body = ("def apply(a, b):\n    a, b = list(a), list(b)\n    if len(a) != len(b):\n        raise ValueError('bad lists')\n"
-            "    return [fn(x, y) for x, y in zip(a, b)]\nreturn apply")
+    body = (
+        "def apply(a, b):\n    a, b = list(a), list(b)\n    if len(a) != len(b):\n        raise ValueError('bad lists')\n"
+        "    return [fn(x, y) for x, y in zip(a, b)]\nreturn apply"
+    )
     row = _row(_grade(tmp_path, "a0", {("0.2", "zipWith"): body}, task="0.2"), "0.2")
     assert set(_failed(row)) == {"zip_with_unequal_lengths"}
     assert "should name zipWith and both lengths (3 and 2)" in row.message
 
 
 def test_map_returning_a_tuple_is_a_wrong_type(tmp_path: Path) -> None:
-    row = _row(_grade(tmp_path, "a0", {("0.2", "map"): "return lambda ls: tuple(fn(x) for x in ls)"}, task="0.2"), "0.2")
+    row = _row(
+        _grade(tmp_path, "a0", {("0.2", "map"): "return lambda ls: tuple(fn(x) for x in ls)"}, task="0.2"),
+        "0.2",
+    )
     assert "map" in _failed(row) and "expected 'list', got 'tuple'" in _failed(row)["map"]
     assert "zip_with" not in _failed(row)
 
@@ -222,7 +253,10 @@ def test_named_parameters_as_a_generator_is_a_wrong_type(tmp_path: Path) -> None
 
 
 def test_train_must_set_every_sub_module(tmp_path: Path) -> None:
-    row = _row(_grade(tmp_path, "a0", {("0.3", "Module.train"): "self.training = mode\nreturn self"}, task="0.3"), "0.3")
+    row = _row(
+        _grade(tmp_path, "a0", {("0.3", "Module.train"): "self.training = mode\nreturn self"}, task="0.3"),
+        "0.3",
+    )
     assert set(_failed(row)) == {"train_eval", "shared_submodules"}
     assert "a.training" in row.message
 
@@ -260,7 +294,15 @@ def test_the_reference_scores_full_marks_on_a1(tmp_path: Path) -> None:
 
 def test_the_child_has_the_default_recursion_limit(tmp_path: Path) -> None:
     # a recursive depth-first search fails on the 5,000-node chain only if nothing raised the limit
-    row = _row(_grade(tmp_path, "a1", {("1.1", "central_difference"): "import sys\nreturn float(sys.getrecursionlimit())"}, task="1.1"), "1.1")
+    row = _row(
+        _grade(
+            tmp_path,
+            "a1",
+            {("1.1", "central_difference"): "import sys\nreturn float(sys.getrecursionlimit())"},
+            task="1.1",
+        ),
+        "1.1",
+    )
     assert "got 1000.0" in row.message
 
 
@@ -268,12 +310,16 @@ def test_a_recursive_topological_sort_loses_the_long_chain_checks(tmp_path: Path
     result = _grade(tmp_path, "a1", {("1.4", "topological_sort"): RECURSIVE_SORT})
     row = _row(result, "1.4")
     assert set(_failed(row)) == {"topological_sort_long_chain", "backpropagate_long_chain"}
-    assert row.score == 17.5 and "RecursionError in topological_sort(o) for a chain of 5000 nodes" in row.message
+    assert (
+        row.score == 17.5 and "RecursionError in topological_sort(o) for a chain of 5000 nodes" in row.message
+    )
     _only(result, "1.4")
 
 
 def test_a_topological_sort_returning_an_iterator_is_a_wrong_type(tmp_path: Path) -> None:
-    body = RECURSIVE_SORT.replace("return order[::-1]", "return reversed(order)").replace("visit(variable)", "import sys\nsys.setrecursionlimit(20000)\nvisit(variable)")
+    body = RECURSIVE_SORT.replace("return order[::-1]", "return reversed(order)").replace(
+        "visit(variable)", "import sys\nsys.setrecursionlimit(20000)\nvisit(variable)"
+    )
     row = _row(_grade(tmp_path, "a1", {("1.4", "topological_sort"): body}, task="1.4"), "1.4")
     assert {"topological_sort", "topological_sort_long_chain"} <= set(_failed(row))
     assert "expected a list, got a list_reverseiterator" in _failed(row)["topological_sort"]
@@ -315,7 +361,14 @@ def test_chain_rule_once_per_path_loses_points(tmp_path: Path) -> None:
         ("1.3", {("1.3", "Mul.backward"): "a, b = ctx.saved_values\nreturn b, a"}),  # ignores d_output
         ("1.3", {("1.3", "Add.backward"): "return d_output, 2.0 * d_output"}),
     ],
-    ids=["Mul.forward+1", "__sub__-is-add", "LT.forward-bool", "Mul.backward-swapped", "Mul.backward-ignores-d", "Add.backward-doubles"],
+    ids=[
+        "Mul.forward+1",
+        "__sub__-is-add",
+        "LT.forward-bool",
+        "Mul.backward-swapped",
+        "Mul.backward-ignores-d",
+        "Add.backward-doubles",
+    ],
 )
 def test_a_wrong_value_costs_only_its_own_task(tmp_path: Path, task: str, edits: dict) -> None:
     result = _grade(tmp_path, "a1", edits)

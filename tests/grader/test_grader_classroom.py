@@ -80,7 +80,9 @@ def test_one_graded_step_per_task_for_its_points(stage: str) -> None:
         assert grade["command"] == f"python -m pytest -q -x -m {task.marker}"
         assert "setup-command" not in grade  # installed once, in the step before
         assert type(grade["max-score"]) is int and grade["max-score"] == task.points
-        assert type(grade["timeout"]) is int and 1 <= grade["timeout"] <= 360  # minutes; the action's maximum is 6 h
+        assert (
+            type(grade["timeout"]) is int and 1 <= grade["timeout"] <= 360
+        )  # minutes; the action's maximum is 6 h
         if stage_number(stage) >= 3:
             assert grade["timeout"] >= 15, f"{task.id}: Numba compiles the kernels of its tests"
     assert len({s["id"] for s in steps}) == len(steps)
@@ -138,8 +140,12 @@ def test_release_writes_the_workflow_and_its_commands_grade_a0(tmp_path: Path) -
     for step in _grader_steps(yaml.safe_load(written.read_text(encoding="utf-8"))):
         command = step["with"]["command"]
         failed = _run_like_the_command_grader(command, stubs)
-        assert failed.returncode == 1, f"{command} on stubs: exit {failed.returncode}\n{failed.stdout[-2000:]}"
+        assert failed.returncode == 1, (
+            f"{command} on stubs: exit {failed.returncode}\n{failed.stdout[-2000:]}"
+        )
         assert "NotImplementedError" in failed.stdout
         passed = _run_like_the_command_grader(command, solved)
-        assert passed.returncode == 0, f"{command} on the reference: exit {passed.returncode}\n{passed.stdout[-2000:]}"
+        assert passed.returncode == 0, (
+            f"{command} on the reference: exit {passed.returncode}\n{passed.stdout[-2000:]}"
+        )
         assert re.search(r"\d+ passed", passed.stdout) and "skipped" not in passed.stdout

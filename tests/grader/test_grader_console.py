@@ -48,9 +48,25 @@ def test_a_terminal_keeps_richs_console() -> None:
 
 
 def test_the_report_in_a_pipe_keeps_identifiers_and_numbers_whole() -> None:
-    checks = [CheckResult("sigmoid", "equivalence", "failed", f"{IDENTIFIER}(0.5): {NUMBER} is too slow", details=LINE)]
-    row = TaskResult("0.1", "Operators", 10, 0, "failed", checks[0].message, feedback=LINE, checks=checks,
-                     messages=[f"sigmoid: {IDENTIFIER}(0.5): {NUMBER} is too slow", f"relu: expected 2, got 0 in {IDENTIFIER}"])
+    checks = [
+        CheckResult(
+            "sigmoid", "equivalence", "failed", f"{IDENTIFIER}(0.5): {NUMBER} is too slow", details=LINE
+        )
+    ]
+    row = TaskResult(
+        "0.1",
+        "Operators",
+        10,
+        0,
+        "failed",
+        checks[0].message,
+        feedback=LINE,
+        checks=checks,
+        messages=[
+            f"sigmoid: {IDENTIFIER}(0.5): {NUMBER} is too slow",
+            f"relu: expected 2, got 0 in {IDENTIFIER}",
+        ],
+    )
     result = GradeResult("a0", "Operators", "/tmp/submission", [row], 1.0, isolation="bwrap")
     out = io.StringIO()
     print_report(result, make_console(file=out))
@@ -63,8 +79,14 @@ def test_the_report_in_a_pipe_keeps_identifiers_and_numbers_whole() -> None:
 @pytest.mark.parametrize("stderr", [False, True])
 def test_a_real_pipe(stderr: bool) -> None:
     code = f"from grader.core.console import make_console; make_console(stderr={stderr}).print({LINE!r})"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=repo_root(),
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(repo_root()), "COLUMNS": "80"})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=repo_root(),
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(repo_root()), "COLUMNS": "80"},
+    )
     assert done.returncode == 0, done.stderr
     assert (done.stderr if stderr else done.stdout) == LINE + "\n"
 
@@ -76,6 +98,9 @@ def test_the_grader_makes_its_consoles_in_one_place() -> None:
         if path.relative_to(repo_root()).as_posix() == "grader/core/console.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Console":
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Console"
+            ):
                 calls.append(f"{path.relative_to(repo_root())}:{node.lineno}")
     assert not calls, calls

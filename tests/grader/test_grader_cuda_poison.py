@@ -50,7 +50,9 @@ print(json.dumps([floats.tolist(), ints.tolist(), local_floats.tolist()]))
 
 def _run_kernel() -> list:
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
-    done = subprocess.run([sys.executable, "-c", KERNEL], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", KERNEL], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -66,8 +68,12 @@ def test_shared_and_local_memory_no_thread_wrote_reads_as_poison() -> None:
 def test_poisoning_is_a_no_op_off_the_simulator() -> None:
     """On a GPU (or with the simulator off) nothing is patched: the function returns at once."""
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0"}
-    script = ("import sys\nfrom grader.sandbox.child.main import _poison_uninitialised_cuda_memory\n"
-              "_poison_uninitialised_cuda_memory()\nprint('numba.cuda.simulator.kernelapi' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    script = (
+        "import sys\nfrom grader.sandbox.child.main import _poison_uninitialised_cuda_memory\n"
+        "_poison_uninitialised_cuda_memory()\nprint('numba.cuda.simulator.kernelapi' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"

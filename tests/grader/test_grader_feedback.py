@@ -58,7 +58,11 @@ def _one(row: TaskResult, pattern: str) -> tuple[CheckResult, re.Match]:
 
 def _release_stub(path: str, task: str, function: str) -> str:
     """The stub a release leaves in `function` (what a student who skipped it submits)."""
-    (fence,) = [f for f in find_fences((repo_root() / path).read_text(encoding="utf-8"), path) if f.task == task and f.function == function]
+    (fence,) = [
+        f
+        for f in find_fences((repo_root() / path).read_text(encoding="utf-8"), path)
+        if f.task == task and f.function == function
+    ]
     title = next(t.title for t in load_manifest(f"a{task.split('.')[0]}").tasks if t.id == task)
     return stub_line(fence, title).strip()
 
@@ -66,7 +70,9 @@ def _release_stub(path: str, task: str, function: str) -> str:
 def test_an_exception_on_an_edge_case_says_what_was_expected(tmp_path: Path) -> None:
     """(1) inv(0.0) raising ZeroDivisionError: the reference gives ±inf."""
     row = _grade_task(tmp_path, "a0", "0.1", {("0.1", "inv"): "return 1.0 / x"})
-    c, m = _one(row, r"ZeroDivisionError in operators\.inv\((-?)0\.0\): expected (-?)inf, got ZeroDivisionError")
+    c, m = _one(
+        row, r"ZeroDivisionError in operators\.inv\((-?)0\.0\): expected (-?)inf, got ZeroDivisionError"
+    )
     assert m.group(1) == m.group(2)  # inv(-0.0) = -inf
     assert c.status == "error"
     assert f"expected: {m.group(2)}inf" in c.details  # the feedback repeats it, with the traceback
@@ -126,23 +132,40 @@ def test_a_wrong_backward_shows_central_differences_for_the_input(tmp_path: Path
     name = m.group(1)
     inputs = [line.split(" = ")[0] for line in c.details.splitlines() if re.match(r"^\w+ = ", line)]
     assert inputs.index(name) == 1, (name, inputs)  # the second operand of a * b
-    assert "central differences of your forward:" in c.details and f"your backward ({name}.grad):" in c.details
+    assert (
+        "central differences of your forward:" in c.details and f"your backward ({name}.grad):" in c.details
+    )
 
 
 @pytest.mark.parametrize(
     ("message", "frames", "graded", "shown"),
     [
         # a compiled kernel leaves no frame in the tree: the stub's own message tells
-        ("Task 3.1: Parallel map (tensor_map._map) — write your code between the markers", (), "3.2",
-         "depends on task 3.1: finish `fast_ops.tensor_map._map` first (it is not implemented yet)"),
+        (
+            "Task 3.1: Parallel map (tensor_map._map) — write your code between the markers",
+            (),
+            "3.2",
+            "depends on task 3.1: finish `fast_ops.tensor_map._map` first (it is not implemented yet)",
+        ),
         # several classes define forward: the stub's message names which one
-        ("Task 1.2: Scalar forward (Mul.forward) — write your code between the markers", ("minitorch/scalar_functions.py", "forward"), "1.2",
-         "not implemented yet: scalar_functions.Mul.forward (task 1.2)"),
+        (
+            "Task 1.2: Scalar forward (Mul.forward) — write your code between the markers",
+            ("minitorch/scalar_functions.py", "forward"),
+            "1.2",
+            "not implemented yet: scalar_functions.Mul.forward (task 1.2)",
+        ),
         # the student's own NotImplementedError in their own function: their message is kept
-        ("later", ("minitorch/autodiff.py", "central_difference"), "1.1", "not implemented yet: autodiff.central_difference (task 1.1) — later"),
+        (
+            "later",
+            ("minitorch/autodiff.py", "central_difference"),
+            "1.1",
+            "not implemented yet: autodiff.central_difference (task 1.1) — later",
+        ),
     ],
 )
-def test_not_implemented_names_function_and_task(message: str, frames: tuple, graded: str, shown: str) -> None:
+def test_not_implemented_names_function_and_task(
+    message: str, frames: tuple, graded: str, shown: str
+) -> None:
     tb = ({"file": frames[0], "line": 1, "function": frames[1], "code": ""},) if frames else ()
     error = ErrorInfo("NotImplementedError", message, ("NotImplementedError", "RuntimeError"), tb)
     task = next(t for t in load_manifest(f"a{graded[0]}").tasks if t.id == graded)

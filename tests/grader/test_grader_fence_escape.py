@@ -42,8 +42,10 @@ CENTRAL = """    up = list(vals)
 #: Module code smuggled after 1.1: every Scalar product becomes 0 (costs task 1.2).
 SMUGGLED = "import minitorch.operators as _ops\n_ops.mul = lambda a, b: 0.0\n"
 #: A real mistake of 1.1 (divides by ε, not 2ε), so that the other rows are not all full.
-WRONG_CENTRAL = ("up = list(vals)\ndown = list(vals)\nup[arg] = up[arg] + epsilon\n"
-                 "down[arg] = down[arg] - epsilon\nreturn (f(*up) - f(*down)) / epsilon")
+WRONG_CENTRAL = (
+    "up = list(vals)\ndown = list(vals)\nup[arg] = up[arg] + epsilon\n"
+    "down[arg] = down[arg] - epsilon\nreturn (f(*up) - f(*down)) / epsilon"
+)
 
 
 def _raw(files: dict[str, str], rel: str, task: str, function: str, body: str) -> dict[str, str]:
@@ -114,7 +116,9 @@ def outer(x):
 
 def _rendered(task: str, body: str) -> str:
     other = {"9.1": "9.2", "9.2": "9.1"}[task]
-    text, _ = render(REFERENCE, replace={task: [body.splitlines(keepends=True)]}, keep={other}, filename="m.py")
+    text, _ = render(
+        REFERENCE, replace={task: [body.splitlines(keepends=True)]}, keep={other}, filename="m.py"
+    )
     return text
 
 
@@ -125,7 +129,12 @@ KEYS = {"9.1": ("9.1", "A.method", 1), "9.2": ("9.2", "outer.inner", 1)}
     ("task", "body", "line", "where"),
     [
         ("9.1", "        return x\nhack = 1\n", 6, "not inside A.method"),  # module code at import
-        ("9.1", "        return x\n    def __eq__(self, other):\n        return True\n", 6, "not inside A.method"),  # class level
+        (
+            "9.1",
+            "        return x\n    def __eq__(self, other):\n        return True\n",
+            6,
+            "not inside A.method",
+        ),  # class level
         ("9.2", "        return y\n    x = 0\n", 13, "not inside outer.inner"),  # out of the inner function
         ("9.1", "def method(self, x):\n    return 1\n", 5, "not inside A.method"),  # everything at column 0
     ],
@@ -138,16 +147,18 @@ def test_a_body_that_leaves_its_function_escapes(task: str, body: str, line: int
 
 
 def test_a_body_with_nested_code_and_column_0_comments_stays_inside() -> None:
-    body = ('        def helper(z):\n'
-            '# a comment at column 0\n'
-            '\n'
-            '            class Box:\n'
-            '                value = z\n'
-            '            return Box.value\n'
-            '        note = """a string\n'
-            'whose second line is at column 0"""\n'
-            '\n'
-            '        return helper(x)\n')
+    body = (
+        "        def helper(z):\n"
+        "# a comment at column 0\n"
+        "\n"
+        "            class Box:\n"
+        "                value = z\n"
+        "            return Box.value\n"
+        '        note = """a string\n'
+        'whose second line is at column 0"""\n'
+        "\n"
+        "        return helper(x)\n"
+    )
     text = _rendered("9.1", body)
     assert compile_error(text, "m.py") is None
     assert escapes(REFERENCE, text, "m.py", {KEYS["9.1"], KEYS["9.2"]}) == {}
@@ -156,8 +167,10 @@ def test_a_body_with_nested_code_and_column_0_comments_stays_inside() -> None:
 def test_a_statement_running_past_the_end_marker_escapes() -> None:
     # The release's code after a fence is never at a deeper indentation, so a body cannot
     # swallow it and still compile; the check is a safety net, shown on a hand-made text.
-    rendered = REFERENCE.replace("        return x\n        # END SOLUTION 9.1\n",
-                                 "        return [x,\n        # END SOLUTION 9.1\n        ]\n")
+    rendered = REFERENCE.replace(
+        "        return x\n        # END SOLUTION 9.1\n",
+        "        return [x,\n        # END SOLUTION 9.1\n        ]\n",
+    )
     found = escapes(REFERENCE, rendered, "m.py", {KEYS["9.1"]})
     assert found[KEYS["9.1"]][0] == 5 and "END marker" in found[KEYS["9.1"]][1]
 
@@ -167,8 +180,12 @@ def test_the_reference_bodies_of_every_stage_pass_the_guard(tmp_path: Path, stag
     built = build_tree(stage, write_submission(tmp_path / "sub", stage), tmp_path / "tree")
     assert not [p for p in built.problems if isinstance(p, BrokenFence)], built.problems
     ids = {f for t in load_manifest(stage).tasks for f in t.fences}
-    expected = {(rel, f.task, f.function) for rel, text in submission_files(stage).items()
-                for f in find_fences(text, rel) if f.task in ids}
+    expected = {
+        (rel, f.task, f.function)
+        for rel, text in submission_files(stage).items()
+        for f in find_fences(text, rel)
+        if f.task in ids
+    }
     assert {(p.file, p.key[0], p.key[1]) for p in built.placed} == expected
 
 
@@ -179,11 +196,20 @@ def test_a_syntax_error_costs_only_its_task_a1(tmp_path: Path) -> None:
     edits = {("1.1", "central_difference"): WRONG_CENTRAL}
     honest = _grade(write_submission(tmp_path / "honest", "a1", edits), "a1")
     assert 0 < honest.score < honest.max_score  # a wrong 1.1, the rest right
-    sub = write_submission(tmp_path / "broken", "a1", {**edits, ("1.2", "Scalar.__add__"): "return Add.apply(self, b"})
+    sub = write_submission(
+        tmp_path / "broken", "a1", {**edits, ("1.2", "Scalar.__add__"): "return Add.apply(self, b"}
+    )
     broken = _grade(sub, "a1")
     line = _line_of(sub / "minitorch" / "scalar.py", "return Add.apply(self, b")
-    _assert_costs_only(broken, honest, "1.2", "does not compile", "SyntaxError",
-                       f"minitorch/scalar.py, line {line}", "Add.apply(self, b")
+    _assert_costs_only(
+        broken,
+        honest,
+        "1.2",
+        "does not compile",
+        "SyntaxError",
+        f"minitorch/scalar.py, line {line}",
+        "Add.apply(self, b",
+    )
     assert broken.score == honest.score - 20  # 1.2's points only, not 0/85 for the stage
 
 
@@ -194,24 +220,37 @@ def test_a_syntax_error_costs_only_its_task_a2(tmp_path: Path) -> None:
     sub = write_submission(tmp_path / "broken", "a2", {("2.4", "Mul.backward"): body})
     broken = _grade(sub, "a2")
     line = _line_of(sub / "minitorch" / "tensor_functions.py", "return grad_output * b, grad_output *")
-    _assert_costs_only(broken, honest, "2.4", "does not compile", f"minitorch/tensor_functions.py, line {line}")
+    _assert_costs_only(
+        broken, honest, "2.4", "does not compile", f"minitorch/tensor_functions.py, line {line}"
+    )
 
 
 def test_a_syntax_error_costs_only_its_task_with_isolate(tmp_path: Path) -> None:
     sub = write_submission(tmp_path / "broken", "a1", {("1.2", "Scalar.__add__"): "return Add.apply(self, b"})
     result = _grade(sub, "a1", isolate=True)
     assert _row(result, "1.2").score == 0 and "does not compile" in _row(result, "1.2").message
-    assert all(r.status == "passed" for r in result.tasks if r.id != "1.2"), [(r.id, r.message) for r in result.tasks]
+    assert all(r.status == "passed" for r in result.tasks if r.id != "1.2"), [
+        (r.id, r.message) for r in result.tasks
+    ]
 
 
-def test_module_code_smuggled_in_a_fence_is_told_it_escapes(tmp_path: Path, a1_reference: GradeResult,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    files = _raw(submission_files("a1"), "minitorch/autodiff.py", "1.1", "central_difference", CENTRAL + SMUGGLED)
+def test_module_code_smuggled_in_a_fence_is_told_it_escapes(
+    tmp_path: Path, a1_reference: GradeResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = _raw(
+        submission_files("a1"), "minitorch/autodiff.py", "1.1", "central_difference", CENTRAL + SMUGGLED
+    )
     sub = write_files(tmp_path / "sub", files)
     result = _grade(sub, "a1")
     line = _line_of(sub / "minitorch" / "autodiff.py", "import minitorch.operators as _ops")
-    _assert_costs_only(result, a1_reference, "1.1", "escapes its fence", f"minitorch/autodiff.py, line {line}",
-                       "not inside central_difference")
+    _assert_costs_only(
+        result,
+        a1_reference,
+        "1.1",
+        "escapes its fence",
+        f"minitorch/autodiff.py, line {line}",
+        "not inside central_difference",
+    )
     # without the AST check the smuggled code runs at import and takes 1.2's points (in the
     # student's whole tree: graded alone, 1.2 would get them back)
     monkeypatch.setattr(fence_guard, "escapes", lambda *args: {})
@@ -220,44 +259,67 @@ def test_module_code_smuggled_in_a_fence_is_told_it_escapes(tmp_path: Path, a1_r
 
 
 def test_a_legitimate_body_with_column_0_lines_grades_full(tmp_path: Path) -> None:
-    body = ('    def shifted(delta):\n'
-            '# a comment at column 0, then blank lines\n'
-            '\n'
-            '\n'
-            '        moved = list(vals)\n'
-            '        moved[arg] = moved[arg] + delta\n'
-            '        return f(*moved)\n'
-            '    why = """central, not one-sided:\n'
-            'the error is O(eps**2)"""\n'
-            '    return (shifted(epsilon) - shifted(-epsilon)) / (2.0 * epsilon)\n')
+    body = (
+        "    def shifted(delta):\n"
+        "# a comment at column 0, then blank lines\n"
+        "\n"
+        "\n"
+        "        moved = list(vals)\n"
+        "        moved[arg] = moved[arg] + delta\n"
+        "        return f(*moved)\n"
+        '    why = """central, not one-sided:\n'
+        'the error is O(eps**2)"""\n'
+        "    return (shifted(epsilon) - shifted(-epsilon)) / (2.0 * epsilon)\n"
+    )
     files = _raw(submission_files("a1"), "minitorch/autodiff.py", "1.1", "central_difference", body)
     result = _grade(write_files(tmp_path / "sub", files), "a1", task="1.1")
-    assert _row(result, "1.1").score == 10 and not result.problems, (_row(result, "1.1").feedback, result.problems)
+    assert _row(result, "1.1").score == 10 and not result.problems, (
+        _row(result, "1.1").feedback,
+        result.problems,
+    )
 
 
 # --------------------------------------------------------------------------- errors that only the import shows
 
 
-def test_an_import_time_error_is_traced_to_its_fence(tmp_path: Path, a1_reference: GradeResult,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_import_time_error_is_traced_to_its_fence(
+    tmp_path: Path, a1_reference: GradeResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(fence_guard, "escapes", lambda *args: {})  # let the column-0 line reach the child
-    files = _raw(submission_files("a1"), "minitorch/autodiff.py", "1.1", "central_difference",
-                 CENTRAL + 'raise RuntimeError("boom at import")\n')
+    files = _raw(
+        submission_files("a1"),
+        "minitorch/autodiff.py",
+        "1.1",
+        "central_difference",
+        CENTRAL + 'raise RuntimeError("boom at import")\n',
+    )
     sub = write_files(tmp_path / "sub", files)
     result = _grade(sub, "a1")
     line = _line_of(sub / "minitorch" / "autodiff.py", "boom at import")
-    _assert_costs_only(result, a1_reference, "1.1", "does not import: RuntimeError: boom at import",
-                       f"minitorch/autodiff.py, line {line}")
+    _assert_costs_only(
+        result,
+        a1_reference,
+        "1.1",
+        "does not import: RuntimeError: boom at import",
+        f"minitorch/autodiff.py, line {line}",
+    )
 
 
-def test_an_import_failure_raised_outside_the_fences_is_bisected(tmp_path: Path, a1_reference: GradeResult,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_import_failure_raised_outside_the_fences_is_bisected(
+    tmp_path: Path, a1_reference: GradeResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(fence_guard, "escapes", lambda *args: {})
     searches = []
     real = import_guard._bisect
     monkeypatch.setattr(import_guard, "_bisect", lambda *args: searches.append(1) or real(*args))
     # the release's `class Variable(Protocol):` below the fence is what raises
-    files = _raw(submission_files("a1"), "minitorch/autodiff.py", "1.1", "central_difference", CENTRAL + "Protocol = None\n")
+    files = _raw(
+        submission_files("a1"),
+        "minitorch/autodiff.py",
+        "1.1",
+        "central_difference",
+        CENTRAL + "Protocol = None\n",
+    )
     result = _grade(write_files(tmp_path / "sub", files), "a1")
     assert searches == [1]
     _assert_costs_only(result, a1_reference, "1.1", "does not import: TypeError")

@@ -50,8 +50,13 @@ pytestmark = pytest.mark.grader
 
 STAGE = "a0"
 #: The hidden checks' file and the reference's file that the attack reads (hostile.reference).
-ATTACK = Attack("read_the_bundle", "2 reference", "read the bundle's hidden checks and reference into the feedback",
-                STAGE, {("0.1", "mul"): READ_CHECKS})
+ATTACK = Attack(
+    "read_the_bundle",
+    "2 reference",
+    "read the bundle's hidden checks and reference into the feedback",
+    STAGE,
+    {("0.1", "mul"): READ_CHECKS},
+)
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +85,15 @@ def run_autograder(root: Path, **env: str) -> tuple[subprocess.CompletedProcess,
     """Run ``root/run_autograder`` as Gradescope does; its exit status and results.json."""
     environ = {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"}
     environ.update({ROOT_VAR: str(root), PYTHON_VAR: sys.executable, "COLUMNS": "200", **env})
-    proc = subprocess.run([str(root / "run_autograder")], cwd=root, env=environ, capture_output=True, text=True,
-                          timeout=300, check=False)
+    proc = subprocess.run(
+        [str(root / "run_autograder")],
+        cwd=root,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     return proc, json.loads((root / "results" / "results.json").read_text())
 
 
@@ -100,11 +112,20 @@ def test_the_zip_has_gradescope_layout_and_the_kit(bundle: Path) -> None:
             assert name in infos, sorted(infos)[:10]
         for name in ("setup.sh", "run_autograder", "scripts/install-sandbox.sh"):
             mode = infos[name].external_attr >> 16
-            assert infos[name].create_system == 3 and stat.S_ISREG(mode) and mode & 0o111 == 0o111, (name, oct(mode))
+            assert infos[name].create_system == 3 and stat.S_ISREG(mode) and mode & 0o111 == 0o111, (
+                name,
+                oct(mode),
+            )
         assert infos["requirements.txt"].external_attr >> 16 & 0o111 == 0
         kit = [n for n in infos if "/" in n or n == "pyproject.toml"]
-        for name in ("grader/checks/a0/task_0_1.py", "grader/commands/gradescope.py", "assignments/a0-operators/manifest.toml",
-                     "minitorch/operators.py", "solutions/a1/backprop.ipynb", "pyproject.toml"):
+        for name in (
+            "grader/checks/a0/task_0_1.py",
+            "grader/commands/gradescope.py",
+            "assignments/a0-operators/manifest.toml",
+            "minitorch/operators.py",
+            "solutions/a1/backprop.ipynb",
+            "pyproject.toml",
+        ):
             assert name in kit
         assert not [n for n in kit if "__pycache__" in n or n.endswith((".pyc", ".nbi", ".nbc"))]
         for name in kit:  # the kit as it is here, byte for byte
@@ -122,7 +143,9 @@ def test_the_pins_are_exact_and_cover_what_grading_imports(bundle: Path) -> None
         assert pinned == version(name), name
     assert not {"torch", "mutmut", "nbgrader", "pytest", "minitorch-kit"} & set(pins)
     # `import minitorch` in the jail needs every dependency of the library
-    library = tomllib.loads((repo_root() / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    library = tomllib.loads((repo_root() / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "dependencies"
+    ]
     names = {re.split(r"[<>=!~ ;\[]", dep, maxsplit=1)[0].lower() for dep in library}
     assert names <= set(GRADING_DISTRIBUTIONS), names - set(GRADING_DISTRIBUTIONS)
 
@@ -134,11 +157,15 @@ def test_setup_sh_parses_and_names_files_of_the_bundle(bundle: Path, tmp_path: P
         zf.extract("run_autograder", tmp_path)
         setup = zf.read("setup.sh").decode()
     for script in ("setup.sh", "run_autograder"):
-        checked = subprocess.run(["bash", "-n", str(tmp_path / script)], capture_output=True, text=True, check=False)
+        checked = subprocess.run(
+            ["bash", "-n", str(tmp_path / script)], capture_output=True, text=True, check=False
+        )
         assert checked.returncode == 0, checked.stderr
     for name in ("requirements.txt", "scripts/install-sandbox.sh"):
         assert name in setup and name in names
-    assert "install-sandbox.sh --uid-tier" in setup and "grader.commands.gradescope selftest \"$STAGE\"" in setup
+    assert (
+        "install-sandbox.sh --uid-tier" in setup and 'grader.commands.gradescope selftest "$STAGE"' in setup
+    )
     assert f'STAGE="{STAGE}"' in setup and f"NEED_MINOR={sys.version_info[1]}" in setup
 
 
@@ -166,8 +193,10 @@ def jailed_autograder(autograder: Path, tiers: dict[str, str]) -> Path:
     one only): skipped, saying why, where neither tier runs (no scripts/install-sandbox.sh,
     and a Python that imports a readable copy of the kit, as a venv inside a clone does)."""
     if tiers["bwrap"] and tiers["uid"]:
-        pytest.skip(f"run_autograder grades only in a jail, and this machine gives the bundle none: "
-                    f"bwrap: {tiers['bwrap']}; uid: {tiers['uid']}")
+        pytest.skip(
+            f"run_autograder grades only in a jail, and this machine gives the bundle none: "
+            f"bwrap: {tiers['bwrap']}; uid: {tiers['uid']}"
+        )
     return autograder
 
 
@@ -198,11 +227,16 @@ def test_the_reference_uploaded_as_a_zip_scores_full_marks(jailed_autograder: Pa
     assert "graded in" in proc.stdout  # the table, for the instructor (Gradescope's stdout)
 
 
-@pytest.mark.parametrize("files, said", [
-    pytest.param({"README.md": "my homework\n"}, "no minitorch/ package found", id="no_package"),
-    pytest.param({"homework.zip": "PK\x03\x04 not really a zip\n"}, "homework.zip", id="bad_zip"),
-])
-def test_a_broken_submission_gets_zero_and_a_message(jailed_autograder: Path, files: dict[str, str], said: str) -> None:
+@pytest.mark.parametrize(
+    "files, said",
+    [
+        pytest.param({"README.md": "my homework\n"}, "no minitorch/ package found", id="no_package"),
+        pytest.param({"homework.zip": "PK\x03\x04 not really a zip\n"}, "homework.zip", id="bad_zip"),
+    ],
+)
+def test_a_broken_submission_gets_zero_and_a_message(
+    jailed_autograder: Path, files: dict[str, str], said: str
+) -> None:
     autograder = jailed_autograder  # run_autograder asks for a jail before it reads the submission
     for rel, text in files.items():
         (autograder / "submission" / rel).write_text(text)
@@ -212,22 +246,34 @@ def test_a_broken_submission_gets_zero_and_a_message(jailed_autograder: Path, fi
     assert [t["number"] for t in task_tests(results)] == list(task_points())
 
 
-@pytest.mark.parametrize("env, said", [
-    pytest.param({PYTHON_VAR: "/nonexistent/python"}, "The autograder failed (exit status 127)", id="no_python"),
-    pytest.param({SANDBOX_VAR: "process"}, "grades only in a jail", id="process_tier_refused"),
-])
-def test_when_grading_fails_the_results_still_say_so(autograder: Path, env: dict[str, str], said: str) -> None:
+@pytest.mark.parametrize(
+    "env, said",
+    [
+        pytest.param(
+            {PYTHON_VAR: "/nonexistent/python"}, "The autograder failed (exit status 127)", id="no_python"
+        ),
+        pytest.param({SANDBOX_VAR: "process"}, "grades only in a jail", id="process_tier_refused"),
+    ],
+)
+def test_when_grading_fails_the_results_still_say_so(
+    autograder: Path, env: dict[str, str], said: str
+) -> None:
     write_submission(autograder / "submission", STAGE)  # would score full marks
     (autograder / "results").mkdir()
     (autograder / "results" / "results.json").write_text('{"score": 100.0}')  # a stale file never counts
     proc, results = run_autograder(autograder, **env)
     assert proc.returncode == 0, proc.stderr
-    assert results["score"] == 0 and said in results["output"] and "tell the course staff" in results["output"], results
+    assert (
+        results["score"] == 0 and said in results["output"] and "tell the course staff" in results["output"]
+    ), results
 
 
-def test_a_run_stopped_while_grading_leaves_a_zero_that_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_stopped_while_grading_leaves_a_zero_that_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Gradescope's time limit kills the autograder mid-grading: the placeholder written
     before grading stays (here the kill is a SystemExit raised where grading would run)."""
+
     def killed(*args: object, **kwargs: object) -> None:
         raise SystemExit("killed by the time limit")
 
@@ -254,20 +300,33 @@ def tiers(bundle: Path) -> dict[str, str]:
         os.chmod(top / "source", 0o750)
         code = "import json; from grader.sandbox.jail import tier_reasons; print(json.dumps(tier_reasons()))"
         env = {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"}
-        out = subprocess.run([sys.executable, "-c", code], cwd=top / "source", env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=top / "source",
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return json.loads(out.stdout)
     finally:
         shutil.rmtree(top)
 
 
 def hostile_submission(autograder: Path) -> None:
-    target = Target("gradescopehostile", kit=str(autograder / "source"),
-                    results=str(autograder / "results" / "results.json"), port=9)
+    target = Target(
+        "gradescopehostile",
+        kit=str(autograder / "source"),
+        results=str(autograder / "results" / "results.json"),
+        port=9,
+    )
     write_submission(autograder / "submission", STAGE, ATTACK.edits(target))
 
 
 @pytest.mark.parametrize("tier", ["bwrap", "uid"])
-def test_student_code_cannot_read_the_bundles_checks_or_reference(autograder: Path, tier: str, tiers: dict[str, str]) -> None:
+def test_student_code_cannot_read_the_bundles_checks_or_reference(
+    autograder: Path, tier: str, tiers: dict[str, str]
+) -> None:
     if tiers[tier]:
         pytest.skip(f"no {tier} tier on this machine: {tiers[tier]}")
     hostile_submission(autograder)
@@ -289,9 +348,29 @@ def test_without_a_jail_the_same_attack_reads_them(autograder: Path) -> None:
     hostile_submission(autograder)
     out = autograder / "results" / "process.json"
     environ = {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"}
-    proc = subprocess.run([sys.executable, "-m", "grader.commands.cli", "run", str(autograder / "submission"), "-a", STAGE,
-                           "--task", "0.1", "--sandbox", "process", "--json", str(out)],
-                          cwd=autograder / "source", env=environ, capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.commands.cli",
+            "run",
+            str(autograder / "submission"),
+            "-a",
+            STAGE,
+            "--task",
+            "0.1",
+            "--sandbox",
+            "process",
+            "--json",
+            str(out),
+        ],
+        cwd=autograder / "source",
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     shown = out.read_text()
     assert _hidden_check_line() in shown and _reference_line() in shown

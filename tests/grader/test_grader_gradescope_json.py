@@ -37,17 +37,49 @@ SECRET = "central_difference(operators.id, 2.0): expected 1.0000000000, got 0.0"
 
 
 def _result(seconds: float = 2.4) -> GradeResult:
-    failing = CheckResult("central_difference", "equivalence", "failed", SECRET, details=f"    {SECRET}\n    inputs: x = 2.0")
-    stub = CheckResult("edge_cases", "edge", "error", "not implemented yet: autodiff.central_difference (task 1.1)",
-                       raised_in="autodiff.central_difference", unfinished=True)
+    failing = CheckResult(
+        "central_difference", "equivalence", "failed", SECRET, details=f"    {SECRET}\n    inputs: x = 2.0"
+    )
+    stub = CheckResult(
+        "edge_cases",
+        "edge",
+        "error",
+        "not implemented yet: autodiff.central_difference (task 1.1)",
+        raised_in="autodiff.central_difference",
+        unfinished=True,
+    )
     rows = [
-        TaskResult("1.1", "Central difference", 10, 0.0, "failed", SECRET, feedback=f"✗ central_difference: failed — {SECRET}",
-                   checks=[failing, stub]),
-        TaskResult("1.2", "Scalar forward", 20, 20.0, "passed", "passed", feedback="✓ add: passed",
-                   checks=[CheckResult("add", "equivalence", "passed", "passed")]),
+        TaskResult(
+            "1.1",
+            "Central difference",
+            10,
+            0.0,
+            "failed",
+            SECRET,
+            feedback=f"✗ central_difference: failed — {SECRET}",
+            checks=[failing, stub],
+        ),
+        TaskResult(
+            "1.2",
+            "Scalar forward",
+            20,
+            20.0,
+            "passed",
+            "passed",
+            feedback="✓ add: passed",
+            checks=[CheckResult("add", "equivalence", "passed", "passed")],
+        ),
         TaskResult("1.3", "Chain rule", 20, 0.0, "error", "minitorch/scalar.py does not import: SyntaxError"),
-        TaskResult("nb:backprop.ipynb", "Backpropagation", 15, 5.0, "failed", "5 of 15 notebook points",
-                   feedback=f"q1: {SECRET}", kind="notebook"),
+        TaskResult(
+            "nb:backprop.ipynb",
+            "Backpropagation",
+            15,
+            5.0,
+            "failed",
+            "5 of 15 notebook points",
+            feedback=f"q1: {SECRET}",
+            kind="notebook",
+        ),
     ]
     return GradeResult("a1", "Scalar autodiff", "sub", rows, seconds, isolation="bwrap")
 
@@ -69,16 +101,25 @@ def test_by_default_the_score_is_visible_and_the_hidden_checks_details_come_afte
     assert "minitorch/scalar.py does not import" in scores[2]["output"]  # no check ran: nothing to withhold
     details = [t for t in data["tests"] if is_details(t)]
     assert [(t["number"], t["visibility"], t["score"], t["max_score"]) for t in details] == [
-        ("1.1", "after_due_date", 0.0, 0.0), ("backprop.ipynb", "after_due_date", 0.0, 0.0)]  # never a point
+        ("1.1", "after_due_date", 0.0, 0.0),
+        ("backprop.ipynb", "after_due_date", 0.0, 0.0),
+    ]  # never a point
     assert all(SECRET in t["output"] for t in details)
-    assert [SECRET in t["output"] for t in task_tests(data)] == [True, False, False, True]  # all of it, in time
+    assert [SECRET in t["output"] for t in task_tests(data)] == [
+        True,
+        False,
+        False,
+        True,
+    ]  # all of it, in time
 
 
 def test_the_manifest_setting_changes_the_json(tmp_path: Path) -> None:
     folder = tmp_path / "assignments" / "a1-demo"
     folder.mkdir(parents=True)
     (tmp_path / "minitorch").mkdir()
-    (tmp_path / "minitorch" / "m.py").write_text("def f():\n    # BEGIN SOLUTION 1.1\n    return 1\n    # END SOLUTION 1.1\n")
+    (tmp_path / "minitorch" / "m.py").write_text(
+        "def f():\n    # BEGIN SOLUTION 1.1\n    return 1\n    # END SOLUTION 1.1\n"
+    )
     manifest = """\
         id = "a1"
         title = "Demo"
@@ -101,7 +142,9 @@ def test_the_manifest_setting_changes_the_json(tmp_path: Path) -> None:
     assert {t["visibility"] for t in data["tests"] if is_details(t)} == {"hidden"}
     assert "shown to the course staff only" in data["tests"][0]["output"]
 
-    same = gradescope(_result(), GradescopeSettings(details="visible"))  # as a public test suite: one test per task
+    same = gradescope(
+        _result(), GradescopeSettings(details="visible")
+    )  # as a public test suite: one test per task
     assert not [t for t in same["tests"] if is_details(t)] and SECRET in same["tests"][0]["output"]
     assert {t["visibility"] for t in same["tests"]} == {"visible"}
 
@@ -111,13 +154,19 @@ def test_every_stage_declares_its_gradescope_settings() -> None:
         raw = tomllib.loads((manifest.directory / "manifest.toml").read_text(encoding="utf-8"))
         assert sorted(raw.get("gradescope", {})) == sorted(KEYS), f"{stage}: set every key of [gradescope]"
         assert manifest.gradescope == stage_settings(stage)
-        assert manifest.gradescope.details != "visible", f"{stage}: the hidden checks' expected values shown at once"
-    assert stage_settings("a99") == GradescopeSettings()  # no manifest: the defaults, which protect the checks
+        assert manifest.gradescope.details != "visible", (
+            f"{stage}: the hidden checks' expected values shown at once"
+        )
+    assert (
+        stage_settings("a99") == GradescopeSettings()
+    )  # no manifest: the defaults, which protect the checks
     assert set(KEYS) == {"visibility", "details", "stdout_visibility"} and "after_due_date" in VISIBILITIES
 
 
-@pytest.mark.parametrize("seconds, whole", [(0.0, 0), (0.2, 1), (1.0, 1), (2.01, 3), (136.0, 136), (math.nan, 0),
-                                            (math.inf, 0), (-1.0, 0)])
+@pytest.mark.parametrize(
+    "seconds, whole",
+    [(0.0, 0), (0.2, 1), (1.0, 1), (2.01, 3), (136.0, 136), (math.nan, 0), (math.inf, 0), (-1.0, 0)],
+)
 def test_execution_time_is_whole_seconds_rounded_up(seconds: float, whole: int) -> None:
     assert _whole_seconds(seconds) == whole and isinstance(_whole_seconds(seconds), int)
     assert gradescope(_result(seconds), GradescopeSettings())["execution_time"] == whole

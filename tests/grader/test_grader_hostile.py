@@ -74,7 +74,9 @@ def tier_reasons(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     kit = copy_kit(tmp_path_factory.mktemp("tiers") / "kit")
     env = {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"}
     code = "import json; from grader.sandbox.jail import tier_reasons; print(json.dumps(tier_reasons()))"
-    out = subprocess.run([sys.executable, "-c", code], cwd=kit, env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=kit, env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout)
 
 
@@ -86,7 +88,9 @@ def _honest(attack: Attack) -> dict[str, float]:
         if attack.task in (None, t.id):
             earned = 1.0
             if t.id in attack.attacked_tasks():
-                earned = sum(t.weight(c) for c in t.checks if c in attack.earns) / sum(t.weight(c) for c in t.checks)
+                earned = sum(t.weight(c) for c in t.checks if c in attack.earns) / sum(
+                    t.weight(c) for c in t.checks
+                )
             out[t.id] = t.points * earned
     return out
 
@@ -109,8 +113,11 @@ def _reference_line() -> str:
 
 
 def _leaks(outcome: Outcome) -> dict[str, str]:
-    return {"the grader's secret": outcome.secret, "the hidden checks' source": _hidden_check_line(),
-            "the reference's source": _reference_line()}
+    return {
+        "the grader's secret": outcome.secret,
+        "the hidden checks' source": _hidden_check_line(),
+        "the reference's source": _reference_line(),
+    }
 
 
 def _grade(attack: Attack, tier: str, tmp_path: Path, **kw) -> tuple[Outcome, list[str]]:
@@ -137,14 +144,20 @@ def _tier_env(tier: str, tmp_path: Path, tier_reasons: dict[str, str]) -> tuple[
         return real, {}
     env = {"PATH": container_path(tmp_path)}
     probe = "from grader.sandbox.jail import private_network; print(private_network())"
-    out = subprocess.run([sys.executable, "-c", probe], env=os.environ | env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=os.environ | env, capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "False", out  # the container is simulated: no namespaces for the uid tier
     return real, env
 
 
 @pytest.mark.parametrize("tier", ["uid-container"])
-@pytest.mark.parametrize("name", ["fill_the_disk", "write_home_and_tmp", "leave_for_the_next", "read_hidden_checks"])
-def test_an_attack_is_contained_in_a_container(name: str, tier: str, tmp_path: Path, tier_reasons: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    "name", ["fill_the_disk", "write_home_and_tmp", "leave_for_the_next", "read_hidden_checks"]
+)
+def test_an_attack_is_contained_in_a_container(
+    name: str, tier: str, tmp_path: Path, tier_reasons: dict[str, str]
+) -> None:
     """The uid tier without namespaces (issue 26): the attacks of the host's shared places."""
     real, env = _tier_env(tier, tmp_path, tier_reasons)
     _, violations = _grade(_attack(name), real, tmp_path, env=env)
@@ -156,7 +169,9 @@ def _descendants(root: int) -> list[int]:
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             try:
-                parents[int(entry.name)] = int(Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                parents[int(entry.name)] = int(
+                    Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[1]
+                )
             except (OSError, IndexError, ValueError):
                 pass
     out, todo = [], [root]
@@ -175,7 +190,9 @@ def _victim_tree(victim: subprocess.Popen, timeout: float = 120.0) -> Path:
         for pid in _descendants(victim.pid):
             try:
                 cwd = Path(os.readlink(f"/proc/{pid}/cwd"))  # bwrap's own is the grader's: not it
-                if b"_grader_child.py" in Path(f"/proc/{pid}/cmdline").read_bytes() and cwd.name.startswith("tree"):
+                if b"_grader_child.py" in Path(f"/proc/{pid}/cmdline").read_bytes() and cwd.name.startswith(
+                    "tree"
+                ):
                     return cwd
             except OSError:
                 continue
@@ -184,7 +201,9 @@ def _victim_tree(victim: subprocess.Popen, timeout: float = 120.0) -> Path:
 
 
 @pytest.mark.parametrize("tier", TIERS_26)
-def test_a_concurrent_grading_is_out_of_reach(tier: str, tmp_path: Path, tier_reasons: dict[str, str]) -> None:
+def test_a_concurrent_grading_is_out_of_reach(
+    tier: str, tmp_path: Path, tier_reasons: dict[str, str]
+) -> None:
     """Finding 2: while another student's grading runs (held in its task 1.2), a submission
     that implements nothing looks for that grading's tree and runs its central_difference;
     it must score what it earns itself: nothing."""
@@ -193,10 +212,31 @@ def test_a_concurrent_grading_is_out_of_reach(tier: str, tmp_path: Path, tier_re
     from grader.release.examples import write_submission
 
     sub = write_submission(tmp_path / "victim", "a1", VICTIM)
-    victim_env = {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"} | {"PYTHONPATH": str(kit)} | env
-    victim = subprocess.Popen([sys.executable, "-m", "grader.commands.cli", "run", str(sub), "-a", "a1", "--no-notebooks", "--timeout", "60",
-                               "--sandbox", real, "--json", str(tmp_path / "victim.json")], cwd=kit, env=victim_env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    victim_env = (
+        {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"} | {"PYTHONPATH": str(kit)} | env
+    )
+    victim = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "grader.commands.cli",
+            "run",
+            str(sub),
+            "-a",
+            "a1",
+            "--no-notebooks",
+            "--timeout",
+            "60",
+            "--sandbox",
+            real,
+            "--json",
+            str(tmp_path / "victim.json"),
+        ],
+        cwd=kit,
+        env=victim_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     tree: Path | None = None
     try:
         tree = _victim_tree(victim)
@@ -211,7 +251,9 @@ def test_a_concurrent_grading_is_out_of_reach(tier: str, tmp_path: Path, tier_re
             _, err = victim.communicate()
     assert victim.returncode == 0, err.decode(errors="replace")[-2000:]
     graded = json.loads((tmp_path / "victim.json").read_text())["tests"]
-    assert graded and all(t["score"] == t["max_score"] for t in graded), graded  # the victim was graded, undisturbed
+    assert graded and all(t["score"] == t["max_score"] for t in graded), (
+        graded
+    )  # the victim was graded, undisturbed
     assert not violations, f"steal_concurrent_tree under {tier}:\n  - " + "\n  - ".join(violations)
 
 
@@ -221,15 +263,23 @@ def test_the_next_student_finds_nothing_left(tier: str, tmp_path: Path, tier_rea
     graded next by the same grader process, reads neither, and neither outlives grading."""
     real, env = _tier_env(tier, tmp_path, tier_reasons)
     kit = copy_kit(tmp_path / "kit")
-    outcome = run_attack(_attack("read_what_was_left"), real, kit, tmp_path / "run", env=env,
-                         graded_before=(_attack("leave_for_the_next"),))
+    outcome = run_attack(
+        _attack("read_what_was_left"),
+        real,
+        kit,
+        tmp_path / "run",
+        env=env,
+        graded_before=(_attack("leave_for_the_next"),),
+    )
     leaks = _leaks(outcome) | {"what the previous student left": planted(outcome.target.marker)}
     violations = outcome.violations(_honest(_attack("read_what_was_left")), leaks)
     assert not violations, f"under {tier}:\n  - " + "\n  - ".join(violations)
 
 
 @pytest.mark.parametrize("tier, attack", list(_cases()))
-def test_an_attack_is_contained(tier: str, attack: Attack, tmp_path: Path, tier_reasons: dict[str, str]) -> None:
+def test_an_attack_is_contained(
+    tier: str, attack: Attack, tmp_path: Path, tier_reasons: dict[str, str]
+) -> None:
     if tier_reasons[tier]:
         pytest.skip(f"no {tier} tier on this machine: {tier_reasons[tier]}")
     _, violations = _grade(attack, tier, tmp_path)

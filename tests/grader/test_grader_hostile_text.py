@@ -41,8 +41,17 @@ from grader.grading.grade import grade
 from grader.core.manifest import repo_root
 from grader.grading.report import junit, print_report, write_atomic, write_reports
 from grader.core.results import CheckResult, GradeResult, Problem, TaskResult
-from grader.core.safe_text import (code_fence, csv_cell, csv_value, json_safe, markdown_cell, markdown_text,
-    terminal_text, visible, xml_text)
+from grader.core.safe_text import (
+    code_fence,
+    csv_cell,
+    csv_value,
+    json_safe,
+    markdown_cell,
+    markdown_text,
+    terminal_text,
+    visible,
+    xml_text,
+)
 from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
@@ -52,12 +61,14 @@ pytestmark = pytest.mark.grader
 HOSTILE_TYPE = "\x1b[2J\x1b]8;;http://evil.example/\x07<script>alert(1)</script>[/bold]\x9b31m\u202eEvil"
 #: A message: a lone surrogate, NUL, an OSC hyperlink, a carriage return and a fake verdict,
 #: HTML, a spreadsheet formula, a surrogate-escaped byte.
-HOSTILE_MESSAGE = ("\ud800 \x00 \x1b]8;;http://evil.example/\x07click\x1b]8;;\x07 [/bold] [bold red]x\r"
-                   "ALL CHECKS PASSED <img src=x onerror=alert(1)> =cmd|' /C calc'!A0 \udcff")
+HOSTILE_MESSAGE = (
+    "\ud800 \x00 \x1b]8;;http://evil.example/\x07click\x1b]8;;\x07 [/bold] [bold red]x\r"
+    "ALL CHECKS PASSED <img src=x onerror=alert(1)> =cmd|' /C calc'!A0 \udcff"
+)
 HOSTILE = [
     HOSTILE_TYPE,
     HOSTILE_MESSAGE,
-    "=HYPERLINK(\"http://evil.example\",\"x\")",
+    '=HYPERLINK("http://evil.example","x")',
     "+1+cmd|' /C calc'!A0",
     "-2+3",
     "@SUM(1)",
@@ -71,8 +82,14 @@ HOSTILE = [
 
 
 def _no_controls(text: str, allow: str = "\n\t") -> None:
-    bad = [hex(ord(c)) for c in set(text) if (ord(c) < 0x20 and c not in allow) or 0x7F <= ord(c) <= 0x9F
-           or 0xD800 <= ord(c) <= 0xDFFF or c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"]
+    bad = [
+        hex(ord(c))
+        for c in set(text)
+        if (ord(c) < 0x20 and c not in allow)
+        or 0x7F <= ord(c) <= 0x9F
+        or 0xD800 <= ord(c) <= 0xDFFF
+        or c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    ]
     assert not bad, bad
 
 
@@ -153,7 +170,20 @@ KINDS = {
     "huge": "y" * 1_000_000,
 }
 #: What no terminal, XML or CSV text may hold of those.
-OBEYED = ("\x1b[2J", "\x1b]8;;", "\x07", "\r", "\x9b", "\u202e", "\x00", "\x01", "\x0b", "\x7f", "\ud800", "\udcff")
+OBEYED = (
+    "\x1b[2J",
+    "\x1b]8;;",
+    "\x07",
+    "\r",
+    "\x9b",
+    "\u202e",
+    "\x00",
+    "\x01",
+    "\x0b",
+    "\x7f",
+    "\ud800",
+    "\udcff",
+)
 
 
 def _result(text: str) -> GradeResult:
@@ -162,11 +192,26 @@ def _result(text: str) -> GradeResult:
     message = f"{text}Error in central_difference(operators.id, 2.0): got {text}"
     feedback = f"✗ central_difference: error — {message}\n    Traceback (your code):\n{text}Error: {text}"
     check = CheckResult("central_difference", "equivalence", "error", message, details=feedback)
-    row = TaskResult("1.1", "Central difference", 10, 0.0, "error", message, feedback=feedback, checks=[check],
-                     messages=[message, f"other: {text}"])
-    return GradeResult("a1", "Scalar autodiff", f"{text}/submission", [row], 1.0,
-                       problems=[Problem(f"minitorch/{text}.py is a symbolic link to {text}", file="minitorch/x.py")],
-                       grader_errors=[f"check crashed: {text}"])
+    row = TaskResult(
+        "1.1",
+        "Central difference",
+        10,
+        0.0,
+        "error",
+        message,
+        feedback=feedback,
+        checks=[check],
+        messages=[message, f"other: {text}"],
+    )
+    return GradeResult(
+        "a1",
+        "Scalar autodiff",
+        f"{text}/submission",
+        [row],
+        1.0,
+        problems=[Problem(f"minitorch/{text}.py is a symbolic link to {text}", file="minitorch/x.py")],
+        grader_errors=[f"check crashed: {text}"],
+    )
 
 
 @pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
@@ -229,9 +274,19 @@ def test_feedback_md_shows_student_text_as_text(kind: str) -> None:
 
 
 def _row(student: str, reason: str = "", status: str = "graded", source: str = "") -> dict[str, str]:
-    return {"student": student, "status": status, "reason": reason, "1.1": "0", "total": "0", "max": "10",
-            "seconds": "1.0", "sha256": "s1", "grader_version": "v1", "graded_at": "2024-01-01T00:00:00+00:00",
-            "source": source or student}
+    return {
+        "student": student,
+        "status": status,
+        "reason": reason,
+        "1.1": "0",
+        "total": "0",
+        "max": "10",
+        "seconds": "1.0",
+        "sha256": "s1",
+        "grader_version": "v1",
+        "graded_at": "2024-01-01T00:00:00+00:00",
+        "source": source or student,
+    }
 
 
 def _cells(path: Path) -> list[str]:
@@ -243,12 +298,14 @@ def test_gradebook_cells_are_never_formulas_and_read_back_as_appended(tmp_path: 
     path = tmp_path / "gradebook.csv"
     book = Gradebook(path, ["1.1"])
     hostile_id = '=HYPERLINK("http://evil.example","x")'
-    assert book.append(_row(hostile_id, reason="a link to [/bold]", status="malformed", source="@SUM(1)+cmd|' /C calc'!A0"))
+    assert book.append(
+        _row(hostile_id, reason="a link to [/bold]", status="malformed", source="@SUM(1)+cmd|' /C calc'!A0")
+    )
     assert book.append(_row("-2+3", reason="+1"))
     assert book.append(_row("alice", reason="'=quoted"))
     cells = _cells(path)
     assert not [c for c in cells if c.startswith(("=", "+", "-", "@", "\t", "\r"))]
-    assert "'=HYPERLINK(\"http://evil.example\",\"x\")" in cells and "''=quoted" in cells
+    assert '\'=HYPERLINK("http://evil.example","x")' in cells and "''=quoted" in cells
     again = Gradebook(path, ["1.1"])
     assert again.rows == book.rows  # the quotes are taken off on reading: resuming sees the same rows
     assert again.is_current(hostile_id, "s1", "v1")  # a resumed batch finds the student by the same id
@@ -260,7 +317,9 @@ def test_gradebook_cells_are_never_formulas_and_read_back_as_appended(tmp_path: 
 def test_gradebook_rows_are_written_whatever_the_text(kind: str, tmp_path: Path) -> None:
     path = tmp_path / "gradebook.csv"
     book = Gradebook(path, ["1.1"])
-    assert book.append(_row(f"student{kind}", reason=f"crashed: {KINDS[kind]}", source=KINDS[kind]))  # encodes
+    assert book.append(
+        _row(f"student{kind}", reason=f"crashed: {KINDS[kind]}", source=KINDS[kind])
+    )  # encodes
     cells = _cells(path)
     assert len(cells) == 2 * len(book.header)  # the header and one row, each on one line
     assert path.read_text(encoding="utf-8").count("\n") == 2
@@ -272,7 +331,9 @@ def test_gradebook_rows_are_written_whatever_the_text(kind: str, tmp_path: Path)
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_batch_screen_prints_student_text_as_text(kind: str, terminal: bool) -> None:
     out = io.StringIO()
-    screen = BatchScreen(Console(file=out, force_terminal=True, width=200) if terminal else make_console(file=out))
+    screen = BatchScreen(
+        Console(file=out, force_terminal=True, width=200) if terminal else make_console(file=out)
+    )
     text = KINDS[kind]
     rows = [_row(f"[bold]{kind}", reason=f"a link to {text}", status="malformed"), _row("alice")]
     with screen.progress(total=2):
@@ -283,7 +344,9 @@ def test_the_batch_screen_prints_student_text_as_text(kind: str, terminal: bool)
     screen.error(f"grader batch: {text}")
     printed = out.getvalue()
     assert f"[bold]{kind}" in printed
-    assert not [s for s in OBEYED if s in printed and not (terminal and s == "\r")]  # rich's progress bar redraws with \r
+    assert not [
+        s for s in OBEYED if s in printed and not (terminal and s == "\r")
+    ]  # rich's progress bar redraws with \r
     assert terminal or "\x1b" not in printed
 
 
@@ -294,14 +357,19 @@ def test_a_batch_whose_link_target_is_markup_reaches_its_summary(tmp_path: Path)
     sub = write_submission(tmp_path / "class" / "=cmd|' ", "a0")
     os.symlink("/nowhere/[/bold]\x1b[2J", sub / "minitorch" / "evil.py")
     out = io.StringIO()
-    status = run_batch(tmp_path / "class", BatchOptions("a0", tmp_path / "out", notebooks=False, allow_shared_network=SHARES_NETWORK),
-                       console=Console(file=out, width=200))
+    status = run_batch(
+        tmp_path / "class",
+        BatchOptions("a0", tmp_path / "out", notebooks=False, allow_shared_network=SHARES_NETWORK),
+        console=Console(file=out, width=200),
+    )
     assert status == 0, out.getvalue()
     printed = out.getvalue()
     assert "1 students: 1 malformed" in printed and "[/bold]" in printed and "\x1b" not in printed
     with open(tmp_path / "out" / "gradebook.csv", newline="", encoding="utf-8") as f:
         (row,) = list(csv.DictReader(f))
-    assert row["status"] == "malformed" and not [c for c in row.values() if c.startswith(("=", "+", "-", "@"))]
+    assert row["status"] == "malformed" and not [
+        c for c in row.values() if c.startswith(("=", "+", "-", "@"))
+    ]
     ET.parse(tmp_path / "out" / csv_value(row["student"]) / "junit.xml")
 
 
@@ -309,22 +377,46 @@ def test_a_batch_whose_link_target_is_markup_reaches_its_summary(tmp_path: Path)
 
 #: The fence of task 1.1 raising an exception of a hostile type with a hostile message; the
 #: raising line itself holds an ESC and a bidi override (its traceback line shows it).
-RAISING_BODY = f'''
+RAISING_BODY = f"""
 Evil = type({HOSTILE_TYPE!r}, (Exception,), {{}})
 raise Evil({HOSTILE_MESSAGE!r})  # \x1b[2J\u202e <b>bold</b> [/bold]
-'''
+"""
 
 
 @pytest.fixture(scope="module")
 def hostile_submission(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_submission(tmp_path_factory.mktemp("hostile") / "sub", "a1", {("1.1", "central_difference"): RAISING_BODY})
+    return write_submission(
+        tmp_path_factory.mktemp("hostile") / "sub", "a1", {("1.1", "central_difference"): RAISING_BODY}
+    )
 
 
-def test_grader_run_writes_every_report_of_a_hostile_exception(hostile_submission: Path, tmp_path: Path) -> None:
+def test_grader_run_writes_every_report_of_a_hostile_exception(
+    hostile_submission: Path, tmp_path: Path
+) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", "run", str(hostile_submission), "-a", "a1", "--task", "1.1", "--no-notebooks",
-         "--sandbox", "process", "--json", str(tmp_path / "results.json"), "--junit", str(tmp_path / "junit.xml")],
-        capture_output=True, cwd=tmp_path, timeout=600, env={**os.environ, "PYTHONPATH": str(repo_root())})
+        [
+            sys.executable,
+            "-m",
+            "grader.commands.cli",
+            "run",
+            str(hostile_submission),
+            "-a",
+            "a1",
+            "--task",
+            "1.1",
+            "--no-notebooks",
+            "--sandbox",
+            "process",
+            "--json",
+            str(tmp_path / "results.json"),
+            "--junit",
+            str(tmp_path / "junit.xml"),
+        ],
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(repo_root())},
+    )
     assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
     for sequence in (b"\x1b", b"\x07", b"\r", "\u202e".encode(), b"\xc2\x9b"):
         assert sequence not in done.stdout
@@ -336,7 +428,9 @@ def test_grader_run_writes_every_report_of_a_hostile_exception(hostile_submissio
     assert error is not None and "\\x1b]8;;" in error.get("message", "")
 
 
-def test_a_batch_records_a_hostile_grade_and_the_student_after_it(hostile_submission: Path, tmp_path: Path) -> None:
+def test_a_batch_records_a_hostile_grade_and_the_student_after_it(
+    hostile_submission: Path, tmp_path: Path
+) -> None:
     """What a worker returns for the hostile submission (`finished_outcome`) is written as
     the batch's parent writes it (each report atomically, then the row), and so is the next
     student's: the batch does not stop at the hostile one."""
@@ -346,12 +440,24 @@ def test_a_batch_records_a_hostile_grade_and_the_student_after_it(hostile_submis
     out = io.StringIO()
     screen = BatchScreen(Console(file=out, width=200))
     for student in ("mallory", "next"):
-        outcome = finished_outcome({"student": student, "label": student, "sha256": "s", "archive": f"{student}.zip"}, result)
+        outcome = finished_outcome(
+            {"student": student, "label": student, "sha256": "s", "archive": f"{student}.zip"}, result
+        )
         for name, text in outcome["files"].items():
             write_atomic(tmp_path / student / name, text)  # a lone surrogate raised here
-        row = {"student": student, "status": outcome["status"], "reason": outcome["reason"], "total": "0", "max": "10",
-               "seconds": "1.0", "sha256": "s", "grader_version": "v", "graded_at": "now", "source": student,
-               **{task: "0" for task in outcome["points"]}}
+        row = {
+            "student": student,
+            "status": outcome["status"],
+            "reason": outcome["reason"],
+            "total": "0",
+            "max": "10",
+            "seconds": "1.0",
+            "sha256": "s",
+            "grader_version": "v",
+            "graded_at": "now",
+            "source": student,
+            **{task: "0" for task in outcome["points"]},
+        }
         assert book.append(row)
         screen.finished(row, failed=False)
     rows = Gradebook(tmp_path / "gradebook.csv", [t.id for t in result.tasks]).rows
@@ -360,6 +466,11 @@ def test_a_batch_records_a_hostile_grade_and_the_student_after_it(hostile_submis
     table = feedback.split("```")[0]
     assert "<script>" not in table and "\\<script\\>" in table
     _no_controls(feedback)
-    assert "\ufffd" in task_tests(json.loads((tmp_path / "mallory" / "results.json").read_text(encoding="utf-8")))[0]["output"]
+    assert (
+        "\ufffd"
+        in task_tests(json.loads((tmp_path / "mallory" / "results.json").read_text(encoding="utf-8")))[0][
+            "output"
+        ]
+    )
     ET.parse(tmp_path / "mallory" / "junit.xml")
     json.loads((tmp_path / "mallory" / "grade.json").read_text(encoding="utf-8"))

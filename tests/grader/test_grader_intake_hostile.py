@@ -40,7 +40,9 @@ pytestmark = pytest.mark.grader
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Stage A1 has a notebook part: its full points (100) include it, its tasks alone are 85.
-A1_FULL = sum(t.points for t in load_manifest("a1").tasks) + sum(n.points for n in load_manifest("a1").notebooks)
+A1_FULL = sum(t.points for t in load_manifest("a1").tasks) + sum(
+    n.points for n in load_manifest("a1").notebooks
+)
 A1_ROWS = [t.id for t in load_manifest("a1").tasks] + [n.name for n in load_manifest("a1").notebooks]
 NOTEBOOK = load_manifest("a1").notebooks[0].name  # backprop.ipynb
 
@@ -95,15 +97,25 @@ def hostile_clones(tmp_path: Path):
     _remove(folder / "a0-ops-bob")
 
 
-def test_a_clone_with_a_bad_name_or_deep_folders_is_a_row_and_the_batch_goes_on(hostile_clones: Path, tmp_path: Path) -> None:
+def test_a_clone_with_a_bad_name_or_deep_folders_is_a_row_and_the_batch_goes_on(
+    hostile_clones: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "grades"
-    code = run_batch(hostile_clones, BatchOptions(stage="a0", out=out, workers=1, notebooks=False, quiet=True, allow_shared_network=SHARES_NETWORK))
+    code = run_batch(
+        hostile_clones,
+        BatchOptions(
+            stage="a0", out=out, workers=1, notebooks=False, quiet=True, allow_shared_network=SHARES_NETWORK
+        ),
+    )
     rows = _rows(out / "gradebook.csv")
     if any("runs grader" in row["reason"] for row in rows.values()):
         pytest.skip("the kit's source changed while the test ran (the worker has another grader version)")
     assert code == 0
     assert sorted(rows) == ["alice", "bob", "carol", "dave"]
-    assert rows["alice"]["status"] == "malformed" and "notes\\xff.py has a name that is not UTF-8" in rows["alice"]["reason"]
+    assert (
+        rows["alice"]["status"] == "malformed"
+        and "notes\\xff.py has a name that is not UTF-8" in rows["alice"]["reason"]
+    )
     assert rows["bob"]["status"] == "malformed" and "nested more than" in rows["bob"]["reason"]
     assert (rows["carol"]["status"], rows["carol"]["total"], rows["carol"]["max"]) == ("graded", "100", "100")
     assert rows["dave"]["status"] == "malformed" and "no minitorch/ package" in rows["dave"]["reason"]
@@ -118,20 +130,32 @@ def _touch(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("make, said", [
-    pytest.param(lambda d: _bad_name(d), "notes\\xff.py has a name that is not UTF-8", id="not-utf8"),
-    pytest.param(lambda d: _nest(d, 1500), "folders nested more than 32 deep (d/d/d/", id="deep"),
-    pytest.param(lambda d: os.mkfifo(d / "minitorch" / "pipe.py"), "minitorch/pipe.py is not a regular file", id="fifo"),
-    pytest.param(lambda d: (d / "notebooks").mkdir() or os.truncate(_touch(d / "notebooks" / NOTEBOOK), 2**30),
-                 "the submission holds more than 64 MiB (notebooks/backprop.ipynb: 1024 MiB)", id="sparse-1GiB"),
-])
+@pytest.mark.parametrize(
+    "make, said",
+    [
+        pytest.param(lambda d: _bad_name(d), "notes\\xff.py has a name that is not UTF-8", id="not-utf8"),
+        pytest.param(lambda d: _nest(d, 1500), "folders nested more than 32 deep (d/d/d/", id="deep"),
+        pytest.param(
+            lambda d: os.mkfifo(d / "minitorch" / "pipe.py"),
+            "minitorch/pipe.py is not a regular file",
+            id="fifo",
+        ),
+        pytest.param(
+            lambda d: (d / "notebooks").mkdir() or os.truncate(_touch(d / "notebooks" / NOTEBOOK), 2**30),
+            "the submission holds more than 64 MiB (notebooks/backprop.ipynb: 1024 MiB)",
+            id="sparse-1GiB",
+        ),
+    ],
+)
 def test_packing_refuses_what_one_folder_holds_and_never_raises(tmp_path: Path, make, said: str) -> None:
     sub = write_submission(tmp_path / "s" / "erin", "a0")
     make(sub)
     try:
         packed = pack(Submission("erin", sub, "erin"))
         assert packed.data is None and said in packed.refusal, packed.refusal
-        assert len(packed.sha256) == 64 and pack(Submission("erin", sub, "erin")).sha256 == packed.sha256  # reproducible
+        assert (
+            len(packed.sha256) == 64 and pack(Submission("erin", sub, "erin")).sha256 == packed.sha256
+        )  # reproducible
         # `grader run` on the same folder refuses it for the same reason, at once
         with pytest.raises(SubmissionError, match=re.escape(said)):
             open_submission(sub, tmp_path / "w")
@@ -150,7 +174,9 @@ def test_a_loop_of_links_is_packed_as_a_link_for_the_workers_intake_to_refuse(tm
         open_submission(archive, tmp_path / "w")
 
 
-def test_a_file_that_vanishes_or_cannot_be_read_while_packing_is_a_refusal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_that_vanishes_or_cannot_be_read_while_packing_is_a_refusal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import grader.batch.submissions as batch_intake
 
     sub = write_submission(tmp_path / "s" / "fay", "a0")
@@ -164,7 +190,10 @@ def test_a_file_that_vanishes_or_cannot_be_read_while_packing_is_a_refusal(tmp_p
 
     monkeypatch.setattr(batch_intake, "walk_folder", vanishing)
     packed = pack(Submission("fay", sub, "fay"))
-    assert packed.data is None and "minitorch/operators.py cannot be read: No such file or directory" in packed.refusal
+    assert (
+        packed.data is None
+        and "minitorch/operators.py cannot be read: No such file or directory" in packed.refusal
+    )
 
     monkeypatch.setattr(batch_intake, "walk_folder", listed)
     real_open = os.open
@@ -227,12 +256,19 @@ def test_a_sparse_256_mib_notebook_in_a_folder_is_refused_without_being_opened(t
     with open(notebook, "wb") as f:
         f.truncate(256 * 2**20)  # sparse: 256 MiB to read, nothing on disk
     report = tmp_path / "results.json"
-    proc = subprocess.run([sys.executable, "-c", OPEN_WATCH, str(notebook), "run", str(sub), "-a", "a1", "--json", str(report)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", OPEN_WATCH, str(notebook), "run", str(sub), "-a", "a1", "--json", str(report)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "notebooks/backprop.ipynb: 256 MiB" in proc.stdout
     peak = int(proc.stdout.split("PEAK_KIB")[1].split()[0]) * 1024
-    assert peak < 256 * 2**20, f"the parent held {peak / 2**20:.0f} MiB"  # reading the notebook alone takes more
+    assert peak < 256 * 2**20, (
+        f"the parent held {peak / 2**20:.0f} MiB"
+    )  # reading the notebook alone takes more
     data = json.loads(report.read_text(encoding="utf-8"))
     assert data["score"] == 0 and sum(t["max_score"] for t in data["tests"]) == A1_FULL
 
@@ -247,7 +283,7 @@ def _damaged_deflate(path: Path) -> Path:
         zf.writestr("minitorch/operators.py", "def mul(x, y):\n    return x * y\n" * 200)
     data = bytearray(buffer.getvalue())
     start = 30 + len("minitorch/operators.py")  # after the local header: the deflate stream
-    data[start:start + 40] = b"\xff" * 40
+    data[start : start + 40] = b"\xff" * 40
     path.write_bytes(bytes(data))
     return path
 
@@ -263,13 +299,17 @@ def _not_a_zip(folder: Path) -> Path:
     return folder / "sub.zip"
 
 
-@pytest.mark.parametrize("make, said", [
-    pytest.param(_no_package, "no minitorch/ package found", id="no-package"),
-    pytest.param(_not_a_zip, "sub.zip is neither a directory nor a zip file", id="corrupt-zip"),
-    pytest.param(lambda d: _damaged_deflate(d / "sub.zip"), "cannot be unpacked", id="damaged-zip"),
-])
+@pytest.mark.parametrize(
+    "make, said",
+    [
+        pytest.param(_no_package, "no minitorch/ package found", id="no-package"),
+        pytest.param(_not_a_zip, "sub.zip is neither a directory nor a zip file", id="corrupt-zip"),
+        pytest.param(lambda d: _damaged_deflate(d / "sub.zip"), "cannot be unpacked", id="damaged-zip"),
+    ],
+)
 def test_a_submission_with_nothing_to_grade_scores_zero_of_the_full_points_in_one_line(
-        tmp_path: Path, capsys: pytest.CaptureFixture, make, said: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture, make, said: str
+) -> None:
     sub = make(tmp_path)
     report, junit = tmp_path / "out" / "results.json", tmp_path / "out" / "junit.xml"
     code = main(["run", str(sub), "-a", "a1", "--json", str(report), "--junit", str(junit)])
@@ -289,14 +329,24 @@ def test_a_submission_with_nothing_to_grade_scores_zero_of_the_full_points_in_on
 
 
 def test_batch_refuses_a_corrupt_zip_with_the_rows_of_grader_run(tmp_path: Path) -> None:
-    job = {"student": "jo", "label": "jo.zip", "sha256": "0" * 64, "data": b"PK\x03\x04 garbage", "archive": "jo.zip",
-           "stage": "a1", "limits": {}, "notebooks": True}
+    job = {
+        "student": "jo",
+        "label": "jo.zip",
+        "sha256": "0" * 64,
+        "data": b"PK\x03\x04 garbage",
+        "archive": "jo.zip",
+        "stage": "a1",
+        "limits": {},
+        "notebooks": True,
+    }
     outcome = grade_job(job)
     assert outcome["status"] == "malformed" and outcome["max"] == A1_FULL and outcome["total"] == 0
     assert list(outcome["points"]) == [t.id for t in load_manifest("a1").tasks] + [f"nb:{NOTEBOOK}"]
     (tmp_path / "jo.zip").write_bytes(job["data"])
     ran = grade(tmp_path / "jo.zip", "a1")  # what `grader run jo.zip` gives
-    assert [(t["id"], t["max_points"]) for t in outcome["grade"]["tasks"]] == [(t.id, t.max_points) for t in ran.tasks]
+    assert [(t["id"], t["max_points"]) for t in outcome["grade"]["tasks"]] == [
+        (t.id, t.max_points) for t in ran.tasks
+    ]
 
 
 def test_a_zip_too_deep_or_with_a_file_in_the_way_is_refused_as_such(tmp_path: Path) -> None:
@@ -309,7 +359,9 @@ def test_a_zip_too_deep_or_with_a_file_in_the_way_is_refused_as_such(tmp_path: P
             open_submission(archive, tmp_path / name.replace(".zip", ""))
 
 
-def test_a_source_file_that_cannot_be_read_is_a_problem_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_source_file_that_cannot_be_read_is_a_problem_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from grader.trees.intake import read_student_file
 
     package = write_submission(tmp_path / "kim", "a0") / "minitorch"

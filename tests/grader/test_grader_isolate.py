@@ -36,7 +36,10 @@ SAVES_INPUT = {
     ("1.2", "Exp.forward"): "ctx.save_for_backward(a)\nreturn operators.exp(a)",
     ("1.3", "Exp.backward"): "(a,) = ctx.saved_values\nreturn d_output * operators.exp(a)",
     ("1.2", "Sigmoid.forward"): "ctx.save_for_backward(a)\nreturn operators.sigmoid(a)",
-    ("1.3", "Sigmoid.backward"): "(a,) = ctx.saved_values\ns = operators.sigmoid(a)\nreturn d_output * s * (1.0 - s)",
+    (
+        "1.3",
+        "Sigmoid.backward",
+    ): "(a,) = ctx.saved_values\ns = operators.sigmoid(a)\nreturn d_output * s * (1.0 - s)",
 }
 
 
@@ -66,7 +69,9 @@ def _stores_state(fence: Fence) -> bool:
             continue
         for target in targets:
             for t in target.elts if isinstance(target, ast.Tuple) else [target]:
-                if isinstance(t, ast.Attribute) or (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute)):
+                if isinstance(t, ast.Attribute) or (
+                    isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute)
+                ):
                     return True
     return False
 
@@ -98,24 +103,29 @@ def test_shared_state_pairs_each_function_forward_with_its_backward() -> None:
             if len(tasks) > 1:
                 crossing.setdefault(rel, set()).add(tuple(sorted(tasks)))
                 assert {f.function.rsplit(".", 1)[1] for f in group} == {"forward", "backward"}, group
-    assert crossing == {"minitorch/scalar_functions.py": {("1.2", "1.3")},
-                        "minitorch/tensor_functions.py": {("2.3", "2.4")}}
+    assert crossing == {
+        "minitorch/scalar_functions.py": {("1.2", "1.3")},
+        "minitorch/tensor_functions.py": {("2.3", "2.4")},
+    }
     # Scalar holds fences of 1.2 (operators) and 1.3 (chain_rule) but shares no state through them
     scalar = (ROOT / "minitorch/scalar.py").read_text(encoding="utf-8")
     assert shared_state(scalar, find_fences(scalar)) == []
 
 
-@pytest.mark.parametrize("body, stub", [
-    ('raise NotImplementedError("Task 1.2: Scalar forward (Exp.forward) — write your code")\n', True),
-    ("    raise NotImplementedError\n", True),
-    ("    # TODO\n    pass\n", True),
-    ("", True),
-    ('    raise NotImplementedError(\n        "not yet"\n    )\n', True),
-    ("    return operators.exp(a)\n", False),
-    ('    ctx.save_for_backward(a)\n    raise NotImplementedError("half done")\n', False),
-    ("    raise ValueError('no')\n", False),
-    ("    return (((\n", False),
-])
+@pytest.mark.parametrize(
+    "body, stub",
+    [
+        ('raise NotImplementedError("Task 1.2: Scalar forward (Exp.forward) — write your code")\n', True),
+        ("    raise NotImplementedError\n", True),
+        ("    # TODO\n    pass\n", True),
+        ("", True),
+        ('    raise NotImplementedError(\n        "not yet"\n    )\n', True),
+        ("    return operators.exp(a)\n", False),
+        ('    ctx.save_for_backward(a)\n    raise NotImplementedError("half done")\n', False),
+        ("    raise ValueError('no')\n", False),
+        ("    return (((\n", False),
+    ],
+)
 def test_is_stub_recognises_only_bodies_without_student_code(body: str, stub: bool) -> None:
     assert is_stub(body.splitlines(keepends=True)) is stub
 
@@ -130,19 +140,23 @@ def test_isolating_a_backward_brings_the_students_forward_of_the_same_class(tmp_
     assert build_child_tree("a1", sub, tree, isolate_task="1.3") == []
     assert "save_for_backward(a)" in _tree_body(tree, functions, "1.2", "Exp.forward")
     # a forward left a stub gives way to the reference; Scalar's operators stay the reference
-    assert _tree_body(tree, functions, "1.2", "Log.forward") == _tree_body(ROOT, functions, "1.2", "Log.forward")
+    assert _tree_body(tree, functions, "1.2", "Log.forward") == _tree_body(
+        ROOT, functions, "1.2", "Log.forward"
+    )
     assert "Neg.apply(b)" in _tree_body(tree, "minitorch/scalar.py", "1.2", "Scalar.__sub__")
     # isolating 1.2 brings the student's backwards
     build_child_tree("a1", sub, tree, isolate_task="1.2")
     assert "operators.exp(a)" in _tree_body(tree, functions, "1.3", "Exp.backward")
-    assert _tree_body(tree, functions, "1.3", "Log.backward") == _tree_body(ROOT, functions, "1.3", "Log.backward")
+    assert _tree_body(tree, functions, "1.3", "Log.backward") == _tree_body(
+        ROOT, functions, "1.3", "Log.backward"
+    )
 
 
 def test_isolated_tensor_backward_runs_after_the_students_forward(tmp_path: Path) -> None:
     edits = {
         ("2.3", "Exp.forward"): "ctx.save_for_backward(a)\nreturn a.backend.exp_map(a)",
         ("2.4", "Exp.backward"): "(a,) = ctx.saved_values\n"
-                                 "return (grad_output.backend.mul_zip(grad_output, a.backend.exp_map(a)),)",
+        "return (grad_output.backend.mul_zip(grad_output, a.backend.exp_map(a)),)",
     }
     sub = write_submission(tmp_path / "sub", "a2", edits)
     assert build_child_tree("a2", sub, tmp_path / "t", isolate_task="2.4") == []
@@ -154,14 +168,16 @@ def test_isolated_tensor_backward_runs_after_the_students_forward(tmp_path: Path
     assert row.score == row.max_points, row.feedback
 
 
-def test_a_backward_that_keeps_the_input_scores_full_marks_isolated(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_backward_that_keeps_the_input_scores_full_marks_isolated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sub = write_submission(tmp_path / "sub", "a1", SAVES_INPUT)
     for isolate in (False, True):
         result = grade(sub, "a1", isolate=isolate, limits=FAST, notebooks=False)
         assert not result.grader_errors, result.grader_errors
-        assert {r.id: r.score for r in result.tasks} == {"1.1": 10, "1.2": 20, "1.3": 30, "1.4": 25}, \
-            [(r.id, r.feedback) for r in result.tasks]
+        assert {r.id: r.score for r in result.tasks} == {"1.1": 10, "1.2": 20, "1.3": 30, "1.4": 25}, [
+            (r.id, r.feedback) for r in result.tasks
+        ]
     # the unsound splicing this replaces: the reference forward (saving the output) next
     # to the student's backward (reading the input) fails a right 1.3
     monkeypatch.setattr(grader.trees.child_tree, "shared_state", lambda text, fences: [])
@@ -190,23 +206,29 @@ def g(x):
     # END SOLUTION 0.2
 '''
 REFERENCE = RELEASED.replace('raise NotImplementedError("Task 0.1")', "y = 2 * x\n    return y").replace(
-    'raise NotImplementedError("Task 0.2")', "return math.sqrt(x)")
+    'raise NotImplementedError("Task 0.2")', "return math.sqrt(x)"
+)
 
 
 def _outside(student: str):
     return outside_code_problem(REFERENCE, student, student_bodies(student, "m.py"), "m.py", ("0.1", "0.2"))
 
 
-@pytest.mark.parametrize("student", [
-    RELEASED,
-    REFERENCE,
-    RELEASED.replace("\n", "\r\n"),
-    RELEASED.replace("import math\n", "import math   \n").rstrip("\n"),
-    RELEASED.replace('"""Double."""', '"""Double x (my notes)."""'),
-    RELEASED.replace("import math\n", "import math  # for sqrt\n# a comment\n\n\n"),
-    "\ufeff" + RELEASED,
-    RELEASED.replace('raise NotImplementedError("Task 0.1")', "def helper(y):\n        return y\n    return helper(x)"),
-])
+@pytest.mark.parametrize(
+    "student",
+    [
+        RELEASED,
+        REFERENCE,
+        RELEASED.replace("\n", "\r\n"),
+        RELEASED.replace("import math\n", "import math   \n").rstrip("\n"),
+        RELEASED.replace('"""Double."""', '"""Double x (my notes)."""'),
+        RELEASED.replace("import math\n", "import math  # for sqrt\n# a comment\n\n\n"),
+        "\ufeff" + RELEASED,
+        RELEASED.replace(
+            'raise NotImplementedError("Task 0.1")', "def helper(y):\n        return y\n    return helper(x)"
+        ),
+    ],
+)
 def test_no_note_when_only_fences_comments_whitespace_or_docstrings_change(student: str) -> None:
     assert _outside(student) is None
 
@@ -215,7 +237,12 @@ def test_a_helper_outside_the_fences_is_reported_at_its_line() -> None:
     student = RELEASED.replace("\n\ndef g(x):", "\n\ndef helper(x):\n    return x + 1\n\n\ndef g(x):")
     problem = _outside(student)
     line = student.splitlines().index("def helper(x):") + 1
-    assert problem is not None and problem.line == line and problem.file == "m.py" and problem.tasks == ("0.1", "0.2")
+    assert (
+        problem is not None
+        and problem.line == line
+        and problem.file == "m.py"
+        and problem.tasks == ("0.1", "0.2")
+    )
     assert problem.message.startswith(f"m.py line {line}: {OUTSIDE} is not graded (`def helper(x):`)")
     assert problem.message.endswith("(2 statements differ from the release): put helpers inside a fence")
     changed = _outside(RELEASED.replace("import math", "import math, os"))
@@ -227,7 +254,8 @@ def test_deleted_and_broken_code_outside_the_fences_is_reported_without_crashing
     deleted = _outside(RELEASED.replace("import math\n", ""))
     assert deleted is not None and deleted.line == 5  # def f, which the import preceded
     assert deleted.message.startswith(
-        "m.py line 5: code of the release outside the task markers is missing before this line (`import math`)")
+        "m.py line 5: code of the release outside the task markers is missing before this line (`import math`)"
+    )
     untokenizable = _outside(RELEASED.replace("import math", "import (math"))
     assert untokenizable is not None and "`import (math`" in untokenizable.message
     # a damaged fence is reported by the fence parser; the regions cannot be lined up
@@ -273,7 +301,9 @@ def test_invariant_three_grades_an_other_task_whose_isolated_tree_differs(tmp_pa
     ref = GradeResult("a1", "", "", [TaskResult("1.3", "", 30, 30.0, "passed", "")], 0.0)
     right = write_submission(tmp_path / "right", "a1", SAVES_INPUT)
     assert _other_task_keeps_its_points("a1", "1.3", right, ref_tree, ref, FAST, tmp_path) == []
-    wrong = write_submission(tmp_path / "wrong", "a1", {("1.2", "Exp.forward"): SAVES_INPUT[("1.2", "Exp.forward")]})
+    wrong = write_submission(
+        tmp_path / "wrong", "a1", {("1.2", "Exp.forward"): SAVES_INPUT[("1.2", "Exp.forward")]}
+    )
     found = _other_task_keeps_its_points("a1", "1.3", wrong, ref_tree, ref, FAST, tmp_path)
     assert len(found) == 1, found
     assert found[0].startswith("task 1.3, isolated in a tree that differs from the reference"), found

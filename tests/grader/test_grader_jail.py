@@ -27,7 +27,11 @@ pytestmark = pytest.mark.grader
 
 JAILED = [t for t in jail.available_tiers() if t != "process"]
 if not JAILED:
-    JAILED = [pytest.param("bwrap", marks=pytest.mark.skip(reason=f"no jail on this machine: {jail.tier_reasons()}"))]
+    JAILED = [
+        pytest.param(
+            "bwrap", marks=pytest.mark.skip(reason=f"no jail on this machine: {jail.tier_reasons()}")
+        )
+    ]
 
 #: A child that starts a grandchild escaping its session (setsid + double fork), tells the
 #: parent it exists, then waits. The marker is in every process's command line.
@@ -69,8 +73,13 @@ def _start(tier: str, tmp_path: Path, program: str, marker: str) -> Jail:
     j = Jail(tier, tree, rw=[work])
     import subprocess
 
-    j.popen([sys.executable, "-I", "-S", str(tree / "prog.py"), marker], env={"PATH": "/usr/bin:/bin"}, pass_fds=(),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    j.popen(
+        [sys.executable, "-I", "-S", str(tree / "prog.py"), marker],
+        env={"PATH": "/usr/bin:/bin"},
+        pass_fds=(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert j.proc is not None and j.proc.stdout is not None
     line = j.proc.stdout.readline()
     assert line.strip() == b"ready", (line, j.proc.stderr.read() if j.proc.poll() is not None else b"")
@@ -114,7 +123,9 @@ def test_the_uid_tier_removes_what_the_jail_left_in_tmp(tmp_path: Path) -> None:
         pytest.skip(f"no uid tier here: {jail.tier_reasons()['uid']}")
     marker = f"jail-litter-{uuid.uuid4().hex}"
     litter = Path("/tmp") / marker
-    program = f"open({str(litter)!r}, 'w').write('x'); print('ready', flush=True); import time; time.sleep(600)"
+    program = (
+        f"open({str(litter)!r}, 'w').write('x'); print('ready', flush=True); import time; time.sleep(600)"
+    )
     j = _start("uid", tmp_path, program, marker)
     assert litter.exists() and litter.stat().st_uid == j.uid
     j.kill()
@@ -122,7 +133,9 @@ def test_the_uid_tier_removes_what_the_jail_left_in_tmp(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("venv_inside", [False, True], ids=["kit", "kit-with-a-venv-inside"])
-def test_the_bwrap_tier_sees_nothing_of_the_kit(venv_inside: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_bwrap_tier_sees_nothing_of_the_kit(
+    venv_inside: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Nothing under the kit's path is visible in the jail but the way to a runtime folder
     mounted below it (a venv inside the clone, as the starter README prescribes: its mount
     point makes the clone's path exist, empty — issue 26, finding 12's false alarm)."""
@@ -134,7 +147,11 @@ def test_the_bwrap_tier_sees_nothing_of_the_kit(venv_inside: bool, tmp_path: Pat
     kit = repo_root()
     if venv_inside:  # a clone holding its venv: the venv is mounted, the kit beside it is not
         kit = tmp_path / "clone"
-        shutil.copytree(repo_root() / "minitorch", kit / "minitorch", ignore=shutil.ignore_patterns("__pycache__", "*.nb*"))
+        shutil.copytree(
+            repo_root() / "minitorch",
+            kit / "minitorch",
+            ignore=shutil.ignore_patterns("__pycache__", "*.nb*"),
+        )
         (kit / ".venv" / "lib").mkdir(parents=True)
         (kit / ".venv" / "lib" / "venv-file").write_text("part of the runtime")
         runtime = [*jail_bwrap.runtime_dirs(), kit / ".venv"]
@@ -155,7 +172,11 @@ def test_the_bwrap_tier_sees_nothing_of_the_kit(venv_inside: bool, tmp_path: Pat
     seen = json.loads(report.read_text())
     mounted = [str(d) for d in jail_bwrap.runtime_dirs()]
     # at most the mount points of runtime folders below the kit, and what they hold
-    outside = [p for p in seen["visible"] if not any(p == m or p.startswith(m + "/") or m.startswith(p + "/") for m in mounted)]
+    outside = [
+        p
+        for p in seen["visible"]
+        if not any(p == m or p.startswith(m + "/") or m.startswith(p + "/") for m in mounted)
+    ]
     assert outside == [], f"the jail sees the kit: {outside[:10]}"
     # the kit's package itself, not a venv's files that name it (its editable finder, dist-info)
     package = str(kit / "minitorch")
@@ -168,7 +189,9 @@ def test_the_bwrap_tier_sees_nothing_of_the_kit(venv_inside: bool, tmp_path: Pat
 
 
 def test_require_fails_closed_without_the_strong_jail(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(jail, "tier_reasons", lambda: {"bwrap": "bubblewrap is not installed", "uid": "", "process": ""})
+    monkeypatch.setattr(
+        jail, "tier_reasons", lambda: {"bwrap": "bubblewrap is not installed", "uid": "", "process": ""}
+    )
     with pytest.raises(SandboxUnavailable, match="bubblewrap is not installed"):
         choose_tier("require")
     assert choose_tier("auto") == "uid"
@@ -179,13 +202,19 @@ def test_require_fails_closed_without_the_strong_jail(monkeypatch: pytest.Monkey
 def test_grade_refuses_before_running_anything(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from grader.commands import cli
 
-    monkeypatch.setattr(jail, "tier_reasons", lambda: {"bwrap": "bubblewrap is not installed", "uid": "not root", "process": ""})
+    monkeypatch.setattr(
+        jail,
+        "tier_reasons",
+        lambda: {"bwrap": "bubblewrap is not installed", "uid": "not root", "process": ""},
+    )
     out = tmp_path / "results.json"
     code = cli.main(["run", str(tmp_path), "-a", "a0", "--sandbox", "require", "--json", str(out)])
     assert code == 2 and not out.exists()
 
 
-def test_the_child_import_path_holds_only_the_python_installation(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_child_import_path_holds_only_the_python_installation(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.syspath_prepend(str(tmp_path))  # like the directory of a script run as `python /tmp/x.py`
     paths = child_import_paths()
     assert str(tmp_path.resolve()) not in paths
@@ -194,7 +223,9 @@ def test_the_child_import_path_holds_only_the_python_installation(monkeypatch: p
 
 def _result() -> GradeResult:
     row = TaskResult("0.1", "Operators", 10.0, 7.0, "failed", "one check failed")
-    return GradeResult(stage="a0", title="Fundamentals", submission="sub", tasks=[row], seconds=1.0, isolation="bwrap")
+    return GradeResult(
+        stage="a0", title="Fundamentals", submission="sub", tasks=[row], seconds=1.0, isolation="bwrap"
+    )
 
 
 def test_a_results_path_that_is_a_directory_keeps_the_grade(tmp_path: Path) -> None:
@@ -217,8 +248,11 @@ def readable_clone() -> Path:
     as a newcomer's clone is before `scripts/install-sandbox.sh` runs; removed after."""
     top = Path(tempfile.mkdtemp(prefix="readable-clone-"))
     os.chmod(top, 0o755)
-    shutil.copytree(Path(__file__).resolve().parents[2] / "minitorch", top / "clone" / "minitorch",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.nb*"))
+    shutil.copytree(
+        Path(__file__).resolve().parents[2] / "minitorch",
+        top / "clone" / "minitorch",
+        ignore=shutil.ignore_patterns("__pycache__", "*.nb*"),
+    )
     for p in [top, *top.rglob("*")]:
         os.chmod(p, 0o755 if p.is_dir() else 0o644)
     yield top
@@ -229,14 +263,17 @@ POINTERS = {
     # setuptools' editable install: a .pth importing a finder whose MAPPING names the clone
     "editable-finder": lambda clone: {
         "__editable__.minitorch_kit-0.1.0.pth": "import __editable___minitorch_kit_0_1_0_finder; __editable___minitorch_kit_0_1_0_finder.install()\n",
-        "__editable___minitorch_kit_0_1_0_finder.py": f"MAPPING = {{'minitorch': {str(clone / 'minitorch')!r}}}\n"},
+        "__editable___minitorch_kit_0_1_0_finder.py": f"MAPPING = {{'minitorch': {str(clone / 'minitorch')!r}}}\n",
+    },
     # an old-style editable install (or a hand-made .pth): the clone's path on a line
     "pth-path": lambda clone: {"minitorch-kit.pth": f"{clone}\n"},
 }
 
 
 @pytest.mark.parametrize("pointer", sorted(POINTERS))
-def test_the_uid_tier_refuses_a_readable_editable_install(pointer: str, readable_clone: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_uid_tier_refuses_a_readable_editable_install(
+    pointer: str, readable_clone: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Finding 12: an import folder of the child holds an editable install pointing at a
     clone that other users can read; the child could load the reference from it, so the
     uid tier refuses to grade, naming the copy and the pointer."""
@@ -272,10 +309,17 @@ def test_install_sandbox_prepares_a_clone_with_its_venv_inside(readable_clone: P
     shutil.copy2(Path(__file__).resolve().parents[2] / "scripts" / "install-sandbox.sh", clone / "scripts")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(clone / ".venv")], check=True)
     env = os.environ | {"PATH": f"{clone / '.venv' / 'bin'}:{os.environ['PATH']}"}
-    out = subprocess.run(["bash", str(clone / "scripts" / "install-sandbox.sh"), "--uid-tier"], env=env, capture_output=True,
-                         text=True, check=False)
+    out = subprocess.run(
+        ["bash", str(clone / "scripts" / "install-sandbox.sh"), "--uid-tier"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
-    nobody = dict(user=65534, group=65534, extra_groups=[], capture_output=True, text=True, cwd="/", check=False)
+    nobody = dict(
+        user=65534, group=65534, extra_groups=[], capture_output=True, text=True, cwd="/", check=False
+    )
     python = str(clone / ".venv" / "bin" / "python")
     ran = subprocess.run([python, "-I", "-c", "import sys; print(sys.prefix)"], **nobody)
     assert ran.returncode == 0 and ran.stdout.strip() == str(clone / ".venv"), ran
@@ -284,7 +328,6 @@ def test_install_sandbox_prepares_a_clone_with_its_venv_inside(readable_clone: P
         assert read.returncode != 0 and "Permission denied" in read.stderr, (secret, read)
     listed = subprocess.run([python, "-I", "-S", "-c", f"import os; os.listdir({str(clone)!r})"], **nobody)
     assert listed.returncode != 0, "the clone can be listed by other users"
-
 
 
 def _uid_tier() -> None:
@@ -332,8 +375,16 @@ def test_uid_jails_read_nothing_of_each_other(tmp_path: Path) -> None:
         for p in [tmp_path / "a", *(tmp_path / "a").rglob("*"), tmp_path / "b", *(tmp_path / "b").rglob("*")]:
             assert not p.lstat().st_mode & 0o007, f"{p} is open to other users: {oct(p.lstat().st_mode)}"
         peek = f"open({str(tmp_path / 'b' / 'tree' / 'prog.py')!r}).read()"
-        out = subprocess.run([sys.executable, "-I", "-S", "-c", peek], user=ja.uid, group=ja.uid, extra_groups=[],
-                             capture_output=True, text=True, cwd="/", check=False)
+        out = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", peek],
+            user=ja.uid,
+            group=ja.uid,
+            extra_groups=[],
+            capture_output=True,
+            text=True,
+            cwd="/",
+            check=False,
+        )
         assert out.returncode != 0 and "Permission denied" in out.stderr, out
     finally:
         ja.kill()
@@ -352,11 +403,15 @@ def test_a_dead_graders_uid_is_swept_and_not_reused_while_its_folders_last(tmp_p
     given = tmp_path / "scratch"
     given.mkdir()
     litter = Path("/tmp") / f"jail-abandoned-{uuid.uuid4().hex}"
-    code = ("import os, sys, time; from pathlib import Path; from grader.sandbox.uid import UidLease\n"
-            "l = UidLease.acquire(); l.hold([Path(sys.argv[1])])\n"
-            "fd = os.open(sys.argv[2], os.O_CREAT | os.O_WRONLY, 0o600); os.fchown(fd, l.uid, l.uid)\n"
-            "print(l.uid, l.path, flush=True); time.sleep(600)\n")
-    holder = subprocess.Popen([sys.executable, "-c", code, str(given), str(litter)], stdout=subprocess.PIPE, text=True)
+    code = (
+        "import os, sys, time; from pathlib import Path; from grader.sandbox.uid import UidLease\n"
+        "l = UidLease.acquire(); l.hold([Path(sys.argv[1])])\n"
+        "fd = os.open(sys.argv[2], os.O_CREAT | os.O_WRONLY, 0o600); os.fchown(fd, l.uid, l.uid)\n"
+        "print(l.uid, l.path, flush=True); time.sleep(600)\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(given), str(litter)], stdout=subprocess.PIPE, text=True
+    )
     try:
         uid, path = holder.stdout.readline().split()
     finally:

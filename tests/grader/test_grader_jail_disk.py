@@ -47,9 +47,16 @@ def test_a_quick_look_keeps_the_period(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _watched([0.001, 0.002, 0.0], monkeypatch) == [0.2, 0.2, 0.2, 0.2]
 
 
-def test_a_slow_look_stretches_the_wait_so_watching_costs_at_most_a_twentieth_of_a_core(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_slow_look_stretches_the_wait_so_watching_costs_at_most_a_twentieth_of_a_core(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     waits = _watched([0.5, 0.05, 1.0], monkeypatch)
-    assert waits == [0.2, pytest.approx(COST_RATIO * 0.5), pytest.approx(COST_RATIO * 0.05), pytest.approx(COST_RATIO * 1.0)]
+    assert waits == [
+        0.2,
+        pytest.approx(COST_RATIO * 0.5),
+        pytest.approx(COST_RATIO * 0.05),
+        pytest.approx(COST_RATIO * 1.0),
+    ]
     assert COST_RATIO * 0.05 > 0.2  # the middle wait was stretched too
     for look, after in zip([0.5, 0.05, 1.0], waits[1:]):
         assert look / (look + after) <= 1 / 20 + 1e-12

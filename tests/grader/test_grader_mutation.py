@@ -20,8 +20,15 @@ from grader.release.examples import stage_files, submission_files
 from grader.core.fences import find_fences
 from grader.core.manifest import ManifestError, load_manifest, repo_root
 from grader.mutation.mutants import OPERATORS, Mutant, file_mutants, generate, load_catalogue
-from grader.mutation.analysis import (StageReport, Verdict, analyse, grade_mutant, render_markdown, select,
-    update_markdown)
+from grader.mutation.analysis import (
+    StageReport,
+    Verdict,
+    analyse,
+    grade_mutant,
+    render_markdown,
+    select,
+    update_markdown,
+)
 from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
@@ -61,7 +68,11 @@ def _outside(text: str, rel: str) -> list[str]:
 
 
 def _changed_fences(before: str, after: str, rel: str) -> set[tuple[str, str]]:
-    return {(a.task, a.function) for a, b in zip(find_fences(before, rel), find_fences(after, rel)) if a.body != b.body}
+    return {
+        (a.task, a.function)
+        for a, b in zip(find_fences(before, rel), find_fences(after, rel))
+        if a.body != b.body
+    }
 
 
 def _one(stage: str, task: str, needle: str) -> Mutant:
@@ -83,7 +94,9 @@ def test_a0_mutants_change_only_their_own_fence_and_compile() -> None:
         assert _outside(m.text, m.file) == _outside(before, m.file), m.id  # byte-identical outside
         assert _changed_fences(before, m.text, m.file) == {(m.task, m.function)}, m.id
         compile(m.text, m.file, "exec")
-        assert m.id.startswith(f"{m.task}:{m.function}:{m.operator}:") and m.description.startswith(f"{m.file}:{m.line} ")
+        assert m.id.startswith(f"{m.task}:{m.function}:{m.operator}:") and m.description.startswith(
+            f"{m.file}:{m.line} "
+        )
     assert len({m.id for m in mutants}) == len(mutants)
     assert len({m.text for m in mutants}) == len(mutants)  # no duplicates
 
@@ -96,14 +109,27 @@ def test_ids_are_stable_across_generations() -> None:
 
 def test_every_operator_family_produces_mutants() -> None:
     on_a0 = {m.operator for m in generate("a0")}
-    for family in ("swap_op", "number", "number_minus_one", "delete_statement", "noop_body", "early_return",
-                   "return_type", "arg_removal", "assignment", "if_exp", "keywords"):
+    for family in (
+        "swap_op",
+        "number",
+        "number_minus_one",
+        "delete_statement",
+        "noop_body",
+        "early_return",
+        "return_type",
+        "arg_removal",
+        "assignment",
+        "if_exp",
+        "keywords",
+    ):
         assert family in on_a0, family
     made = file_mutants(EVERY_CONSTRUCT, "minitorch/every.py", frozenset({"9.1"}))
     assert {m.operator for m in made} == set(OPERATORS)
     assert all(m.function == "f" for m in made)  # g() has no fence: never mutated
     early = [m.description for m in made if m.operator == "early_return"]
-    assert any("`return [key(total)] if found else []` inserted before `match total:`" in d for d in early), early
+    assert any("`return [key(total)] if found else []` inserted before `match total:`" in d for d in early), (
+        early
+    )
     wrapped = [m.description for m in made if m.operator == "return_type"]
     assert any("→ `return iter([key(total)] if found else [])`" in d for d in wrapped), wrapped
 
@@ -124,11 +150,17 @@ def test_the_catalogue_loads_and_each_mistake_applies(stage: str) -> None:
         assert _changed_fences(before, m.text, m.file) == {(m.task, m.function)}
     generated = {m.id for m in generate(stage)}
     stale = set(catalogue.equivalents) - generated
-    assert not stale, f"mutants.toml of {stage} marks mutants equivalent that no longer exist: {sorted(stale)}"
+    assert not stale, (
+        f"mutants.toml of {stage} marks mutants equivalent that no longer exist: {sorted(stale)}"
+    )
 
 
-def test_a_catalogue_mistake_for_a_missing_fence_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "mutants.toml").write_text('[[mistake]]\ntask = "0.1"\nfunction = "nowhere"\nwhy = "x"\nbody = "pass"\n')
+def test_a_catalogue_mistake_for_a_missing_fence_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "mutants.toml").write_text(
+        '[[mistake]]\ntask = "0.1"\nfunction = "nowhere"\nwhy = "x"\nbody = "pass"\n'
+    )
     monkeypatch.setattr("grader.mutation.mutants.stage_dir", lambda stage: tmp_path)
     with pytest.raises(ManifestError, match="no fence of task 0.1 in nowhere"):
         load_catalogue("a0")
@@ -173,13 +205,17 @@ def test_another_task_whose_score_moves_is_violation_b() -> None:
 def test_hidden_checks_weaker_than_the_public_tests_are_violation_a(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in load_manifest("a0").task("0.1").checks:  # every hidden check of 0.1 now passes anything
         chk = get_check("a0", name)
-        monkeypatch.setitem(REGISTRY, ("a0", name), Check(chk.task, chk.stage, chk.name, chk.kind, lambda ctx: None, chk.doc))
+        monkeypatch.setitem(
+            REGISTRY, ("a0", name), Check(chk.task, chk.stage, chk.name, chk.kind, lambda ctx: None, chk.doc)
+        )
     mutant = _one("a0", "0.1", LOG_BACK)
     monkeypatch.setattr(mutation, "select", lambda *args: [mutant])
     report = analyse("a0", task="0.1", limits=FAST)
     (verdict,) = report.verdicts
     assert not verdict.killed
-    assert verdict.public_failed and verdict.public.startswith("failed: FAILED tests/public/test_operators.py"), verdict.public
+    assert verdict.public_failed and verdict.public.startswith(
+        "failed: FAILED tests/public/test_operators.py"
+    ), verdict.public
     assert not report.problems  # the public tests pass on the unmutated tree
     assert report.failures() == [verdict] and not report.ok
     assert report.tasks()[0].violations_a == 1
@@ -190,8 +226,19 @@ def test_hidden_checks_weaker_than_the_public_tests_are_violation_a(monkeypatch:
 
 
 def _report(stage: str, killed: bool) -> StageReport:
-    m = Mutant(f"{stage}:f:swap_op:00000000", "0.1" if stage == "a0" else "1.1", "f", "minitorch/x.py", "swap_op", 3, "minitorch/x.py:3 f: `a` → `b`", "")
-    return StageReport(stage, "all mutants", [Verdict(m, 0.0 if killed else 10.0, 10.0, "failed", public="passed")])
+    m = Mutant(
+        f"{stage}:f:swap_op:00000000",
+        "0.1" if stage == "a0" else "1.1",
+        "f",
+        "minitorch/x.py",
+        "swap_op",
+        3,
+        "minitorch/x.py:3 f: `a` → `b`",
+        "",
+    )
+    return StageReport(
+        stage, "all mutants", [Verdict(m, 0.0 if killed else 10.0, 10.0, "failed", public="passed")]
+    )
 
 
 def test_markdown_keeps_the_other_stages(tmp_path: Path) -> None:
@@ -206,12 +253,21 @@ def test_markdown_keeps_the_other_stages(tmp_path: Path) -> None:
     assert text.count("## a0") == 1 and "| 0.1 | 1 | 1 | 0 | 0 | 100.0 |" in text and "## a1" in text
 
 
-@pytest.mark.parametrize("sample, task, written", [(None, None, True), (3, None, True), (3, "0.1", False), (None, "0.1", False)])
-def test_a_run_of_a_whole_stage_writes_its_section_sampled_or_not(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                                                  sample: "int | None", task: "str | None", written: bool) -> None:
+@pytest.mark.parametrize(
+    "sample, task, written", [(None, None, True), (3, None, True), (3, "0.1", False), (None, "0.1", False)]
+)
+def test_a_run_of_a_whole_stage_writes_its_section_sampled_or_not(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, sample: "int | None", task: "str | None", written: bool
+) -> None:
     # the slow stages are sampled (--sample N): their section says so; one task's run writes nothing
-    def fake_analyse(stage: str, *, task: "str | None" = None, sample: "int | None" = None, **_: object) -> StageReport:
-        scope = "all mutants" if sample is None else f"a sample of {sample} generated mutants per task + the catalogue"
+    def fake_analyse(
+        stage: str, *, task: "str | None" = None, sample: "int | None" = None, **_: object
+    ) -> StageReport:
+        scope = (
+            "all mutants"
+            if sample is None
+            else f"a sample of {sample} generated mutants per task + the catalogue"
+        )
         report = _report(stage, killed=True)
         report.scope = scope + ("" if task is None else f", task {task} only")
         return report
@@ -240,7 +296,11 @@ def _catalogue_limits(stage: str) -> Limits:
 
 
 def _catalogue_cases() -> list:
-    return [pytest.param(stage, m, id=m.id) for stage in ("a0", "a1", "a2", "a3", "a4", "a6") for m in load_catalogue(stage).mistakes]
+    return [
+        pytest.param(stage, m, id=m.id)
+        for stage in ("a0", "a1", "a2", "a3", "a4", "a6")
+        for m in load_catalogue(stage).mistakes
+    ]
 
 
 @pytest.mark.parametrize("stage, mistake", _catalogue_cases())

@@ -37,7 +37,8 @@ pytestmark = pytest.mark.grader
 
 TIERS = jail.available_tiers()
 JAILED = [t for t in TIERS if t != "process"] or [
-    pytest.param("bwrap", marks=pytest.mark.skip(reason=f"no jail on this machine: {jail.tier_reasons()}"))]
+    pytest.param("bwrap", marks=pytest.mark.skip(reason=f"no jail on this machine: {jail.tier_reasons()}"))
+]
 A1 = repo_root() / "solutions" / "a1" / "backprop.ipynb"
 A5 = repo_root() / "solutions" / "a5" / "vanishing_gradients.ipynb"
 
@@ -77,7 +78,7 @@ def _grade(stage: str, notebook: str, scratch: Path, tier: str = "auto") -> Task
 # ---------------------------------------------------------------------------- forgery
 
 #: Answers that say yes to every comparison, and a float whose difference with anything is 0.
-LIARS = '''
+LIARS = """
 class Yes(float):
     __eq__ = lambda self, other: True
     __hash__ = float.__hash__
@@ -87,12 +88,13 @@ class Yes(float):
 
 df_dq = df_dx = df_dy = df_dz = dsigma_dz = Yes(0.0)
 df_dw0 = df_dx0 = df_dw1 = df_dx1 = df_dw2 = Yes(0.0)
-'''
+"""
 
 #: A blank notebook's first cell: it claims full points in every way its process allows —
 #: the import machinery, the modules a verdict could be computed with, the channel to the
 #: grader (every reply says "full marks", and holds no values) — and lies in its answers.
-FORGER = '''
+FORGER = (
+    """
 import builtins, json, sys, types
 FULL = [[gid, pts, pts, True, "passed"] for gid, pts in
         [("part1_tests", 6.0), ("part2_local_tests", 3.0), ("part2_grad_tests", 6.0)]]
@@ -124,15 +126,23 @@ if P is not None:  # every reply to the grader claims full points
     P.send = lambda sock, value, deadline=None: real_send(sock, {"notebook": {
         "ok": FULL, "grades": FULL, "passed": True, "points": 15, "score": 15,
         "values": {}, "kernel": [], "errors": []}}, deadline)
-''' + LIARS
+"""
+    + LIARS
+)
 
 
 @pytest.mark.parametrize("tier", TIERS)
-@pytest.mark.parametrize("forger, seen", [
-    (FORGER, "part1_tests: AssertionError: set df_dq"),  # the forged reply, with no values, is what came
-    (LIARS, "part1_tests: AssertionError: df_dq must be a number, got <a Yes: not plain data"),
-], ids=["channel-and-imports", "lying-answers"])
-def test_a_blank_notebook_that_forges_its_verdict_scores_zero(tier: str, forger: str, seen: str, scratch: Path) -> None:
+@pytest.mark.parametrize(
+    "forger, seen",
+    [
+        (FORGER, "part1_tests: AssertionError: set df_dq"),  # the forged reply, with no values, is what came
+        (LIARS, "part1_tests: AssertionError: df_dq must be a number, got <a Yes: not plain data"),
+    ],
+    ids=["channel-and-imports", "lying-answers"],
+)
+def test_a_blank_notebook_that_forges_its_verdict_scores_zero(
+    tier: str, forger: str, seen: str, scratch: Path
+) -> None:
     row = _grade("a1", _notebook("a1", added=forger), scratch, tier)
     assert row.score == 0 and row.status == "failed", (row.message, row.feedback)
     assert row.message == "0 of 15 notebook points"
@@ -143,7 +153,11 @@ def test_answers_that_lie_about_their_value_are_not_numbers() -> None:
     """What the forger's answers become on the way to the grader (no verdict involved)."""
     liar = type("Yes", (float,), {"__eq__": lambda self, other: True, "__hash__": float.__hash__})(0.0)
     sly = type("Same", (str,), {"__eq__": lambda self, other: True, "__hash__": str.__hash__})("lstm")
-    sent = {"liar": _plain(liar, [100]), "sly": _plain(sly, [100]), "honest": _plain([-4.0, ("rnn", np.float64(0.5))], [100])}
+    sent = {
+        "liar": _plain(liar, [100]),
+        "sly": _plain(sly, [100]),
+        "honest": _plain([-4.0, ("rnn", np.float64(0.5))], [100]),
+    }
     got = {k: decode_value(v) for k, v in protocol.decode(protocol.encode(sent)[8:]).items()}
     assert type(got["liar"]) is Opaque and type(got["sly"]) is Opaque
     assert got["liar"] != 0.0 and got["sly"] != "rnn" and not isinstance(got["liar"], float)
@@ -157,7 +171,7 @@ def test_answers_that_lie_about_their_value_are_not_numbers() -> None:
 #: The student's cell: search the files and processes this child can see, and its own
 #: memory, for the marker of the hidden tests (given as two halves: the marker itself is
 #: never in this code), now and again while the grader's call of `double` runs.
-SEARCH = '''
+SEARCH = """
 import os, sys
 A, B = {a!r}, {b!r}
 def _found(data):
@@ -229,33 +243,50 @@ def double(x):
     return 2 * x
 
 findings = _search()
-'''
+"""
 
-PLANT = '''
+PLANT = """
 planted = A + B
 with open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "planted.txt"), "w") as f:
     f.write(planted)
 findings = _search()
-'''
+"""
 
 
 def _meta(gid: str, grade: bool, points: int = 0) -> dict:
-    return {"nbgrader": {"grade": grade, "grade_id": gid, "locked": grade, "points": points, "schema_version": 3,
-                         "solution": not grade, "task": False}}
+    return {
+        "nbgrader": {
+            "grade": grade,
+            "grade_id": gid,
+            "locked": grade,
+            "points": points,
+            "schema_version": 3,
+            "solution": not grade,
+            "task": False,
+        }
+    }
 
 
 def _marked_source(marker: str) -> nbformat.NotebookNode:
     """A small source notebook whose hidden tests hold `marker` in a comment, a constant
     next to a call of the student's function, and an expected value."""
     cells = [
-        nbformat.v4.new_code_cell('### BEGIN SOLUTION\nfindings = late_findings = "nothing"\n\ndef double(x):\n'
-                                  '    return 2 * x\n### END SOLUTION', metadata=_meta("answers", False)),
-        nbformat.v4.new_code_cell(f'# Tests for double\n### BEGIN HIDDEN TESTS\n# {marker}\n_secret = "{marker}"\n'
-                                  f'_got = double(21)  # {marker}\nassert _got == 42 != _secret, "double(21) is wrong"\n'
-                                  '### END HIDDEN TESTS', metadata=_meta("test_double", True, 1)),
-        nbformat.v4.new_code_cell('assert findings.startswith("nothing"), findings\n'
-                                  'assert late_findings.startswith("nothing"), late_findings',
-                                  metadata=_meta("test_search", True, 1)),
+        nbformat.v4.new_code_cell(
+            '### BEGIN SOLUTION\nfindings = late_findings = "nothing"\n\ndef double(x):\n'
+            "    return 2 * x\n### END SOLUTION",
+            metadata=_meta("answers", False),
+        ),
+        nbformat.v4.new_code_cell(
+            f'# Tests for double\n### BEGIN HIDDEN TESTS\n# {marker}\n_secret = "{marker}"\n'
+            f'_got = double(21)  # {marker}\nassert _got == 42 != _secret, "double(21) is wrong"\n'
+            "### END HIDDEN TESTS",
+            metadata=_meta("test_double", True, 1),
+        ),
+        nbformat.v4.new_code_cell(
+            'assert findings.startswith("nothing"), findings\n'
+            'assert late_findings.startswith("nothing"), late_findings',
+            metadata=_meta("test_search", True, 1),
+        ),
     ]
     return nbformat.v4.new_notebook(cells=cells)
 
@@ -265,8 +296,14 @@ def _search_feedback(tier: str, scratch: Path, plant: bool) -> tuple[str, str, l
     source = scratch / "source" / "marked.ipynb"
     source.parent.mkdir()
     nbformat.write(_marked_source(marker), str(source))
-    student = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        SEARCH.format(a=marker[:12], b=marker[12:]) + (PLANT if plant else ""), metadata=_meta("answers", False))])
+    student = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                SEARCH.format(a=marker[:12], b=marker[12:]) + (PLANT if plant else ""),
+                metadata=_meta("answers", False),
+            )
+        ]
+    )
     nbformat.write(student, str(scratch / "marked.ipynb"))
     build_tree("a1", write_submission(scratch / "sub", "a1"), scratch / "tree")
     session = Session(scratch / "tree", scratch, Limits(sandbox=tier, notebook_timeout=120), name="notebook")
@@ -274,7 +311,11 @@ def _search_feedback(tier: str, scratch: Path, plant: bool) -> tuple[str, str, l
         run = run_notebook(scratch / "marked.ipynb", source, session, timeout=120)
     finally:
         session.close()
-    return marker, "\n".join(f"{g.cell_id}: {g.message}" for g in run.grades) + session_output(session), run.grades
+    return (
+        marker,
+        "\n".join(f"{g.cell_id}: {g.message}" for g in run.grades) + session_output(session),
+        run.grades,
+    )
 
 
 def session_output(session: Session) -> str:
@@ -306,7 +347,13 @@ def test_the_kernel_is_sent_inputs_and_calls_never_expectations() -> None:
     assert plans["part1_tests"].names == ("B", "H", "T", "norms")
     assert [k.returns for k in plans["part1_tests"].kernel if k.returns] == [("_got",), ("_got",)]
     a1 = {p.grade_id: p.names for p in plan_tests(nbformat.read(str(A1), as_version=4))}
-    assert a1["part2_grad_tests"] == ("df_dw0", "df_dw1", "df_dw2", "df_dx0", "df_dx1")  # read as globals()[name]
+    assert a1["part2_grad_tests"] == (
+        "df_dw0",
+        "df_dw1",
+        "df_dw2",
+        "df_dx0",
+        "df_dx1",
+    )  # read as globals()[name]
 
 
 def test_a_call_the_grader_cannot_split_is_a_fault_of_the_kit() -> None:
@@ -326,8 +373,10 @@ def test_the_reference_solution_scores_full(stage: str, scratch: Path) -> None:
 
 
 PART1_RIGHT = "x, y, z = -2.0, 5.0, -4.0\ndf_dq, df_dx, df_dy, df_dz = -4.0, -4.0, -4.0, 3.0\n"
-PART2_HALF = ("import math\ns = 1 / (1 + math.exp(-1.0))\ndsigma_dz = s * (1 - s)\n"
-              "df_dw0 = df_dx0 = df_dw1 = df_dx1 = df_dw2 = 1.0\n")
+PART2_HALF = (
+    "import math\ns = 1 / (1 + math.exp(-1.0))\ndsigma_dz = s * (1 - s)\n"
+    "df_dw0 = df_dx0 = df_dw1 = df_dx1 = df_dw2 = 1.0\n"
+)
 
 
 def test_a_partly_right_notebook_scores_partly(scratch: Path) -> None:
@@ -337,7 +386,11 @@ def test_a_partly_right_notebook_scores_partly(scratch: Path) -> None:
 
 
 def test_a_notebook_that_kills_its_kernel_keeps_the_points_before(scratch: Path) -> None:
-    row = _grade("a1", _notebook("a1", {"part1_answers": PART1_RIGHT, "part2_answers": "import os\nos._exit(3)\n"}), scratch)
+    row = _grade(
+        "a1",
+        _notebook("a1", {"part1_answers": PART1_RIGHT, "part2_answers": "import os\nos._exit(3)\n"}),
+        scratch,
+    )
     assert row.score == 6, (row.message, row.feedback)
     assert "part2_local_tests: not run: the notebook's process ended (exit status 3)" in row.feedback
 
@@ -346,8 +399,14 @@ def test_a_partly_right_a5_notebook_scores_partly(scratch: Path) -> None:
     nb = nbformat.read(str(A5), as_version=4)
     answer = next(c.source for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "part1_answer")
     answer = "\n".join(line for line in answer.splitlines() if "### " not in line)
-    row = _grade("a5", _notebook("a5", {"part1_answer": answer,
-                                        "part2_answers": 'smallest_at_start = "rnn"\norders_gained = 1.0\n'}), scratch)
+    row = _grade(
+        "a5",
+        _notebook(
+            "a5",
+            {"part1_answer": answer, "part2_answers": 'smallest_at_start = "rnn"\norders_gained = 1.0\n'},
+        ),
+        scratch,
+    )
     assert row.score == 11, (row.message, row.feedback)
     assert "part2_orders_tests: AssertionError: orders_gained is wrong" in row.feedback
 

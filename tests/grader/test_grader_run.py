@@ -17,8 +17,13 @@ from grader.sandbox.child import protocol
 from grader.sandbox.answers import ArrayVal, BadTensor, ObjectVal, TensorVal, parse_answer, parse_value
 from grader.checks.compare import Tol, diff
 from grader.commands.cli import main
-from grader.release.examples import (EXAMPLES as EXAMPLE_TABLE, example_files, submission_files,
-    write_example, write_submission)
+from grader.release.examples import (
+    EXAMPLES as EXAMPLE_TABLE,
+    example_files,
+    submission_files,
+    write_example,
+    write_submission,
+)
 from grader.core.fences import find_fences
 from grader.grading.grade import grade
 from grader.core.manifest import all_stages, load_manifest
@@ -49,9 +54,13 @@ def _roundtrip(value):
 
 
 def test_protocol_roundtrip_plain_values_and_arrays() -> None:
-    value = {"a": [1, 2.5, None, True, "s", float("nan"), float("inf")],
-             "x": np.arange(6, dtype=np.float32).reshape(2, 3), "i": np.array([1, -2], dtype=np.int64),
-             "b": np.array([[True, False]]), "e": np.zeros((0, 3))}
+    value = {
+        "a": [1, 2.5, None, True, "s", float("nan"), float("inf")],
+        "x": np.arange(6, dtype=np.float32).reshape(2, 3),
+        "i": np.array([1, -2], dtype=np.int64),
+        "b": np.array([[True, False]]),
+        "e": np.zeros((0, 3)),
+    }
     back = _roundtrip(value)
     assert back["a"][:5] == [1, 2.5, None, True, "s"] and np.isnan(back["a"][5]) and back["a"][6] == np.inf
     for key in ("x", "i", "b", "e"):
@@ -75,10 +84,19 @@ def test_protocol_turns_a_numpy_subclass_into_a_plain_array() -> None:
 @pytest.mark.parametrize(
     "header",
     [
-        {"body": {"__kind__": "ndarray", "blob": 0, "dtype": "|O", "shape": [1]}, "blobs": [8]},  # object dtype
-        {"body": {"__kind__": "ndarray", "blob": 0, "dtype": "<f8", "shape": [3]}, "blobs": [8]},  # size mismatch
+        {
+            "body": {"__kind__": "ndarray", "blob": 0, "dtype": "|O", "shape": [1]},
+            "blobs": [8],
+        },  # object dtype
+        {
+            "body": {"__kind__": "ndarray", "blob": 0, "dtype": "<f8", "shape": [3]},
+            "blobs": [8],
+        },  # size mismatch
         {"body": {"__kind__": "ndarray", "blob": 0, "dtype": "<f8", "shape": [-1]}, "blobs": [8]},  # negative
-        {"body": {"__kind__": "ndarray", "blob": 5, "dtype": "<f8", "shape": [1]}, "blobs": [8]},  # missing blob
+        {
+            "body": {"__kind__": "ndarray", "blob": 5, "dtype": "<f8", "shape": [1]},
+            "blobs": [8],
+        },  # missing blob
         {"body": 1, "blobs": [8], "extra": 1},  # unknown key
     ],
 )
@@ -143,7 +161,9 @@ def test_diff_checks_type_then_dtype_then_shape_then_values() -> None:
     assert "shape (2, 1)" in diff(e, TensorVal(np.array([[1.0], [2.0]])))
     assert "index (1,)" in diff(e, TensorVal(np.array([1.0, 2.1])))
     assert "subclass" in diff(ArrayVal(np.ones(2), "numpy.ndarray"), ArrayVal(np.ones(2), "x.Sub"))
-    assert "expected the float 1.0, got an object of type x.AlwaysEqual" in diff(1.0, ObjectVal("x.AlwaysEqual"))
+    assert "expected the float 1.0, got an object of type x.AlwaysEqual" in diff(
+        1.0, ObjectVal("x.AlwaysEqual")
+    )
 
 
 def test_diff_nan_and_inf() -> None:
@@ -170,9 +190,16 @@ def test_two_wrong_example_is_graded_with_feedback(examples: Path) -> None:
     result = grade(examples / "a1-two-wrong", "a1", limits=FAST, notebooks=False)
     scores = {r.id: (r.status, r.score) for r in result.tasks}
     # 1.3 keeps its chain_rule check (6 of 30): the wrong Log.backward fails the other two
-    assert scores == {"1.1": ("failed", 0), "1.2": ("passed", 20), "1.3": ("failed", 6), "1.4": ("passed", 25)}
+    assert scores == {
+        "1.1": ("failed", 0),
+        "1.2": ("passed", 20),
+        "1.3": ("failed", 6),
+        "1.4": ("passed", 25),
+    }
     r11 = result.tasks[0]
-    assert "central_difference(operators." in r11.message and "expected" in r11.message and "got" in r11.message
+    assert (
+        "central_difference(operators." in r11.message and "expected" in r11.message and "got" in r11.message
+    )
     assert "Hint: f'(x)" in r11.feedback
     r13 = result.tasks[2]
     assert "Log.backward" in r13.message
@@ -198,7 +225,14 @@ def test_isolate_grades_each_task_with_the_reference_for_the_others(tmp_path: Pa
     # 1.2 left as a stub: the checks of 1.3 call Log.forward (1.2) and fail in the whole
     # tree; isolated (and in the default grade, alone), 1.3 is graded against the reference 1.2.
     stub = 'raise NotImplementedError("Task 1.2")'
-    sub = write_submission(tmp_path / "sub", "a1", {("1.2", f"{cls}.forward"): stub for cls in ("Add", "Mul", "Neg", "Inv", "Log", "Exp", "Sigmoid", "ReLU", "LT", "EQ")})
+    sub = write_submission(
+        tmp_path / "sub",
+        "a1",
+        {
+            ("1.2", f"{cls}.forward"): stub
+            for cls in ("Add", "Mul", "Neg", "Inv", "Log", "Exp", "Sigmoid", "ReLU", "LT", "EQ")
+        },
+    )
     plain = grade(sub, "a1", one_charge=False, limits=FAST, notebooks=False)
     isolated = grade(sub, "a1", isolate=True, limits=FAST, notebooks=False)
     fair = grade(sub, "a1", limits=FAST, notebooks=False)
@@ -226,15 +260,23 @@ def test_notebook_points_are_merged(examples: Path) -> None:
     assert result.score == result.max_score == 100
 
 
-def test_examples_are_generated_not_committed(examples: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_examples_are_generated_not_committed(
+    examples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     root = Path(__file__).resolve().parents[2]
     assert not (root / "grader" / "examples").exists()  # no second copy of the reference
     for name in EXAMPLE_TABLE:
-        on_disk = {p.relative_to(examples / name).as_posix(): p.read_text(encoding="utf-8") for p in (examples / name).rglob("*") if p.is_file()}
+        on_disk = {
+            p.relative_to(examples / name).as_posix(): p.read_text(encoding="utf-8")
+            for p in (examples / name).rglob("*")
+            if p.is_file()
+        }
         assert on_disk == example_files(name), name  # deterministic
     two = example_files("a1-two-wrong")
     assert "one-sided" in two["minitorch/autodiff.py"] and "notebooks/backprop.ipynb" in two
-    assert "notebooks/vanishing_gradients.ipynb" in example_files("a5-complete")  # a stage's notebooks, solved
+    assert "notebooks/vanishing_gradients.ipynb" in example_files(
+        "a5-complete"
+    )  # a stage's notebooks, solved
     assert not any(rel.startswith("notebooks/") for rel in example_files("a0-complete"))  # A0 has none
     # the command: a list without a name; a name writes DIR (again: replaced); a foreign DIR is refused
     assert main(["example"]) == 0
@@ -265,13 +307,21 @@ def test_every_example_edit_lands_in_a_fence_of_its_stage() -> None:
         assert files.keys() == reference.keys(), name
         for (task, function), body in ex.edits.items():
             assert task in tasks, f"{name}: task {task} is not of stage {ex.stage}"
-            where = [rel for rel, text in files.items() if any(f.task == task and f.function == function for f in find_fences(text, rel))]
+            where = [
+                rel
+                for rel, text in files.items()
+                if any(f.task == task and f.function == function for f in find_fences(text, rel))
+            ]
             assert len(where) == 1, f"{name}: ({task}, {function}) in {where}"
             lines = files[where[0]].splitlines()
-            (fence,) = [f for f in find_fences(files[where[0]], where[0]) if f.task == task and f.function == function]
-            spliced = [line[len(fence.indent):] for line in lines[fence.begin : fence.end - 1]]
+            (fence,) = [
+                f for f in find_fences(files[where[0]], where[0]) if f.task == task and f.function == function
+            ]
+            spliced = [line[len(fence.indent) :] for line in lines[fence.begin : fence.end - 1]]
             assert spliced == body.strip("\n").splitlines(), f"{name}: ({task}, {function}) not spliced"
-            assert files[where[0]] != reference[where[0]], f"{name}: ({task}, {function}) is the reference's body"
+            assert files[where[0]] != reference[where[0]], (
+                f"{name}: ({task}, {function}) is the reference's body"
+            )
         broken = []
         for rel, text in files.items():
             try:
@@ -290,7 +340,11 @@ def test_an_a0_example_grades_as_its_description_says(tmp_path: Path) -> None:
     name = "a0-shallow-parameters"
     write_example(name, tmp_path / name)
     result = grade(tmp_path / name, "a0", limits=FAST)
-    assert {r.id: (r.status, r.score) for r in result.tasks} == {"0.1": ("passed", 40), "0.2": ("passed", 30), "0.3": ("failed", 12.5)}
+    assert {r.id: (r.status, r.score) for r in result.tasks} == {
+        "0.1": ("passed", 40),
+        "0.2": ("passed", 30),
+        "0.3": ("failed", 12.5),
+    }
     about = EXAMPLE_TABLE[name].about
     assert "0.3 is 12.5/30" in about and f"({result.score:g}/{result.max_score:g})" in about
     assert "named_parameters() on TREE" in result.tasks[2].message
@@ -301,14 +355,40 @@ def test_an_a0_example_grades_as_its_description_says(tmp_path: Path) -> None:
 
 def test_reports_follow_the_gradescope_and_junit_schemas(tmp_path: Path, examples: Path) -> None:
     out_json, out_xml = tmp_path / "r" / "results.json", tmp_path / "r" / "junit.xml"
-    code = main(["run", str(examples / "a1-two-wrong"), "-a", "a1", "--json", str(out_json), "--junit", str(out_xml), "--no-notebooks", "-q"])
+    code = main(
+        [
+            "run",
+            str(examples / "a1-two-wrong"),
+            "-a",
+            "a1",
+            "--json",
+            str(out_json),
+            "--junit",
+            str(out_xml),
+            "--no-notebooks",
+            "-q",
+        ]
+    )
     assert code == 0
     data = json.loads(out_json.read_text())
     assert data["score"] == 51 and isinstance(data["execution_time"], int) and isinstance(data["output"], str)
-    assert data["execution_time"] >= 1 and data["output_format"] == "text" and data["stdout_visibility"] == "hidden"
+    assert (
+        data["execution_time"] >= 1
+        and data["output_format"] == "text"
+        and data["stdout_visibility"] == "hidden"
+    )
     assert [t["number"] for t in task_tests(data)] == ["1.1", "1.2", "1.3", "1.4"]
     for t in data["tests"]:
-        assert set(t) >= {"name", "number", "score", "max_score", "status", "output", "output_format", "visibility"}
+        assert set(t) >= {
+            "name",
+            "number",
+            "score",
+            "max_score",
+            "status",
+            "output",
+            "output_format",
+            "visibility",
+        }
         assert t["status"] in ("passed", "failed") and t["output_format"] == "text"
         assert t["visibility"] == ("after_due_date" if is_details(t) else "visible")  # a1's manifest
     assert [t["number"] for t in data["tests"] if is_details(t)] == ["1.1", "1.3"]  # the two wrong tasks
@@ -342,9 +422,19 @@ def test_write_atomic_replaces_whole_files(tmp_path: Path) -> None:
 def test_report_builders_without_files() -> None:
     from grader.core.results import GradeResult, TaskResult
 
-    res = GradeResult("a9", "T", "sub", [TaskResult("9.1", "t", 10, 5, "failed", "m", "fb"),
-                                          TaskResult("nb:x.ipynb", "nb", 5, 5, "passed", "ok", kind="notebook")], 1.0,
-                      problems=[Problem("minitorch/x.py:3: the fence of task 9.1 in f is missing", "minitorch/x.py", 3, ("9.1",))])
+    res = GradeResult(
+        "a9",
+        "T",
+        "sub",
+        [
+            TaskResult("9.1", "t", 10, 5, "failed", "m", "fb"),
+            TaskResult("nb:x.ipynb", "nb", 5, 5, "passed", "ok", kind="notebook"),
+        ],
+        1.0,
+        problems=[
+            Problem("minitorch/x.py:3: the fence of task 9.1 in f is missing", "minitorch/x.py", 3, ("9.1",))
+        ],
+    )
     data = gradescope(res)
     assert data["score"] == 10 and [t["number"] for t in data["tests"]] == ["9.1", "x.ipynb"]
     assert "- minitorch/x.py:3: the fence of task 9.1 in f is missing" in data["output"]
@@ -362,7 +452,9 @@ def test_problems_concern_their_tasks_or_files() -> None:
     everything = Problem("no package")
     assert one.concerns("1.1", set()) and not one.concerns("1.4", {"minitorch/a.py"})
     assert two.concerns("1.2", set()) and two.concerns("1.1", set())
-    assert whole_file.concerns("1.4", {"minitorch/a.py"}) and not whole_file.concerns("1.2", {"minitorch/b.py"})
+    assert whole_file.concerns("1.4", {"minitorch/a.py"}) and not whole_file.concerns(
+        "1.2", {"minitorch/b.py"}
+    )
     assert everything.concerns("1.2", set()) and str(everything) == "no package"
 
 
@@ -376,7 +468,18 @@ def test_the_child_imports_its_own_tree_and_only_it(tmp_path: Path, examples: Pa
     try:
         child = session.ensure()
         assert child.hello["minitorch"] == "minitorch/__init__.py"  # inside its tree
-        answers = session.batch([{"steps": [["get", {"path": "minitorch.operators.mul"}], ["call", {"fn": {"$": 0}, "args": [2.0, 3.0]}]], "returns": [1]}], time.monotonic() + 30)
+        answers = session.batch(
+            [
+                {
+                    "steps": [
+                        ["get", {"path": "minitorch.operators.mul"}],
+                        ["call", {"fn": {"$": 0}, "args": [2.0, 3.0]}],
+                    ],
+                    "returns": [1],
+                }
+            ],
+            time.monotonic() + 30,
+        )
         assert answers == [{"ok": [6.0]}]
     finally:
         session.close()
@@ -389,14 +492,18 @@ def test_the_child_imports_its_own_tree_and_only_it(tmp_path: Path, examples: Pa
     bare.close()
 
 
-def test_grader_version_names_the_kit_and_the_digest_of_the_grading_code(capsys: pytest.CaptureFixture[str]) -> None:
+def test_grader_version_names_the_kit_and_the_digest_of_the_grading_code(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from grader.batch.gradebook import grader_version
 
     with pytest.raises(SystemExit) as exc:
         main(["--version"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    assert out == f"grader {grader_version()}\n" and re.fullmatch(r"grader \d+\.\d+\.\d+\+[0-9a-f]{12}\n", out)
+    assert out == f"grader {grader_version()}\n" and re.fullmatch(
+        r"grader \d+\.\d+\.\d+\+[0-9a-f]{12}\n", out
+    )
 
 
 def test_a_stage_id_is_read_in_either_case(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

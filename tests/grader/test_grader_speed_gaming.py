@@ -68,7 +68,12 @@ pytestmark = pytest.mark.grader
 def _is_kernel_call(steps: list, op: str, a: dict) -> bool:
     """A call whose first argument is an output storage made by the probe: a kernel's."""
     first = (a.get("args") or [None])[0]
-    return op in ("call", "repeat") and isinstance(first, dict) and "$" in first and steps[first["$"]][0] == "full"
+    return (
+        op in ("call", "repeat")
+        and isinstance(first, dict)
+        and "$" in first
+        and steps[first["$"]][0] == "full"
+    )
 
 
 def _kernel_calls(program: dict) -> int:
@@ -89,12 +94,24 @@ class Modelled(CheckContext):
     having waited for a CPU `busy` of their runnable time.
     """
 
-    def __init__(self, check: str, task: str, per_call: dict[str, float], corrupt: Callable | None = None, stall: float = 0.0,
-                 slower: float = 0.0, cpu: dict[str, float] | None = None, busy: float = 0.0):
+    def __init__(
+        self,
+        check: str,
+        task: str,
+        per_call: dict[str, float],
+        corrupt: Callable | None = None,
+        stall: float = 0.0,
+        slower: float = 0.0,
+        cpu: dict[str, float] | None = None,
+        busy: float = 0.0,
+    ):
         chk = get_check("a3", check)
-        services = Services(limits=Limits(), task=next(t for t in load_manifest("a3").tasks if t.id == task),
-                            student=SimpleNamespace(side="student"),  # type: ignore[arg-type]
-                            reference_child=SimpleNamespace(get=lambda: SimpleNamespace(side="reference")))  # type: ignore[arg-type]
+        services = Services(
+            limits=Limits(),
+            task=next(t for t in load_manifest("a3").tasks if t.id == task),
+            student=SimpleNamespace(side="student"),  # type: ignore[arg-type]
+            reference_child=SimpleNamespace(get=lambda: SimpleNamespace(side="reference")),
+        )  # type: ignore[arg-type]
         super().__init__(chk, lambda programs: [], Executor(minitorch), services)
         self.per_call, self.corrupt, self.stall, self.slower = per_call, corrupt, stall, slower
         self.cpu, self.busy = cpu, busy
@@ -142,7 +159,11 @@ def _seeds(program: dict) -> list[int]:
 def test_every_timed_call_has_inputs_and_an_out_of_its_own(timed: Timed, check: str, task: str) -> None:
     ctx = Modelled(check, task, {"student": 0.004, "reference": 0.002})
     assert _speed(ctx, timed).wall == pytest.approx(2.0)
-    batches = [p for p in ctx.programs["student"] if _kernel_calls(p) and not any(op == "repeat" for op, _ in p["steps"])]
+    batches = [
+        p
+        for p in ctx.programs["student"]
+        if _kernel_calls(p) and not any(op == "repeat" for op, _ in p["steps"])
+    ]
     assert len(batches) == 1 + 1 + ROUNDS  # the untimed first call, a call judged alone, the rounds
     seen: set[int] = set()
     for program in batches:
@@ -150,7 +171,9 @@ def test_every_timed_call_has_inputs_and_an_out_of_its_own(timed: Timed, check: 
         calls = [a for op, a in steps if op == "call" and _is_kernel_call(steps, op, a)]
         outs = [a["args"][0]["$"] for a in calls]
         assert len(set(outs)) == len(calls)  # a new out for every call …
-        assert all(steps[o][0] == "full" and steps[o][1]["fill"] == 0.0 for o in outs)  # … made zero-filled in the child
+        assert all(
+            steps[o][0] == "full" and steps[o][1]["fill"] == 0.0 for o in outs
+        )  # … made zero-filled in the child
         returned = [steps[r][1]["obj"]["$"] if steps[r][0] == "digest" else r for r in program["returns"]]
         assert sorted(returned) == sorted(outs)  # … and every one comes back (map, zip: its SHA-256)
         assert all(steps[r][0] == "digest" for r in program["returns"]) == timed.exact
@@ -168,7 +191,9 @@ def test_every_timed_call_has_inputs_and_an_out_of_its_own(timed: Timed, check: 
 
 
 @pytest.mark.parametrize(
-    "timed, check, task", [(TASK_3_2, "fast_matmul_speed", "3.2"), (TASK_3_1[0], "fast_map_zip_reduce_speed", "3.1")], ids=["matmul", "map"]
+    "timed, check, task",
+    [(TASK_3_2, "fast_matmul_speed", "3.2"), (TASK_3_1[0], "fast_map_zip_reduce_speed", "3.1")],
+    ids=["matmul", "map"],
 )
 def test_a_wrong_out_after_any_timed_call_fails(timed: Timed, check: str, task: str) -> None:
     timed_batches = []
@@ -178,7 +203,11 @@ def test_a_wrong_out_after_any_timed_call_fails(timed: Timed, check: str, task: 
             timed_batches.append(program)
             if len(timed_batches) == 3:  # the third round: the second call's out is left as it came
                 second = answer.values[1]
-                answer.values[1] = ArrayVal(np.zeros_like(second.array), second.type) if isinstance(second, ArrayVal) else "0" * 64
+                answer.values[1] = (
+                    ArrayVal(np.zeros_like(second.array), second.type)
+                    if isinstance(second, ArrayVal)
+                    else "0" * 64
+                )
         return answer
 
     ctx = Modelled(check, task, {"student": 0.002, "reference": 0.002}, corrupt=corrupt)
@@ -199,15 +228,27 @@ def test_a_child_slow_only_while_not_computing_gains_little() -> None:
     assert _speed(honest, TASK_3_2).wall == pytest.approx(4.0)
 
 
-def test_a_kernel_doing_4x_the_work_fails_however_fast_it_times_on_a_busy_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_kernel_doing_4x_the_work_fails_however_fast_it_times_on_a_busy_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Beside two busy loops the wall times say 2× (the reference's parallel kernel waited
     for cores); the CPU times say 4× the work per call: failed, not withheld, not passed.
     The student's CPU time in its set-up batches is bounded as its wall time is."""
-    ctx = Modelled("fast_matmul_speed", "3.2", {"student": 0.004, "reference": 0.002}, stall=1.0,
-                   cpu={"student": 0.008, "reference": 0.002}, busy=0.5)
+    ctx = Modelled(
+        "fast_matmul_speed",
+        "3.2",
+        {"student": 0.004, "reference": 0.002},
+        stall=1.0,
+        cpu={"student": 0.008, "reference": 0.002},
+        busy=0.5,
+    )
     monkeypatch.setattr(a3_speed, "_usage", ctx.usage)
     ratios = _speed(ctx, TASK_3_2)
-    assert ratios.wall < 3 and ratios.work == pytest.approx(4.0, abs=SETUP_SLACK) and ratios.waited == pytest.approx(0.5)
+    assert (
+        ratios.wall < 3
+        and ratios.work == pytest.approx(4.0, abs=SETUP_SLACK)
+        and ratios.waited == pytest.approx(0.5)
+    )
     with pytest.raises(CheckFailed) as failed:
         ctx.check.fn(ctx)
     assert "slower than the reference (limit 3×) in CPU time per call" in failed.value.message
@@ -216,11 +257,17 @@ def test_a_kernel_doing_4x_the_work_fails_however_fast_it_times_on_a_busy_machin
 
 @pytest.mark.parametrize("busy", [0.0, 0.5], ids=["quiet", "busy"])
 def test_a_wall_time_over_the_limit_fails_on_a_quiet_machine_and_is_withheld_on_a_busy_one(
-        monkeypatch: pytest.MonkeyPatch, busy: float) -> None:
+    monkeypatch: pytest.MonkeyPatch, busy: float
+) -> None:
     """The same work as the reference (its CPU time), four times its wall time: a kernel
     that runs on fewer cores (failed), or a machine too busy to tell (withheld)."""
-    ctx = Modelled("fast_matmul_speed", "3.2", {"student": 0.008, "reference": 0.002},
-                   cpu={"student": 0.002, "reference": 0.002}, busy=busy)
+    ctx = Modelled(
+        "fast_matmul_speed",
+        "3.2",
+        {"student": 0.008, "reference": 0.002},
+        cpu={"student": 0.002, "reference": 0.002},
+        busy=busy,
+    )
     monkeypatch.setattr(a3_speed, "_usage", ctx.usage)
     with pytest.raises(VerdictWithheld if busy else CheckFailed) as raised:
         ctx.check.fn(ctx)
@@ -233,38 +280,59 @@ def test_a_wall_time_over_the_limit_fails_on_a_quiet_machine_and_is_withheld_on_
 
 @pytest.mark.parametrize("busy", [0.0, 0.5], ids=["quiet", "busy"])
 def test_a_cpu_time_near_the_limit_passes_on_a_quiet_machine_and_is_withheld_on_a_busy_one(
-        monkeypatch: pytest.MonkeyPatch, busy: float) -> None:
+    monkeypatch: pytest.MonkeyPatch, busy: float
+) -> None:
     """2.5× the reference's CPU time and wall time (limit 3×): a pass where the machine was
     quiet; where it was busy the CPU time may itself be inflated by the load (a 4×-work
     kernel once read under 3× there), so no verdict."""
-    ctx = Modelled("fast_matmul_speed", "3.2", {"student": 0.005, "reference": 0.002},
-                   cpu={"student": 0.005, "reference": 0.002}, busy=busy)
+    ctx = Modelled(
+        "fast_matmul_speed",
+        "3.2",
+        {"student": 0.005, "reference": 0.002},
+        cpu={"student": 0.005, "reference": 0.002},
+        busy=busy,
+    )
     monkeypatch.setattr(a3_speed, "_usage", ctx.usage)
     if not busy:
         assert ctx.check.fn(ctx).startswith("time / reference: matmul 2.")
         return
     with pytest.raises(VerdictWithheld) as raised:
         ctx.check.fn(ctx)
-    assert "did 2." in raised.value.reason and "the work (CPU time) of the reference" in raised.value.reason, raised.value.reason
+    assert (
+        "did 2." in raised.value.reason and "the work (CPU time) of the reference" in raised.value.reason
+    ), raised.value.reason
 
 
 def test_a_withheld_verdict_scores_nothing_and_is_a_grader_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """Neither points nor a silent zero: the check is an error with a grader error (so
     `grader run` exits 2 and `grader batch` records ``grader-error``) that tells the staff
     to grade it again; the student reads that it was not judged."""
-    def withheld(ctx: CheckContext) -> str:
-        raise VerdictWithheld("the machine was too busy to judge; grade task 3.2 again on a quiet machine", "figures")
 
-    monkeypatch.setitem(REGISTRY, ("a3", "withheld_for_test"), Check("3.1", "a3", "withheld_for_test", "performance", withheld, ""))
+    def withheld(ctx: CheckContext) -> str:
+        raise VerdictWithheld(
+            "the machine was too busy to judge; grade task 3.2 again on a quiet machine", "figures"
+        )
+
+    monkeypatch.setitem(
+        REGISTRY,
+        ("a3", "withheld_for_test"),
+        Check("3.1", "a3", "withheld_for_test", "performance", withheld, ""),
+    )
     task = next(t for t in load_manifest("a3").tasks if t.id == "3.2")
     session = SimpleNamespace(ensure=lambda: None)
-    result = run_check("withheld_for_test", "a3", Executor(minitorch), Services(limits=Limits(), task=task, student=session))  # type: ignore[arg-type]
+    result = run_check(
+        "withheld_for_test", "a3", Executor(minitorch), Services(limits=Limits(), task=task, student=session)
+    )  # type: ignore[arg-type]
     assert (result.status, result.message, result.details) == ("error", VerdictWithheld.message, "figures")
-    assert result.grader_error == "a3/withheld_for_test: verdict withheld: the machine was too busy to judge; grade task 3.2 again on a quiet machine"
+    assert (
+        result.grader_error
+        == "a3/withheld_for_test: verdict withheld: the machine was too busy to judge; grade task 3.2 again on a quiet machine"
+    )
     assert task_score(task, [result]) == 0
 
 
 # --------------------------------------------------------------------------- graded gaming submissions
+
 
 def slow_matmul(times: int) -> str:
     """tensor_matmul, slowly: serial, and every product computed `times` times."""
@@ -310,7 +378,9 @@ for ordinal in range(out.size):
 
 
 def _indent(body: str, prefix: str) -> str:
-    return "".join(prefix + line if line.strip() else line for line in body.strip("\n").splitlines(keepends=True))
+    return "".join(
+        prefix + line if line.strip() else line for line in body.strip("\n").splitlines(keepends=True)
+    )
 
 
 def remembering(slow: str, key: str) -> str:
@@ -364,7 +434,12 @@ def _checks(result: GradeResult, task: str) -> dict:
 GAMING = [
     ("3.2", ("3.2", "tensor_matmul"), remembering(slow_matmul(40), MATMUL_KEY), "fast_matmul_speed"),
     ("3.2", ("3.2", "tensor_matmul"), once_per_out(slow_matmul(4)), "fast_matmul_speed"),
-    ("3.1", ("3.1", "tensor_reduce._reduce"), remembering(VERY_SLOW_REDUCE, REDUCE_KEY), "fast_map_zip_reduce_speed"),
+    (
+        "3.1",
+        ("3.1", "tensor_reduce._reduce"),
+        remembering(VERY_SLOW_REDUCE, REDUCE_KEY),
+        "fast_map_zip_reduce_speed",
+    ),
     ("3.1", ("3.1", "tensor_reduce._reduce"), once_per_out(SLOW_REDUCE), "fast_map_zip_reduce_speed"),
 ]
 GAMING_IDS = ["matmul-remembering", "matmul-once-per-out", "reduce-remembering", "reduce-once-per-out"]
@@ -392,7 +467,9 @@ def _busy_loops(n: int) -> Iterator[list[subprocess.Popen]]:
 
 def _fails_its_speed_check(tmp_path: Path, task: str, fence: tuple, body: str, speed: str) -> None:
     checks = _checks(_grade(tmp_path, task, {fence: body}), task)
-    assert all(c.status == "passed" for name, c in checks.items() if name != speed), checks  # the kernel is correct
+    assert all(c.status == "passed" for name, c in checks.items() if name != speed), (
+        checks
+    )  # the kernel is correct
     assert checks[speed].status == "failed", (checks[speed].message, checks[speed].details)
     assert "slower than the reference (limit 3×)" in checks[speed].message, checks[speed].message
     assert "ms per run" in checks[speed].details
@@ -401,13 +478,23 @@ def _fails_its_speed_check(tmp_path: Path, task: str, fence: tuple, body: str, s
 def _never_passes_its_speed_check(tmp_path: Path, task: str, fence: tuple, body: str, speed: str) -> None:
     """Graded on a busy machine: failed, or withheld (no points, and a grader error that asks
     for grading again on a quiet machine); never passed."""
-    result = grade(write_submission(tmp_path / "submission", "a3", {fence: body}), "a3", task=task,
-                   limits=Limits(check_timeout=60), notebooks=False)
+    result = grade(
+        write_submission(tmp_path / "submission", "a3", {fence: body}),
+        "a3",
+        task=task,
+        limits=Limits(check_timeout=60),
+        notebooks=False,
+    )
     checks = _checks(result, task)
-    assert all(c.status == "passed" for name, c in checks.items() if name != speed), checks  # the kernel is correct
+    assert all(c.status == "passed" for name, c in checks.items() if name != speed), (
+        checks
+    )  # the kernel is correct
     c = checks[speed]
     if c.status == "failed":
-        assert "slower than the reference (limit 3×)" in c.message and not result.grader_errors, (c.message, result.grader_errors)
+        assert "slower than the reference (limit 3×)" in c.message and not result.grader_errors, (
+            c.message,
+            result.grader_errors,
+        )
     else:
         assert (c.status, c.message) == ("error", VerdictWithheld.message), (c.status, c.message, c.details)
         assert result.grader_errors == [c.grader_error] and "verdict withheld" in c.grader_error
@@ -415,14 +502,17 @@ def _never_passes_its_speed_check(tmp_path: Path, task: str, fence: tuple, body:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("task, fence, body, speed", GAMING, ids=GAMING_IDS)
-def test_a_slow_kernel_that_games_repeated_calls_fails_its_speed_check(tmp_path: Path, task: str, fence: tuple, body: str, speed: str) -> None:
+def test_a_slow_kernel_that_games_repeated_calls_fails_its_speed_check(
+    tmp_path: Path, task: str, fence: tuple, body: str, speed: str
+) -> None:
     _fails_its_speed_check(tmp_path, task, fence, body, speed)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("task, fence, body, speed", GAMING, ids=GAMING_IDS)
 def test_beside_two_busy_loops_a_gaming_kernel_never_passes_its_speed_check(
-        tmp_path: Path, two_busy_loops: None, task: str, fence: tuple, body: str, speed: str) -> None:
+    tmp_path: Path, two_busy_loops: None, task: str, fence: tuple, body: str, speed: str
+) -> None:
     """The issue's case: the once-per-out matmul (4× the work) passed at 2.17× here."""
     _never_passes_its_speed_check(tmp_path, task, fence, body, speed)
 
@@ -452,7 +542,9 @@ def load_on_the_reference_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None
 
 
 @pytest.mark.slow
-def test_load_on_the_reference_only_does_not_let_a_gaming_kernel_pass(tmp_path: Path, load_on_the_reference_only: None) -> None:
+def test_load_on_the_reference_only_does_not_let_a_gaming_kernel_pass(
+    tmp_path: Path, load_on_the_reference_only: None
+) -> None:
     """The once-per-out matmul (4× the work) timed against a reference slowed by load:
     judged by wall time alone (the code before issue 26's finding 11) it passed on a 2-core
     machine, at 2.52× against the limit of 3×. The CPU time per call does not grow with the
@@ -472,20 +564,32 @@ def test_the_reference_passes_its_speed_checks(tmp_path: Path, task: str) -> Non
 
 @pytest.mark.slow
 @pytest.mark.parametrize("task", ["3.1", "3.2"])
-def test_beside_two_busy_loops_the_reference_passes_or_is_withheld(tmp_path: Path, two_busy_loops: None, task: str) -> None:
+def test_beside_two_busy_loops_the_reference_passes_or_is_withheld(
+    tmp_path: Path, two_busy_loops: None, task: str
+) -> None:
     """Never failed for the load: passed, or (a machine too busy to judge) withheld — or
     withheld in the whole tree and passed when graded alone (one charge), without blaming
     another task for it."""
-    result = grade(write_submission(tmp_path / "submission", "a3", {}), "a3", task=task, limits=Limits(check_timeout=60),
-                   notebooks=False)
+    result = grade(
+        write_submission(tmp_path / "submission", "a3", {}),
+        "a3",
+        task=task,
+        limits=Limits(check_timeout=60),
+        notebooks=False,
+    )
     checks = _checks(result, task)
     speed = next(c for c in checks.values() if c.kind == "performance")
     assert all(c.status == "passed" for c in checks.values() if c is not speed), checks
     if speed.status == "passed":
-        judged_alone = f"passes {ALONE}; with your own code for every task it could not be judged (not your fault)"
+        judged_alone = (
+            f"passes {ALONE}; with your own code for every task it could not be judged (not your fault)"
+        )
         assert speed.message.startswith("time / reference:") or speed.message == judged_alone, speed.message
         assert not result.grader_errors, result.grader_errors
         assert "another task" not in next(r for r in result.tasks if r.id == task).feedback
     else:
-        assert (speed.status, speed.message) == ("error", VerdictWithheld.message), (speed.message, speed.details)
+        assert (speed.status, speed.message) == ("error", VerdictWithheld.message), (
+            speed.message,
+            speed.details,
+        )
         assert result.grader_errors == [speed.grader_error] and "verdict withheld" in speed.grader_error

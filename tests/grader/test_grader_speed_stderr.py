@@ -46,7 +46,7 @@ pytestmark = [pytest.mark.grader, pytest.mark.slow]
 #: first line, a thread that writes a line every 2 ms for as long as the process lives, and
 #: a timer that re-arms itself to write a line every 4 ms (often enough that the output the
 #: grader keeps shows both). `say` is what every call runs.
-NOISE = '''
+NOISE = """
 import sys, threading, time
 
 def say(what):
@@ -67,7 +67,7 @@ def tick():
 say("first call")
 threading.Thread(target=chatter, daemon=True).start()
 tick()
-'''
+"""
 
 
 def noisy(body: str) -> str:
@@ -88,7 +88,11 @@ with numba.objmode():
 def reference_body(task: str, function: str) -> str:
     """The kit's own body of the fence of `task` in `function` of `minitorch/fast_ops.py`."""
     path = repo_root() / "minitorch" / "fast_ops.py"
-    fence = next(f for f in find_fences(path.read_text(encoding="utf-8"), str(path)) if (f.task, f.function) == (task, function))
+    fence = next(
+        f
+        for f in find_fences(path.read_text(encoding="utf-8"), str(path))
+        if (f.task, f.function) == (task, function)
+    )
     return textwrap.dedent("".join(fence.body))
 
 
@@ -107,14 +111,20 @@ def _printed(output: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "fence, slow", [(MATMUL, slow_matmul(4)), (REDUCE, SLOW_REDUCE)], ids=["matmul-once-per-out", "reduce-once-per-out"]
+    "fence, slow",
+    [(MATMUL, slow_matmul(4)), (REDUCE, SLOW_REDUCE)],
+    ids=["matmul-once-per-out", "reduce-once-per-out"],
 )
-def test_a_slow_gaming_kernel_that_prints_on_stderr_still_fails_its_speed_check(tmp_path: Path, fence: tuple, slow: str) -> None:
+def test_a_slow_gaming_kernel_that_prints_on_stderr_still_fails_its_speed_check(
+    tmp_path: Path, fence: tuple, slow: str
+) -> None:
     task = fence[0]
     result = _grade(tmp_path, task, {fence: noisy(once_per_out(slow))})
     checks = _checks(result, task)
     speed = checks[SPEED[task]]
-    assert all(c.status == "passed" for name, c in checks.items() if name != speed.name), checks  # the kernel is correct
+    assert all(c.status == "passed" for name, c in checks.items() if name != speed.name), (
+        checks
+    )  # the kernel is correct
     assert speed.status == "failed", (speed.message, speed.details)
     assert "slower than the reference (limit 3×)" in speed.message, speed.message
     _printed(result.output)

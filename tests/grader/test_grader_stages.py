@@ -63,26 +63,33 @@ def test_every_task_has_every_piece(stage: str) -> None:
     table = (root / "assignments" / "README.md").read_text(encoding="utf-8")
     folder = next((root / "assignments").glob(f"{stage}-*"))
     handout = (folder / "README.md").read_text(encoding="utf-8")
-    assert (folder / "mutants.toml").is_file(), f"{folder.name}: no mutants.toml (the mutation catalogue, may be empty)"
+    assert (folder / "mutants.toml").is_file(), (
+        f"{folder.name}: no mutants.toml (the mutation catalogue, may be empty)"
+    )
     for task in load_manifest(stage).tasks:
         header = re.search(rf"^## Task {re.escape(task.id)} · (.*)$", handout, re.M)
         assert header, f"{folder.name}/README.md: no section '## Task {task.id} · …'"
         for rel in sorted(files_of[task.id]):
-            assert f"`{rel}`" in header.group(1), f"the handout's section of task {task.id} does not name {rel}"
+            assert f"`{rel}`" in header.group(1), (
+                f"the handout's section of task {task.id} does not name {rel}"
+            )
         assert task.public_tests, f"task {task.id} has no public tests"
         for test_file in task.public_tests:
             text = (root / test_file).read_text(encoding="utf-8")
             assert f"mark.{task.marker}" in text, f"{test_file} has no test marked {task.marker}"
         assert task.marker in markers, f"pytest marker {task.marker} is not registered in pyproject.toml"
         assert re.search(rf"^\| {re.escape(task.id)} \| {stage.upper()} \|", table, re.M), (
-            f"assignments/README.md's task table has no row for {task.id}")
+            f"assignments/README.md's task table has no row for {task.id}"
+        )
 
 
 @pytest.mark.parametrize("stage", STAGES)
 def test_the_reference_scores_full_marks_and_a_release_zero(stage: str, tmp_path: Path) -> None:
     ref = grade(repo_root(), stage, limits=LIMITS, notebooks=False)
     assert not ref.grader_errors, ref.grader_errors
-    assert all(row.score == row.max_points for row in ref.tasks), [(r.id, r.message, r.feedback) for r in ref.tasks]
+    assert all(row.score == row.max_points for row in ref.tasks), [
+        (r.id, r.message, r.feedback) for r in ref.tasks
+    ]
     release(stage, tmp_path / "release")
     rel = grade(tmp_path / "release", stage, limits=LIMITS, notebooks=False)
     assert not rel.grader_errors, rel.grader_errors
@@ -93,7 +100,8 @@ def test_the_reference_scores_full_marks_and_a_release_zero(stage: str, tmp_path
 
 @pytest.mark.parametrize("stage", ["a2", "a5"])
 def test_a_manifest_naming_an_unregistered_check_is_a_grader_bug_that_says_where_checks_register(
-        stage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # the message names the task's module and the decorator the check needs
     from dataclasses import replace
 
@@ -103,16 +111,30 @@ def test_a_manifest_naming_an_unregistered_check_is_a_grader_bug_that_says_where
     manifest = load_manifest(stage)
     first = manifest.tasks[0]
     module = f"grader/checks/{stage}/task_{first.id.replace('.', '_')}.py"
-    broken = replace(manifest, tasks=(replace(first, checks=(*first.checks, "no_such_check")), *manifest.tasks[1:]))
+    broken = replace(
+        manifest, tasks=(replace(first, checks=(*first.checks, "no_such_check")), *manifest.tasks[1:])
+    )
     monkeypatch.setattr(grading, "load_manifest", lambda s: broken)
-    with pytest.raises(GraderBug, match=rf"task {first.id} names check 'no_such_check', which no module registers "
-                                        rf"@check\('{first.id}', 'no_such_check'\) in {module}"):
+    with pytest.raises(
+        GraderBug,
+        match=rf"task {first.id} names check 'no_such_check', which no module registers "
+        rf"@check\('{first.id}', 'no_such_check'\) in {module}",
+    ):
         grade(tmp_path, stage, notebooks=False)
     # a check the manifest lists under another task than the one it is registered for
     second = manifest.tasks[1]
     moved = second.checks[0]
-    broken = replace(manifest, tasks=(replace(first, checks=(*first.checks, moved)),
-                                      replace(second, checks=second.checks[1:]), *manifest.tasks[2:]))
-    with pytest.raises(GraderBug, match=rf"task {first.id} names check '{moved}', which is registered for task "
-                                        rf"{second.id}, not @check\('{first.id}', '{moved}'\) in {module}"):
+    broken = replace(
+        manifest,
+        tasks=(
+            replace(first, checks=(*first.checks, moved)),
+            replace(second, checks=second.checks[1:]),
+            *manifest.tasks[2:],
+        ),
+    )
+    with pytest.raises(
+        GraderBug,
+        match=rf"task {first.id} names check '{moved}', which is registered for task "
+        rf"{second.id}, not @check\('{first.id}', '{moved}'\) in {module}",
+    ):
         grade(tmp_path, stage, notebooks=False)

@@ -17,31 +17,31 @@ from grader.release.standalone import StandAlone, check_task, files_through
 
 pytestmark = pytest.mark.grader
 
-NEEDS_TASK_0_3 = '''
+NEEDS_TASK_0_3 = """
 
 @pytest.mark.task0_1
 def test_needs_a_later_task():
     from minitorch.module import Module
 
     assert list(Module().parameters()) == []  # Module.parameters is task 0.3
-'''
+"""
 
-SKIPS_WITHOUT_TORCH = '''
+SKIPS_WITHOUT_TORCH = """
 
 @pytest.mark.task0_1
 def test_compares_with_torch():
     torch = pytest.importorskip("torch")
     assert torch.tensor(1.0).item() == 1.0
-'''
+"""
 
 # Public tests of 0.1 that a stub passes: they test nothing of the task.
-PASSES_ON_STUBS = '''import pytest
+PASSES_ON_STUBS = """import pytest
 
 
 @pytest.mark.task0_1
 def test_nothing_of_the_task():
     assert isinstance(1.0 + 1.0, float)
-'''
+"""
 
 
 def _verdict(tmp_path: Path, edit: str | None = None, replace: str | None = None) -> StandAlone:

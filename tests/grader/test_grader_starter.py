@@ -86,19 +86,27 @@ def test_a_starter_installs_the_library_and_the_test_tools_only(a2_starter: Path
     assert not everything & NEVER_SHIPPED, f"the starter installs {sorted(everything & NEVER_SHIPPED)}"
 
 
-def test_every_library_import_of_the_starter_is_a_dependency_and_rich_is_one_for_the_examples(a2_starter: Path) -> None:
+def test_every_library_import_of_the_starter_is_a_dependency_and_rich_is_one_for_the_examples(
+    a2_starter: Path,
+) -> None:
     """What the shipped package imports at module level is installed; nothing else is.
 
     rich is a library dependency because minitorch/examples import it (progress bars).
     """
-    dependencies = _names(tomllib.loads((a2_starter / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"])
+    dependencies = _names(
+        tomllib.loads((a2_starter / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    )
     imported: dict[str, set[str]] = {}
     for path in sorted((a2_starter / "minitorch").rglob("*.py")):
         for name in _module_level_imports(path) - set(sys.stdlib_module_names) - {"minitorch"}:
             imported.setdefault(name, set()).add(path.relative_to(a2_starter).as_posix())
     assert set(imported) <= dependencies, {n: sorted(f) for n, f in imported.items() if n not in dependencies}
-    assert dependencies <= set(imported), f"installed but never imported by the starter: {sorted(dependencies - set(imported))}"
-    assert imported.get("rich") and all(f.startswith("minitorch/examples/") for f in imported["rich"]), imported.get("rich")
+    assert dependencies <= set(imported), (
+        f"installed but never imported by the starter: {sorted(dependencies - set(imported))}"
+    )
+    assert imported.get("rich") and all(f.startswith("minitorch/examples/") for f in imported["rich"]), (
+        imported.get("rich")
+    )
 
 
 @pytest.mark.parametrize("stage", NOTEBOOK_STAGES)
@@ -109,7 +117,9 @@ def test_a_stage_with_notebooks_adds_a_jupyter_extra_that_its_handout_and_readme
     assert set(extras) == {"dev", "notebooks"} and _names(extras["notebooks"]) == {"jupyterlab"}, extras
     assert _names(extras["dev"]) == {"pytest", "hypothesis"}
     command = 'pip install -e ".[notebooks]"'
-    assert command in manifest.handout.read_text(encoding="utf-8"), f"the {stage} handout does not name {command}"
+    assert command in manifest.handout.read_text(encoding="utf-8"), (
+        f"the {stage} handout does not name {command}"
+    )
     notebooks = [f"notebooks/{part.name}" for part in manifest.notebooks]
     readme = _readme(stage, manifest, _tasks_through(stage), notebooks)
     assert command in readme and "jupyter lab" in readme
@@ -120,7 +130,9 @@ def test_a_stage_with_notebooks_adds_a_jupyter_extra_that_its_handout_and_readme
 def test_the_kit_keeps_the_grader_in_its_own_extra_and_dev_still_installs_it() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
-    assert not _names(project["dependencies"]) & {"nbgrader", "mutmut", "torch", "pytest"}, project["dependencies"]
+    assert not _names(project["dependencies"]) & {"nbgrader", "mutmut", "torch", "pytest"}, project[
+        "dependencies"
+    ]
     assert {"rich", "nbgrader", "mutmut"} <= _names(extras["grader"])
     # `.ci/run` installs ".[dev,oracle]": dev must bring the grader's packages with it
     assert "minitorch-kit[grader]" in extras["dev"] and {"pytest", "hypothesis"} <= _names(extras["dev"])
@@ -142,13 +154,17 @@ def test_the_kit_ships_its_licence_and_its_type_hints() -> None:
 def test_grader_without_its_extra_says_in_one_line_what_to_install() -> None:
     hide = "import sys; sys.modules['nbgrader'] = None; sys.modules['mutmut'] = None\n"
     run = "import sys; from grader.commands.cli import main; sys.exit(main(['--help']))\n"
-    proc = subprocess.run([sys.executable, "-c", hide + run], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", hide + run], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "nbgrader" in lines[0] and "mutmut" in lines[0] and 'pip install -e ".[grader]"' in lines[0]
     assert proc.stdout == ""
-    complete = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    complete = subprocess.run(
+        [sys.executable, "-c", run], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert complete.returncode == 0 and "usage: grader" in complete.stdout, complete.stderr
 
 

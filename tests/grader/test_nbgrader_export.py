@@ -67,23 +67,58 @@ class _Screen:
 def _result(student: str, tasks: dict[str, float], passed: Optional[set[str]]) -> GradeResult:
     """A grade as `grader.grading.grade` returns it; `passed`: the notebook cells that
     passed (None: the notebook was not run, e.g. missing from the submission)."""
-    rows = [TaskResult(t.id, t.title, t.points, tasks.get(t.id, t.points), "passed", "") for t in MANIFEST.tasks]
+    rows = [
+        TaskResult(t.id, t.title, t.points, tasks.get(t.id, t.points), "passed", "") for t in MANIFEST.tasks
+    ]
     if passed is None:
-        nb = TaskResult(COLUMN, PART.title, PART.points, 0.0, "failed", f"{PART.name} is not in the submission", kind="notebook")
+        nb = TaskResult(
+            COLUMN,
+            PART.title,
+            PART.points,
+            0.0,
+            "failed",
+            f"{PART.name} is not in the submission",
+            kind="notebook",
+        )
     else:
         earned = sum(CELLS[c] for c in passed)
-        checks = [CheckResult(c, NOTEBOOK_CELL, "passed" if c in passed else "failed", "passed" if c in passed else "AssertionError")
-                  for c in CELLS]
-        nb = TaskResult(COLUMN, PART.title, PART.points, round(PART.points * earned / sum(CELLS.values()), 4),
-                        "passed" if earned == sum(CELLS.values()) else "failed", "", checks=checks, kind="notebook")
+        checks = [
+            CheckResult(
+                c,
+                NOTEBOOK_CELL,
+                "passed" if c in passed else "failed",
+                "passed" if c in passed else "AssertionError",
+            )
+            for c in CELLS
+        ]
+        nb = TaskResult(
+            COLUMN,
+            PART.title,
+            PART.points,
+            round(PART.points * earned / sum(CELLS.values()), 4),
+            "passed" if earned == sum(CELLS.values()) else "failed",
+            "",
+            checks=checks,
+            kind="notebook",
+        )
     return GradeResult(stage="a1", title=MANIFEST.title, submission=student, tasks=rows + [nb], seconds=1.0)
 
 
-def _record(out: Path, student: str, tasks: Optional[dict[str, float]] = None, passed: Optional[set[str]] = None,
-            sha: str = "s1", crashed: str = "") -> None:
+def _record(
+    out: Path,
+    student: str,
+    tasks: Optional[dict[str, float]] = None,
+    passed: Optional[set[str]] = None,
+    sha: str = "s1",
+    crashed: str = "",
+) -> None:
     """One finished submission recorded as `grader batch` records it."""
     job = {"student": student, "label": student, "sha256": sha}
-    outcome = crashed_outcome(job, crashed) if crashed else finished_outcome(job, _result(student, tasks or {}, passed))
+    outcome = (
+        crashed_outcome(job, crashed)
+        if crashed
+        else finished_outcome(job, _result(student, tasks or {}, passed))
+    )
     book = KitGradebook(out / "gradebook.csv", [t.id for t in MANIFEST.tasks] + [COLUMN])
     record_or_crash(outcome, job, book, out, _Screen())
 
@@ -103,11 +138,15 @@ def _grade(gb: object, notebook: str, cell: str, student: str) -> object:
 
 def _dump(db: Path) -> list:
     with sqlite3.connect(db) as con:
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        tables = [
+            r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
+        ]
         return [(t, sorted(map(repr, con.execute(f"SELECT * FROM {t}")))) for t in tables]
 
 
-def test_the_grades_land_on_the_notebooks_grade_cells_and_a_library_notebook(batch: Path, tmp_path: Path) -> None:
+def test_the_grades_land_on_the_notebooks_grade_cells_and_a_library_notebook(
+    batch: Path, tmp_path: Path
+) -> None:
     db = tmp_path / "gradebook.db"
     done = export_batch(batch, "a1", str(db))
     assert done.exported == ["alice", "bob", "carol"] and done.skipped == {} and done.created
@@ -119,7 +158,9 @@ def test_the_grades_land_on_the_notebooks_grade_cells_and_a_library_notebook(bat
         assert {c.name: c.max_score for c in nb.grade_cells} == CELLS
         assert {c.name for c in nb.solution_cells} == {"part1_answers", "part2_answers"} and nb.source_cells
         library = gb.find_notebook(LIBRARY_NOTEBOOK, "a1")
-        assert {c.name: c.max_score for c in library.grade_cells} == {library_cell(t): p for t, p in FULL.items()}
+        assert {c.name: c.max_score for c in library.grade_cells} == {
+            library_cell(t): p for t, p in FULL.items()
+        }
         assert {c.cell_type for c in library.grade_cells} == {"code"} and library_cell("1.1") == "task_1_1"
         assert assignment.max_score == sum(FULL.values()) + sum(CELLS.values())
 
@@ -130,17 +171,25 @@ def test_the_grades_land_on_the_notebooks_grade_cells_and_a_library_notebook(bat
         assert [_grade(gb, NOTEBOOK, c, "carol").auto_score for c in CELLS] == [0.0, 0.0, 0.0]
         assert not _grade(gb, NOTEBOOK, "part1_tests", "alice").needs_manual_grade
         rows = KitGradebook(batch / "gradebook.csv", [t.id for t in MANIFEST.tasks] + [COLUMN]).latest
-        for student in ("alice", "bob", "carol"):  # nbgrader's total is the kit's (the notebook's points are its cells')
+        for student in (
+            "alice",
+            "bob",
+            "carol",
+        ):  # nbgrader's total is the kit's (the notebook's points are its cells')
             assert gb.find_submission("a1", student).score == pytest.approx(float(rows[student]["total"]))
 
 
-def test_exporting_twice_changes_nothing_and_a_new_grade_updates_only_its_scores(batch: Path, tmp_path: Path) -> None:
+def test_exporting_twice_changes_nothing_and_a_new_grade_updates_only_its_scores(
+    batch: Path, tmp_path: Path
+) -> None:
     db = tmp_path / "gradebook.db"
     export_batch(batch, "a1", str(db))
     first = _dump(db)
     again = export_batch(batch, "a1", str(db))
     assert not again.created and _dump(db) == first
-    _record(batch, "alice", {"1.1": 5.0, "1.3": 0.0}, passed=set(CELLS), sha="s2")  # a new submission: a new row
+    _record(
+        batch, "alice", {"1.1": 5.0, "1.3": 0.0}, passed=set(CELLS), sha="s2"
+    )  # a new submission: a new row
     export_batch(batch, "a1", str(db))
     with Gradebook(f"sqlite:///{db}") as gb:
         assert len(gb.students) == 3 and len(gb.find_assignment("a1").submissions) == 3
@@ -177,12 +226,21 @@ def test_other_assignments_students_and_manual_scores_are_kept(batch: Path, tmp_
         with pytest.raises(MissingEntry):
             gb.find_submission("a1", "dave")  # not in this batch: no a1 submission made up for him
         grade = _grade(gb, LIBRARY_NOTEBOOK, "task_1_1", "alice")
-        assert (grade.auto_score, grade.manual_score, grade.score, grade.needs_manual_grade) == (2.5, 4.0, 4.0, True)
+        assert (grade.auto_score, grade.manual_score, grade.score, grade.needs_manual_grade) == (
+            2.5,
+            4.0,
+            4.0,
+            True,
+        )
 
 
-def test_the_notebook_generated_by_nbgrader_is_filled_and_a_different_one_refused(batch: Path, tmp_path: Path) -> None:
+def test_the_notebook_generated_by_nbgrader_is_filled_and_a_different_one_refused(
+    batch: Path, tmp_path: Path
+) -> None:
     db = tmp_path / "gradebook.db"
-    with Gradebook(f"sqlite:///{db}") as gb:  # nbgrader generate_assignment of the same notebook, submissions by autograde
+    with Gradebook(
+        f"sqlite:///{db}"
+    ) as gb:  # nbgrader generate_assignment of the same notebook, submissions by autograde
         gb.add_assignment("a1")
         gb.add_notebook(NOTEBOOK, "a1")
         for cell, points in CELLS.items():
@@ -198,19 +256,26 @@ def test_the_notebook_generated_by_nbgrader_is_filled_and_a_different_one_refuse
         gb.add_notebook(NOTEBOOK, "other")
         gb.add_grade_cell("part1_tests", NOTEBOOK, "other", max_score=5, cell_type="code")
     before = _dump(db)
-    with pytest.raises(ExportError, match=r"other/backprop has other grade cells .*part1_tests \(5 points there\)"):
+    with pytest.raises(
+        ExportError, match=r"other/backprop has other grade cells .*part1_tests \(5 points there\)"
+    ):
         export_batch(batch, "a1", str(db), assignment="other")
     assert _dump(db) == before
 
 
-def test_rows_without_a_grade_and_bad_student_ids_are_skipped_and_named(batch: Path, tmp_path: Path,
-                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_rows_without_a_grade_and_bad_student_ids_are_skipped_and_named(
+    batch: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _record(batch, "erin", crashed="KilledWorker: the worker died")
     _record(batch, "frank", passed={"part1_tests"})
     (batch / "frank" / "grade.json").unlink()  # a partial notebook score, and no cells to put it on
     _record(batch, "x" * 129, passed=set(CELLS))  # longer than nbgrader's student ids
     with open(batch / "gradebook.csv", "a", encoding="utf-8") as f:  # a hand-edited line: a path, as data
-        f.write("../../etc," + ",".join(["graded", ""] + ["1"] * 5 + ["5", "100", "1.0", "s", "v", "t", "x", "y"]) + "\n")
+        f.write(
+            "../../etc,"
+            + ",".join(["graded", ""] + ["1"] * 5 + ["5", "100", "1.0", "s", "v", "t", "x", "y"])
+            + "\n"
+        )
     db = tmp_path / "gradebook.db"
     assert cli_main(["nbgrader-export", str(batch), "-a", "A1", "--db", str(db)]) == 1
     err = capsys.readouterr().err
@@ -235,8 +300,9 @@ def test_a_batch_without_notebooks_exports_the_library_only(tmp_path: Path) -> N
         assert _grade(gb, NOTEBOOK, "part1_tests", "alice").auto_score is None  # not graded: left empty
 
 
-def test_missing_or_corrupt_inputs_are_refused_before_anything_is_written(batch: Path, tmp_path: Path,
-                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_or_corrupt_inputs_are_refused_before_anything_is_written(
+    batch: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "gradebook.db"
     with pytest.raises(ExportError, match="is not a folder"):
         export_batch(tmp_path / "nowhere", "a1", str(db))
@@ -272,8 +338,9 @@ def test_missing_or_corrupt_inputs_are_refused_before_anything_is_written(batch:
     assert not (tmp_path / "new.db").exists()
 
 
-def test_a_new_database_that_nbgrader_cannot_set_up_is_not_left_half_made(batch: Path, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_database_that_nbgrader_cannot_set_up_is_not_left_half_made(
+    batch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def no_alembic() -> str:
         raise FileNotFoundError(2, "No such file or directory", "alembic")
 
@@ -283,17 +350,24 @@ def test_a_new_database_that_nbgrader_cannot_set_up_is_not_left_half_made(batch:
     assert not (tmp_path / "gradebook.db").exists()
 
 
-def test_a_notebook_row_keeps_the_verdict_of_each_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_notebook_row_keeps_the_verdict_of_each_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import grader.notebooks.parts
 
-    grades = [CellGrade("part1_tests", 6.0, 6.0, True, "passed"), CellGrade("part2_local_tests", 0.0, 3.0, False, "AssertionError"),
-              CellGrade("part2_grad_tests", 6.0, 6.0, True, "passed")]
+    grades = [
+        CellGrade("part1_tests", 6.0, 6.0, True, "passed"),
+        CellGrade("part2_local_tests", 0.0, 3.0, False, "AssertionError"),
+        CellGrade("part2_grad_tests", 6.0, 6.0, True, "passed"),
+    ]
     monkeypatch.setattr(grader.notebooks.parts, "run_notebook", lambda *a, **k: NotebookRun(grades, "failed"))
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / PART.name).write_text("{}")
     row = grade_notebook(PART, tmp_path / "sub", tmp_path / "tree", tmp_path, Limits(sandbox="process"))
     assert row.score == 12.0
-    assert [(c.name, c.kind, c.status) for c in row.checks] == [("part1_tests", NOTEBOOK_CELL, "passed"),
-                                                                ("part2_local_tests", NOTEBOOK_CELL, "failed"),
-                                                                ("part2_grad_tests", NOTEBOOK_CELL, "passed")]
+    assert [(c.name, c.kind, c.status) for c in row.checks] == [
+        ("part1_tests", NOTEBOOK_CELL, "passed"),
+        ("part2_local_tests", NOTEBOOK_CELL, "failed"),
+        ("part2_grad_tests", NOTEBOOK_CELL, "passed"),
+    ]
     assert json.loads(json.dumps([c.__dict__ for c in row.checks]))[1]["message"] == "AssertionError"

@@ -68,9 +68,14 @@ def test_release_has_no_solution_or_hidden_test_code(released: Path) -> None:
     secret = []
     for cell in source.values():
         src = "".join(cell["source"])
-        for start, end in [("### BEGIN SOLUTION", "### END SOLUTION"), ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")]:
+        for start, end in [
+            ("### BEGIN SOLUTION", "### END SOLUTION"),
+            ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"),
+        ]:
             if start in src:
-                secret += [line.strip() for line in src.split(start)[1].split(end)[0].splitlines() if line.strip()]
+                secret += [
+                    line.strip() for line in src.split(start)[1].split(end)[0].splitlines() if line.strip()
+                ]
     secret = [line for line in secret if len(line) >= 8]
     assert len(secret) > 10
     shipped_lines = {line.strip() for line in shipped.splitlines()}
@@ -126,7 +131,9 @@ def test_the_released_notebook_scores_zero(released: Path, tmp_path: Path) -> No
     assert "set df_dq" in grades[0].message  # the student's actionable reason
 
 
-def test_hostile_edits_to_test_cells_and_points_do_not_raise_the_score(released: Path, tmp_path: Path) -> None:
+def test_hostile_edits_to_test_cells_and_points_do_not_raise_the_score(
+    released: Path, tmp_path: Path
+) -> None:
     def hostile(nb: nbformat.NotebookNode) -> None:
         cells = nb.cells
         for cell in cells:
@@ -139,14 +146,25 @@ def test_hostile_edits_to_test_cells_and_points_do_not_raise_the_score(released:
         nb.cells = [c for c in cells if c.metadata.get("nbgrader", {}).get("grade_id") != "part2_local_tests"]
         bonus = copy.deepcopy(nb.cells[-1])
         bonus.cell_type = "code"
-        bonus.metadata = {"nbgrader": {"grade": True, "grade_id": "bonus", "locked": True, "points": 50,
-                                       "schema_version": 3, "solution": False, "task": False}}
+        bonus.metadata = {
+            "nbgrader": {
+                "grade": True,
+                "grade_id": "bonus",
+                "locked": True,
+                "points": 50,
+                "schema_version": 3,
+                "solution": False,
+                "task": False,
+            }
+        }
         bonus.source = "pass"
         bonus.id = "bonus"
         bonus.outputs, bonus.execution_count = [], None
         nb.cells.append(bonus)
 
-    student = _student(released, tmp_path, {"part1_answers": PART1_RIGHT, "part2_answers": PART2_WRONG}, hostile)
+    student = _student(
+        released, tmp_path, {"part1_answers": PART1_RIGHT, "part2_answers": PART2_WRONG}, hostile
+    )
     grades = autograde_notebook(student, SOURCE, tmp_path / "w")
     by_id = {g.cell_id: g for g in grades}
     assert set(by_id) == {"part1_tests", "part2_local_tests", "part2_grad_tests"}
@@ -163,8 +181,11 @@ def test_hiding_tracebacks_or_killing_the_kernel_does_not_pass_tests(released: P
         "ip._showtraceback = lambda *a, **k: None\n"
         "import sys\nsys.stderr = sys.stdout\n"
     )
-    student = _student(released, tmp_path / "hide", {"part1_answers": hide + "df_dq = df_dx = df_dy = df_dz = 0.0\n",
-                                                     "part2_answers": PART2_WRONG})
+    student = _student(
+        released,
+        tmp_path / "hide",
+        {"part1_answers": hide + "df_dq = df_dx = df_dy = df_dz = 0.0\n", "part2_answers": PART2_WRONG},
+    )
     grades = autograde_notebook(student, SOURCE, tmp_path / "w1")
     assert _total(grades) == 0, grades
 

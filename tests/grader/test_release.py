@@ -76,8 +76,14 @@ def test_releases_are_deterministic(tmp_path: Path) -> None:
 def test_release_layout(releases: dict[str, Path]) -> None:
     for stage, out in releases.items():
         files = set(_files(out))
-        for needed in ["README.md", "pyproject.toml", ".github/workflows/tests.yml", ".gitignore",
-                       "minitorch/__init__.py", "minitorch/_release.py"]:
+        for needed in [
+            "README.md",
+            "pyproject.toml",
+            ".github/workflows/tests.yml",
+            ".gitignore",
+            "minitorch/__init__.py",
+            "minitorch/_release.py",
+        ]:
             assert needed in files, f"{stage}: {needed} missing"
         assert not any("__pycache__" in f or f.endswith((".pyc", ".nbi", ".nbc")) for f in files)
         manifest = all_manifests(ROOT)[stage]
@@ -135,7 +141,9 @@ def test_no_reference_code_of_the_stage_or_later_ships(releases: dict[str, Path]
                 # appear is a whole solution body.
                 for body in secret_bodies:
                     long = {line for line in body - legit if len(line) >= 16}
-                    assert len(long) < 2 or not long <= lines, f"{stage}: {name} holds a solution body: {sorted(long)}"
+                    assert len(long) < 2 or not long <= lines, (
+                        f"{stage}: {name} holds a solution body: {sorted(long)}"
+                    )
             else:
                 leaked = sorted(lines & secret)
                 assert not leaked, f"{stage}: {name} holds reference code: {leaked[:5]}"
@@ -157,8 +165,11 @@ def test_no_released_file_names_faster_code_the_release_lacks(releases: dict[str
             if any(name.startswith(prefix) for name in accel):
                 continue
             pattern = re.compile(rf"(?<![A-Za-z]){word}(?![A-Za-z])", re.IGNORECASE)
-            named = sorted(name for name, text in _texts(out).items()
-                           if Path(name).suffix in _READ_SUFFIXES and pattern.search(text))
+            named = sorted(
+                name
+                for name, text in _texts(out).items()
+                if Path(name).suffix in _READ_SUFFIXES and pattern.search(text)
+            )
             assert not named, f"{stage}: {named} mention {word!r} code that {stage} does not ship"
         if stage_number(stage) <= 3:
             assert accel == set(), f"{stage} ships {accel}"
@@ -208,8 +219,14 @@ def test_fences_are_stubbed_from_the_stage_on_and_filled_before(releases: dict[s
 def test_the_public_folder_imports_nothing_from_the_other_test_folders() -> None:
     """Only tests/public/ ships, so a public test that imported an oracle, reference or grader
     test module would break in every student's tree (and show them what they should not see)."""
-    others = {p.stem for folder in ("oracle", "reference", "grader") for p in (ROOT / "tests" / folder).rglob("*.py")}
-    others |= {p.name for p in (ROOT / "tests" / "grader").iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    others = {
+        p.stem
+        for folder in ("oracle", "reference", "grader")
+        for p in (ROOT / "tests" / folder).rglob("*.py")
+    }
+    others |= {
+        p.name for p in (ROOT / "tests" / "grader").iterdir() if p.is_dir() and (p / "__init__.py").is_file()
+    }
     assert "test_view_strides" in others and "hostile" in others  # the scan sees the folders
     wrong = []
     for path in sorted((ROOT / "tests" / "public").glob("*.py")):
@@ -237,20 +254,34 @@ def test_public_tests_ship_with_their_helpers_and_registered_markers(releases: d
         n = stage_number(stage)
         tasks = [t for s, m in manifests.items() if stage_number(s) <= n for t in m.tasks]
         expected = {p for t in tasks for p in t.public_tests}
-        later = {p for s, m in manifests.items() if stage_number(s) > n for t in m.tasks for p in t.public_tests}
+        later = {
+            p for s, m in manifests.items() if stage_number(s) > n for t in m.tasks for p in t.public_tests
+        }
         shipped = {name for name in _files(out) if name.startswith("tests/public/test_")}
         assert shipped == expected, stage
         assert not (later - expected) & shipped
         # the public folder only: no oracle, reference or grader test reaches a student
-        outside = {name for name in _files(out) if name.startswith("tests/") and not name.startswith("tests/public/")}
+        outside = {
+            name for name in _files(out) if name.startswith("tests/") and not name.startswith("tests/public/")
+        }
         assert outside == {"tests/conftest.py"}, (stage, outside)
         for name in shipped:
-            for mod in re.findall(r"^from (\w+) import", (out / name).read_text(encoding="utf-8"), flags=re.M):
+            for mod in re.findall(
+                r"^from (\w+) import", (out / name).read_text(encoding="utf-8"), flags=re.M
+            ):
                 if (ROOT / "tests" / "public" / f"{mod}.py").is_file():
-                    assert (out / "tests" / "public" / f"{mod}.py").is_file(), f"{stage}: helper {mod}.py missing"
-        config = tomllib.loads((out / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+                    assert (out / "tests" / "public" / f"{mod}.py").is_file(), (
+                        f"{stage}: helper {mod}.py missing"
+                    )
+        config = tomllib.loads((out / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"][
+            "ini_options"
+        ]
         registered = {m.split(":")[0] for m in config["markers"]}
-        assert {t.marker for t in tasks} <= registered and "--strict-markers" in config["addopts"] and "--tb=short" in config["addopts"]
+        assert (
+            {t.marker for t in tasks} <= registered
+            and "--strict-markers" in config["addopts"]
+            and "--tb=short" in config["addopts"]
+        )
         workflow = (out / ".github" / "workflows" / "tests.yml").read_text(encoding="utf-8")
         for t in tasks:
             assert t.marker in workflow
@@ -320,7 +351,9 @@ def _stubbed_functions(out: Path, n: int) -> list[list[str]]:
 
 
 @pytest.mark.parametrize("stage", STAGES)
-def test_released_package_imports_and_stubs_raise_naming_their_task(releases: dict[str, Path], stage: str) -> None:
+def test_released_package_imports_and_stubs_raise_naming_their_task(
+    releases: dict[str, Path], stage: str
+) -> None:
     out = releases[stage]
     targets = _stubbed_functions(out, stage_number(stage))
     # A6's functions check their arguments before the fence, so few start with a stub there
@@ -329,7 +362,11 @@ def test_released_package_imports_and_stubs_raise_naming_their_task(releases: di
     env.pop("MINITORCH_BACKEND")
     proc = subprocess.run(
         [sys.executable, "-c", STUB_SCRIPT, str(out), json.dumps(targets)],
-        cwd=out, env=env, capture_output=True, text=True, timeout=600,
+        cwd=out,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -340,14 +377,31 @@ def test_released_package_imports_and_stubs_raise_naming_their_task(releases: di
 
 
 @pytest.mark.slow
-def test_public_tests_of_a_release_pass_for_earlier_stages_and_fail_for_its_own(releases: dict[str, Path]) -> None:
+def test_public_tests_of_a_release_pass_for_earlier_stages_and_fail_for_its_own(
+    releases: dict[str, Path],
+) -> None:
     out = releases["a1"]
     env = {k: v for k, v in os.environ.items() if k != "MINITORCH_BACKEND"}
     env["PYTHONPATH"] = str(out)
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "tests/public/test_operators.py",
-         "tests/public/test_autodiff.py", "-m", "task0_2 or task1_1"],
-        cwd=out, env=env, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rA",
+            "-p",
+            "no:cacheprovider",
+            "tests/public/test_operators.py",
+            "tests/public/test_autodiff.py",
+            "-m",
+            "task0_2 or task1_1",
+        ],
+        cwd=out,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     passed = re.findall(r"^PASSED (\S+)", proc.stdout, flags=re.M)
     failed = re.findall(r"^FAILED (\S+)", proc.stdout, flags=re.M)
@@ -360,7 +414,10 @@ def test_public_tests_of_a_release_pass_for_earlier_stages_and_fail_for_its_own(
 def test_release_refuses_a_non_empty_directory_and_unknown_stages(tmp_path: Path) -> None:
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "keep.txt").write_text("mine")
-    with pytest.raises(ReleaseError, match="not empty: choose an empty folder, or --force to replace an earlier release there"):
+    with pytest.raises(
+        ReleaseError,
+        match="not empty: choose an empty folder, or --force to replace an earlier release there",
+    ):
         release("a0", tmp_path / "x", repo_root=ROOT)
     with pytest.raises(ReleaseError, match="not empty"):
         release("a0", tmp_path / "x", repo_root=ROOT, force=True)  # not an earlier release
@@ -398,7 +455,9 @@ def _student(releases: dict[str, Path], stage: str, tmp_path: Path) -> Path:
     return student
 
 
-def test_student_bodies_are_spliced_and_edits_outside_fences_ignored(releases: dict[str, Path], tmp_path: Path) -> None:
+def test_student_bodies_are_spliced_and_edits_outside_fences_ignored(
+    releases: dict[str, Path], tmp_path: Path
+) -> None:
     student = _student(releases, "a0", tmp_path)
     ops = student / "minitorch" / "operators.py"
     text = ops.read_text(encoding="utf-8")
@@ -417,10 +476,14 @@ def test_student_bodies_are_spliced_and_edits_outside_fences_ignored(releases: d
     assert fences["mul"].body == (stub_line(fences["mul"], TITLES["0.1"]),)
     assert "import os" not in out
     # Earlier stages: none; later stages: stubs even if the student filled them.
-    assert (tmp_path / "t" / "minitorch" / "autodiff.py").read_text() == (releases["a0"] / "minitorch" / "autodiff.py").read_text()
+    assert (tmp_path / "t" / "minitorch" / "autodiff.py").read_text() == (
+        releases["a0"] / "minitorch" / "autodiff.py"
+    ).read_text()
 
 
-def test_missing_files_and_fences_become_stubs_with_problems(releases: dict[str, Path], tmp_path: Path) -> None:
+def test_missing_files_and_fences_become_stubs_with_problems(
+    releases: dict[str, Path], tmp_path: Path
+) -> None:
     student = _student(releases, "a1", tmp_path)
     (student / "minitorch" / "autodiff.py").unlink()
     fn = student / "minitorch" / "scalar_functions.py"
@@ -430,13 +493,22 @@ def test_missing_files_and_fences_become_stubs_with_problems(releases: dict[str,
     del lines[first.begin - 1 : first.end]  # the student removed one fence, markers and all
     fn.write_text("".join(lines), encoding="utf-8")
     problems = build_child_tree("a1", student, tmp_path / "t", repo_root=ROOT)
-    assert any(p.message.startswith("minitorch/autodiff.py missing") and p.file == "minitorch/autodiff.py" and not p.tasks
-               for p in problems), problems
+    assert any(
+        p.message.startswith("minitorch/autodiff.py missing")
+        and p.file == "minitorch/autodiff.py"
+        and not p.tasks
+        for p in problems
+    ), problems
     lost = [p for p in problems if f"task {first.task} in {first.function}" in p.message]
-    assert len(lost) == 1 and lost[0].tasks == (first.task,) and lost[0].file == "minitorch/scalar_functions.py", problems
+    assert (
+        len(lost) == 1 and lost[0].tasks == (first.task,) and lost[0].file == "minitorch/scalar_functions.py"
+    ), problems
     tree = _tree_fences(tmp_path / "t")
-    assert all(f.body[0].strip().startswith("raise NotImplementedError") for f in tree["minitorch/autodiff.py"]
-               if f.task.startswith("1."))
+    assert all(
+        f.body[0].strip().startswith("raise NotImplementedError")
+        for f in tree["minitorch/autodiff.py"]
+        if f.task.startswith("1.")
+    )
 
 
 def test_isolating_a_task_fills_the_others_of_the_stage(releases: dict[str, Path], tmp_path: Path) -> None:
@@ -499,7 +571,7 @@ def test_zip_symlinks_and_directory_symlinks_are_refused(releases: dict[str, Pat
     archive = tmp_path / "link.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         info = zipfile.ZipInfo("minitorch/operators.py")
-        info.external_attr = (0o120777 << 16)
+        info.external_attr = 0o120777 << 16
         zf.writestr(info, str(ROOT / "minitorch" / "operators.py"))
     with pytest.raises(SubmissionError, match="symbolic link"):
         build_child_tree("a0", archive, tmp_path / "t", repo_root=ROOT)
@@ -593,7 +665,9 @@ def test_reference_only_files_ship_from_the_next_stage_on(tmp_path: Path) -> Non
     build_child_tree("a1", tmp_path / "a1", tmp_path / "t1", repo_root=kit)
     assert not (tmp_path / "t0" / "minitorch" / "tuned.py").exists()
     assert (tmp_path / "t0" / "minitorch" / "ops.py").is_file()
-    assert (tmp_path / "t1" / "minitorch" / "tuned.py").read_text() == (kit / "minitorch" / "tuned.py").read_text()
+    assert (tmp_path / "t1" / "minitorch" / "tuned.py").read_text() == (
+        kit / "minitorch" / "tuned.py"
+    ).read_text()
 
 
 @pytest.mark.parametrize(
@@ -621,11 +695,12 @@ def test_the_kits_reference_only_files_follow_the_rule(releases: dict[str, Path]
         for rel in m.reference_only:
             for other in STAGES:
                 shipped = (releases[other] / rel).is_file()
-                assert shipped == (stage_number(other) > stage_number(stage)), f"{rel} in the release of {other}"
+                assert shipped == (stage_number(other) > stage_number(stage)), (
+                    f"{rel} in the release of {other}"
+                )
             # the child trees of the stage and of the next one
             later = [s for s in STAGES if stage_number(s) == stage_number(stage) + 1]
             for graded in [stage, *later]:
                 tree = tmp_path / f"tree-{stage}-{graded}"
                 build_child_tree(graded, ROOT, tree, repo_root=ROOT)
                 assert (tree / rel).is_file() == (graded != stage), f"{rel} in the child tree of {graded}"
-

@@ -21,7 +21,9 @@ def build_gpt(torch):
             self.c_attn = nn.Linear(n_embd, 3 * n_embd)
             self.c_proj = nn.Linear(n_embd, n_embd)
             self.n_head, self.n_embd = n_head, n_embd
-            self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+            self.register_buffer(
+                "bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size)
+            )
 
         def forward(self, x):
             B, T, C = x.size()
@@ -61,12 +63,14 @@ def build_gpt(torch):
     class GPT(nn.Module):
         def __init__(self, vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=8):
             super().__init__()
-            self.transformer = nn.ModuleDict(dict(
-                wte=nn.Embedding(vocab_size, n_embd),
-                wpe=nn.Embedding(block_size, n_embd),
-                h=nn.ModuleList([Block(n_embd, n_head, block_size) for _ in range(n_layer)]),
-                ln_f=nn.LayerNorm(n_embd),
-            ))
+            self.transformer = nn.ModuleDict(
+                dict(
+                    wte=nn.Embedding(vocab_size, n_embd),
+                    wpe=nn.Embedding(block_size, n_embd),
+                    h=nn.ModuleList([Block(n_embd, n_head, block_size) for _ in range(n_layer)]),
+                    ln_f=nn.LayerNorm(n_embd),
+                )
+            )
             self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
             self.apply(self._init_weights)
 
@@ -103,9 +107,10 @@ def build_textcnn(torch):
             self.fc = nn.Linear(filters * len(sizes), classes)
 
         def forward(self, x):
-            x = self.embedding(x).permute(0, 2, 1)          # [B, D, T]
+            x = self.embedding(x).permute(0, 2, 1)  # [B, D, T]
             pooled = [F.relu(conv(x)).max(dim=2)[0] for conv in self.convs]
             return self.fc(self.dropout(torch.cat(pooled, dim=1)))
+
     return TextCNN
 
 
@@ -121,12 +126,15 @@ def build_char_rnn(torch):
             self.out = nn.Linear(hidden, vocab)
 
         def init_hidden(self, batch):
-            return (torch.zeros(self.layers, batch, self.hidden, dtype=torch.double),
-                    torch.zeros(self.layers, batch, self.hidden, dtype=torch.double))
+            return (
+                torch.zeros(self.layers, batch, self.hidden, dtype=torch.double),
+                torch.zeros(self.layers, batch, self.hidden, dtype=torch.double),
+            )
 
         def forward(self, x, hidden):
             output, hidden = self.lstm(self.embed(x), hidden)
             return self.out(output.reshape(-1, self.hidden)), hidden
+
     return CharRNN
 
 
@@ -159,4 +167,5 @@ def build_word_lm(torch):
         def init_hidden(self, bsz):
             weight = self.encoder.weight
             return weight.new_zeros((self.nlayers, bsz, self.nhid))
+
     return RNNModel

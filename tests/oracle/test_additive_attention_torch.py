@@ -66,7 +66,13 @@ def test_module_values_and_parameter_gradients_match_torch() -> None:
     g1, g2 = _rand(B, DV, seed=10), _rand(B, S, seed=11)
     _backward(context, weights, g1, g2)
     _backward(t_context, t_weights, g1, g2, lib=torch)
-    got = [mq.grad, mk.grad, mval.grad, layer.query_proj.weight.value.grad, layer.key_proj.weight.value.grad,
-           layer.v.value.grad]
+    got = [
+        mq.grad,
+        mk.grad,
+        mval.grad,
+        layer.query_proj.weight.value.grad,
+        layer.key_proj.weight.value.grad,
+        layer.v.value.grad,
+    ]
     for name, m, t in zip(NAMES, got, tt):
         _close(m, t.grad, f"{name}.grad")

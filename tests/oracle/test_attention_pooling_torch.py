@@ -38,7 +38,10 @@ def test_values_and_gradients_match_torch(backend, lengths) -> None:
     _close(pooled, t_pooled, "pooled")
     _close(weights, t_weights, "weights")
     g1, g2 = _rand(4, 3, seed=2), _rand(4, 5, seed=3)
-    ((pooled * minitorch.tensor(g1, backend=backend)).sum() + (weights * minitorch.tensor(g2, backend=backend)).sum()).backward()
+    (
+        (pooled * minitorch.tensor(g1, backend=backend)).sum()
+        + (weights * minitorch.tensor(g2, backend=backend)).sum()
+    ).backward()
     ((t_pooled * torch.tensor(g1)).sum() + (t_weights * torch.tensor(g2)).sum()).backward()
     _close(mv.grad, tv.grad, "values.grad")
     _close(mw.grad, tw.grad, "weight.grad")

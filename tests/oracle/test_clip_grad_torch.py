@@ -23,7 +23,9 @@ def _params(grads: list, dtype=np.float64):
     for g in grads:
         shape = (3,) if g is None else g.shape
         p = nn.Parameter(minitorch.zeros(*shape, dtype=dtype))
-        t = torch.zeros(shape, dtype=torch.float64 if dtype == np.float64 else torch.float32, requires_grad=True)
+        t = torch.zeros(
+            shape, dtype=torch.float64 if dtype == np.float64 else torch.float32, requires_grad=True
+        )
         if g is not None:
             p.value.grad = minitorch.tensor(g, dtype=dtype)
             t.grad = torch.tensor(g, dtype=t.dtype)
@@ -34,7 +36,12 @@ def _params(grads: list, dtype=np.float64):
 
 def _grads(seed: int = 0, scale: float = 1.0) -> list:
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal((4, 3)) * scale, None, rng.standard_normal(5) * scale, rng.standard_normal((2, 2, 2)) * scale]
+    return [
+        rng.standard_normal((4, 3)) * scale,
+        None,
+        rng.standard_normal(5) * scale,
+        rng.standard_normal((2, 2, 2)) * scale,
+    ]
 
 
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, float("inf"), "inf"])

@@ -73,7 +73,9 @@ def test_conv1d_float32_matches_torch() -> None:
     assert out.dtype == np.float32
     tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
     t_out = torch.nn.functional.conv1d(tx, tw, tb, stride=2, padding=1)
-    _compare(out, t_out, [X, W, B], [tx, tw, tb], rng.standard_normal(out.shape).astype(np.float32), 1e-4, 1e-5)
+    _compare(
+        out, t_out, [X, W, B], [tx, tw, tb], rng.standard_normal(out.shape).astype(np.float32), 1e-4, 1e-5
+    )
     assert X.grad is not None and X.grad.dtype == np.float32 and W.grad.dtype == np.float32
 
 
@@ -83,7 +85,9 @@ def test_conv1d_layer_loads_torch_state_dict() -> None:
     layer = nn.Conv1d(4, 5, 3, stride=2, padding=1, dilation=2)
     layer.load_state_dict({k: v.detach().numpy() for k, v in t_layer.state_dict().items()})
     x = np.random.default_rng(4).standard_normal((2, 4, 12))
-    np.testing.assert_allclose(layer(minitorch.tensor(x)).numpy(), t_layer(torch.tensor(x)).detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(
+        layer(minitorch.tensor(x)).numpy(), t_layer(torch.tensor(x)).detach().numpy(), rtol=1e-10
+    )
     # and back: our state_dict loads into torch
     t_layer2 = torch.nn.Conv1d(4, 5, 3, stride=2, padding=1, dilation=2).double()
     t_layer2.load_state_dict({k: torch.tensor(v) for k, v in layer.state_dict().items()})
@@ -128,4 +132,6 @@ def test_conv2d_layer_loads_torch_state_dict() -> None:
     assert np.all(np.abs(layer.weight.value.numpy()) <= bound)
     layer.load_state_dict({k: v.detach().numpy() for k, v in t_layer.state_dict().items()})
     x = np.random.default_rng(7).standard_normal((2, 3, 6, 5))
-    np.testing.assert_allclose(layer(minitorch.tensor(x)).numpy(), t_layer(torch.tensor(x)).detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(
+        layer(minitorch.tensor(x)).numpy(), t_layer(torch.tensor(x)).detach().numpy(), rtol=1e-10
+    )

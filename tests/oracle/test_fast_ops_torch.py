@@ -60,5 +60,6 @@ def test_matmul_gradients_through_fast_backend_match_torch() -> None:
     tout.backward(torch.tensor(g))
     np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-9, atol=1e-12)
     for k, (mine, theirs) in enumerate(zip(ts, tts)):
-        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-9, atol=1e-11,
-                                   err_msg=f"gradient of input {k}")
+        np.testing.assert_allclose(
+            mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-9, atol=1e-11, err_msg=f"gradient of input {k}"
+        )

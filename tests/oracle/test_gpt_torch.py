@@ -40,8 +40,9 @@ def test_logits_and_every_gradient_match_a_torch_twin(positions: str) -> None:
     t_params = dict(twin.named_parameters())
     for name, p in model.named_parameters():
         assert p.value.grad is not None, f"{name} got no gradient"
-        np.testing.assert_allclose(p.value.grad.numpy(), t_params[name].grad.numpy(), rtol=1e-9, atol=1e-12,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            p.value.grad.numpy(), t_params[name].grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=name
+        )
 
 
 @pytest.mark.library
@@ -56,14 +57,18 @@ def test_train_step_matches_torch_adam_with_clipping() -> None:
         x, y = _tokens(2, CONTEXT, seed=10 + step), _tokens(2, CONTEXT, seed=20 + step)
         loss = train_step(model, optimizer, x, y, max_norm=0.5)
         t_optimizer.zero_grad()
-        t_loss = torch.nn.functional.cross_entropy(twin(torch.tensor(x)).reshape(-1, V), torch.tensor(y).reshape(-1))
+        t_loss = torch.nn.functional.cross_entropy(
+            twin(torch.tensor(x)).reshape(-1, V), torch.tensor(y).reshape(-1)
+        )
         t_loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(twin.parameters(), 0.5)
         assert norm > 0.5  # the clipping did something
         t_optimizer.step()
         np.testing.assert_allclose(loss, t_loss.item(), rtol=1e-10)
     for name, value in twin.state_dict().items():
-        np.testing.assert_allclose(model.state_dict()[name], value.numpy(), rtol=1e-8, atol=1e-10, err_msg=name)
+        np.testing.assert_allclose(
+            model.state_dict()[name], value.numpy(), rtol=1e-8, atol=1e-10, err_msg=name
+        )
     assert model.training
 
 
@@ -77,10 +82,11 @@ def test_example_in_torch_starts_from_the_same_weights_and_batches(tmp_path: Pat
     assert ours.framework == "minitorch" and theirs.framework == "torch"
     # float64: the same model, weights and batches give the same losses, step after step
     np.testing.assert_allclose(theirs.train_losses, ours.train_losses, rtol=1e-7)
-    np.testing.assert_allclose([e.val_loss for e in theirs.evals], [e.val_loss for e in ours.evals], rtol=1e-7)
+    np.testing.assert_allclose(
+        [e.val_loss for e in theirs.evals], [e.val_loss for e in ours.evals], rtol=1e-7
+    )
     assert np.mean(theirs.train_losses[-5:]) < np.mean(theirs.train_losses[:5]) - 0.5
     assert len(theirs.sample) == 20
-
 
 
 TORCH_BEFORE_NUMBAS_POOL = """
@@ -111,6 +117,12 @@ def test_the_example_in_torch_imports_torch_before_numbas_pool_starts(tmp_path: 
     import sys
 
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-c", TORCH_BEFORE_NUMBAS_POOL, *_example_args(tmp_path, "torch", steps=2)],
-                          cwd=root, capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", TORCH_BEFORE_NUMBAS_POOL, *_example_args(tmp_path, "torch", steps=2)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [True]

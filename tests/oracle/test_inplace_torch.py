@@ -12,7 +12,9 @@ torch = pytest.importorskip("torch")
 
 WRITES = {
     "setitem_slice": lambda m, x: x.__setitem__((slice(None), slice(1, None, 2)), 7.0),
-    "setitem_index_tensor": lambda m, x: x.__setitem__(m.tensor([2, 0]), m.tensor(np.array([1.0, 2.0, 3.0, 4.0]))),
+    "setitem_index_tensor": lambda m, x: x.__setitem__(
+        m.tensor([2, 0]), m.tensor(np.array([1.0, 2.0, 3.0, 4.0]))
+    ),
     "setitem_mask": lambda m, x: x.__setitem__(x > 0.5, -1.0),
     "setitem_rows_cols": lambda m, x: x.__setitem__((m.tensor([0, 1]), m.tensor([3, 2])), 5.0),
     "add_alpha": lambda m, x: x.add_(m.ones(4), alpha=-0.5),
@@ -44,7 +46,9 @@ def test_sin_and_cos_gradients_match_torch() -> None:
 def test_the_same_writes_are_refused() -> None:
     for m in (torch, minitorch):
         w = m.tensor([1.0, 2.0], requires_grad=True)
-        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
+        with pytest.raises(
+            RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"
+        ):
             w.add_(1)
         ids = m.tensor([1, 2])
         with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):

@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 import minitorch
-from minitorch.nn.language_model import CharLanguageModel, detach_state, sequence_loss, train_chunk, train_step
+from minitorch.nn.language_model import (
+    CharLanguageModel,
+    detach_state,
+    sequence_loss,
+    train_chunk,
+    train_step,
+)
 from test_language_model import BACKEND, _ids, _model
 
 torch = pytest.importorskip("torch")
@@ -25,7 +31,8 @@ def _torch_twin(torch, model: CharLanguageModel, cell: str = "lstm", num_layers:
             super().__init__()
             self.embedding = torch.nn.Embedding(vocab, emb)
             self.rnn = {"rnn": torch.nn.RNN, "lstm": torch.nn.LSTM, "gru": torch.nn.GRU}[cell](
-                emb, hidden, num_layers=num_layers, batch_first=True)
+                emb, hidden, num_layers=num_layers, batch_first=True
+            )
             self.fc = torch.nn.Linear(hidden, vocab)
 
         def forward(self, x, state=None):
@@ -58,7 +65,9 @@ def test_model_matches_a_torch_twin(cell: str) -> None:
     same logits and final state, and a carried state continues the sequence exactly."""
     model = _model(7, cell, num_layers=2)
     twin = _torch_twin(torch, model, cell, num_layers=2)
-    assert {k: v.shape for k, v in model.state_dict().items()} == {k: tuple(v.shape) for k, v in twin.state_dict().items()}
+    assert {k: v.shape for k, v in model.state_dict().items()} == {
+        k: tuple(v.shape) for k, v in twin.state_dict().items()
+    }
     ids = np.random.default_rng(3).integers(0, 7, (2, 5))
     logits, state = model(_ids(ids))
     t_logits, t_state = twin(torch.tensor(ids))
@@ -93,7 +102,9 @@ def test_train_step_matches_torch() -> None:
         assert t_norm.item() > 0.1  # clipping did something
         np.testing.assert_allclose(loss, t_loss.item(), rtol=1e-10)
     for name, value in model.state_dict().items():
-        np.testing.assert_allclose(value, twin.state_dict()[name].numpy(), rtol=1e-7, atol=1e-10, err_msg=name)
+        np.testing.assert_allclose(
+            value, twin.state_dict()[name].numpy(), rtol=1e-7, atol=1e-10, err_msg=name
+        )
 
 
 @pytest.mark.task5_5
@@ -110,11 +121,15 @@ def test_train_chunk_carries_the_state_detached_like_torch() -> None:
     for _ in range(3):
         x, y = rng.integers(0, 6, (2, 4)), rng.integers(0, 6, (2, 4))
         if state is not None:
-            state = tuple(s.detach().requires_grad_() for s in state)  # would collect a gradient if not detached
+            state = tuple(
+                s.detach().requires_grad_() for s in state
+            )  # would collect a gradient if not detached
         given = state
         loss, state = train_chunk(model, optimizer, x, y, state, max_norm=None)
         t_optimizer.zero_grad()
-        t_logits, t_state = twin(torch.tensor(x), None if t_state is None else tuple(s.detach() for s in t_state))
+        t_logits, t_state = twin(
+            torch.tensor(x), None if t_state is None else tuple(s.detach() for s in t_state)
+        )
         t_loss = torch.nn.functional.cross_entropy(t_logits.reshape(-1, 6), torch.tensor(y).reshape(-1))
         t_loss.backward()
         t_optimizer.step()
@@ -124,4 +139,6 @@ def test_train_chunk_carries_the_state_detached_like_torch() -> None:
         if given is not None:
             assert all(s.grad is None for s in given), "train_chunk must detach the state it is given"
     for name, value in model.state_dict().items():
-        np.testing.assert_allclose(value, twin.state_dict()[name].numpy(), rtol=1e-7, atol=1e-10, err_msg=name)
+        np.testing.assert_allclose(
+            value, twin.state_dict()[name].numpy(), rtol=1e-7, atol=1e-10, err_msg=name
+        )

@@ -39,8 +39,12 @@ def test_values_and_gradients_match_torch(shape, normalized) -> None:
     out.backward(minitorch.tensor(g))
     t_out.backward(torch.tensor(g))
     np.testing.assert_allclose(xs.grad.numpy(), t_x.grad.numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(layer.weight.value.grad.numpy(), t_layer.weight.grad.numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(layer.bias.value.grad.numpy(), t_layer.bias.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        layer.weight.value.grad.numpy(), t_layer.weight.grad.numpy(), rtol=1e-10, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        layer.bias.value.grad.numpy(), t_layer.bias.grad.numpy(), rtol=1e-10, atol=1e-12
+    )
 
 
 def test_functional_form_and_eps_match_torch() -> None:

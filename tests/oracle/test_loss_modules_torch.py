@@ -22,17 +22,47 @@ RNG = np.random.default_rng(11)
         ("MSELoss", {}, RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4))),
         ("BCELoss", {}, RNG.uniform(0.05, 0.95, (3, 4)), RNG.uniform(size=(3, 4))),
         ("NLLLoss", {"ignore_index": 2}, -RNG.uniform(0.1, 3, (6, 5)), np.array([0, 2, 4, 1, 2, 3])),
-        ("CrossEntropyLoss", {"weight": np.array([0.5, 1.0, 2.0, 1.5, 0.25])}, RNG.standard_normal((6, 5)), np.array([0, 2, 4, 1, 2, 3])),
-        ("CrossEntropyLoss", {"ignore_index": 0}, RNG.standard_normal((2, 5, 3)), np.array([[0, 1, 4], [2, 0, 3]])),
-        ("CrossEntropyLoss", {"label_smoothing": 0.1}, RNG.standard_normal((6, 5)), np.array([0, 2, 4, 1, 2, 3])),
-        ("CrossEntropyLoss", {"label_smoothing": 0.25, "ignore_index": 2, "weight": np.array([0.5, 1.0, 2.0, 1.5, 0.25])},
-         RNG.standard_normal((6, 5)), np.array([0, 2, 4, 1, 2, 3])),
-        ("CrossEntropyLoss", {"label_smoothing": 1.0, "ignore_index": 0}, RNG.standard_normal((2, 5, 3)), np.array([[0, 1, 4], [2, 0, 3]])),
+        (
+            "CrossEntropyLoss",
+            {"weight": np.array([0.5, 1.0, 2.0, 1.5, 0.25])},
+            RNG.standard_normal((6, 5)),
+            np.array([0, 2, 4, 1, 2, 3]),
+        ),
+        (
+            "CrossEntropyLoss",
+            {"ignore_index": 0},
+            RNG.standard_normal((2, 5, 3)),
+            np.array([[0, 1, 4], [2, 0, 3]]),
+        ),
+        (
+            "CrossEntropyLoss",
+            {"label_smoothing": 0.1},
+            RNG.standard_normal((6, 5)),
+            np.array([0, 2, 4, 1, 2, 3]),
+        ),
+        (
+            "CrossEntropyLoss",
+            {"label_smoothing": 0.25, "ignore_index": 2, "weight": np.array([0.5, 1.0, 2.0, 1.5, 0.25])},
+            RNG.standard_normal((6, 5)),
+            np.array([0, 2, 4, 1, 2, 3]),
+        ),
+        (
+            "CrossEntropyLoss",
+            {"label_smoothing": 1.0, "ignore_index": 0},
+            RNG.standard_normal((2, 5, 3)),
+            np.array([[0, 1, 4], [2, 0, 3]]),
+        ),
     ],
 )
-def test_loss_modules_match_torch(name: str, kwargs: dict, x: np.ndarray, t: np.ndarray, reduction: str) -> None:
-    ours = getattr(nn, name)(**{k: minitorch.tensor(v) if k == "weight" else v for k, v in kwargs.items()}, reduction=reduction)
-    theirs = getattr(torch.nn, name)(**{k: torch.tensor(v) if k == "weight" else v for k, v in kwargs.items()}, reduction=reduction)
+def test_loss_modules_match_torch(
+    name: str, kwargs: dict, x: np.ndarray, t: np.ndarray, reduction: str
+) -> None:
+    ours = getattr(nn, name)(
+        **{k: minitorch.tensor(v) if k == "weight" else v for k, v in kwargs.items()}, reduction=reduction
+    )
+    theirs = getattr(torch.nn, name)(
+        **{k: torch.tensor(v) if k == "weight" else v for k, v in kwargs.items()}, reduction=reduction
+    )
     g = RNG.standard_normal(theirs(torch.tensor(x), torch.tensor(t)).shape)
     a = minitorch.tensor(x, requires_grad=True)
     out = ours(a, minitorch.tensor(t))

@@ -29,7 +29,9 @@ def test_values_and_gradients_match_torch_where_a_row_has_an_allowed_position(sh
     t_s = torch.tensor(scores, requires_grad=True)
     t_out = torch.softmax(t_s.masked_fill(~torch.tensor(mask), float("-inf")), -1)
     live = mask.any(-1)  # rows with an allowed position: torch is defined there
-    t_out = torch.where(torch.tensor(live)[..., None], t_out, torch.zeros(()))  # … and 0 elsewhere, by definition
+    t_out = torch.where(
+        torch.tensor(live)[..., None], t_out, torch.zeros(())
+    )  # … and 0 elsewhere, by definition
     (t_out * torch.tensor(upstream)).sum().backward()
     np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(s.grad.numpy(), t_s.grad.numpy(), rtol=1e-10, atol=1e-13)

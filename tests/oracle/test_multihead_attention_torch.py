@@ -88,7 +88,10 @@ def _compare(mha, t_mha, q, k, v, same: str = "", rtol: float = RTOL, **kwargs):
     loss, t_loss = (out * minitorch.tensor(g)).sum(), (t_out * torch.tensor(g)).sum()
     if t_weights is not None:  # the weights' gradient too
         g_w = _rand(*weights.shape, seed=98)
-        loss, t_loss = loss + (weights * minitorch.tensor(g_w)).sum(), t_loss + (t_weights * torch.tensor(g_w)).sum()
+        loss, t_loss = (
+            loss + (weights * minitorch.tensor(g_w)).sum(),
+            t_loss + (t_weights * torch.tensor(g_w)).sum(),
+        )
     loss.backward()
     t_loss.backward()
     for name, a, b in zip(("query", "key", "value"), mt, tt):
@@ -123,7 +126,9 @@ def test_need_weights_and_per_head_weights_match_torch(need_weights, average) ->
     _, weights = _compare(mha, t_mha, q, k, v, need_weights=need_weights, average_attn_weights=average)
     if need_weights:
         assert weights.shape == ((2, 3, 6) if average else (2, H, 3, 6))
-    _, weights = _compare(mha, t_mha, q[0], k[0], v[0], need_weights=need_weights, average_attn_weights=average)
+    _, weights = _compare(
+        mha, t_mha, q[0], k[0], v[0], need_weights=need_weights, average_attn_weights=average
+    )
     if need_weights:
         assert weights.shape == ((3, 6) if average else (H, 3, 6))
 
@@ -131,7 +136,13 @@ def test_need_weights_and_per_head_weights_match_torch(need_weights, average) ->
 def test_kdim_vdim_and_no_bias_match_torch() -> None:
     mha, t_mha = _pair(kdim=5, vdim=3)
     assert [n for n, _ in mha.named_parameters()] == [
-        "q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"]
+        "q_proj_weight",
+        "k_proj_weight",
+        "v_proj_weight",
+        "in_proj_bias",
+        "out_proj.weight",
+        "out_proj.bias",
+    ]
     assert mha.in_proj_weight is None
     _compare(mha, t_mha, *_inputs(3, 6, 2, False, kdim=5, vdim=3))
     _compare(*_pair(kdim=5, vdim=3, batch_first=True), *_inputs(3, 6, None, True, kdim=5, vdim=3))
@@ -176,10 +187,10 @@ def test_causal_output_at_t_does_not_depend_on_later_positions() -> None:
     x = _rand(2, L, E, seed=3)
     out, _ = mha(*[minitorch.tensor(x)] * 3, attn_mask=causal, is_causal=True)
     x2 = x.copy()
-    x2[:, t + 1:] = _rand(2, L - t - 1, E, seed=4) * 10.0
+    x2[:, t + 1 :] = _rand(2, L - t - 1, E, seed=4) * 10.0
     out2, _ = mha(*[minitorch.tensor(x2)] * 3, attn_mask=causal, is_causal=True)
     np.testing.assert_allclose(out2.numpy()[:, : t + 1], out.numpy()[:, : t + 1], rtol=1e-13, atol=1e-14)
-    assert not np.allclose(out2.numpy()[:, t + 1:], out.numpy()[:, t + 1:])
+    assert not np.allclose(out2.numpy()[:, t + 1 :], out.numpy()[:, t + 1 :])
 
 
 def test_state_dicts_load_both_ways() -> None:
@@ -187,7 +198,9 @@ def test_state_dicts_load_both_ways() -> None:
     mha = nn.MultiheadAttention(E, H, batch_first=True)
     t_mha = torch.nn.MultiheadAttention(E, H, batch_first=True).double()
     state = mha.state_dict()
-    assert {k: v.shape for k, v in state.items()} == {k: tuple(v.shape) for k, v in t_mha.state_dict().items()}
+    assert {k: v.shape for k, v in state.items()} == {
+        k: tuple(v.shape) for k, v in t_mha.state_dict().items()
+    }
     t_mha.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
     q, k, v = _inputs(3, 4, 2, True)
     out, weights = mha(minitorch.tensor(q), minitorch.tensor(k), minitorch.tensor(v))
@@ -212,7 +225,9 @@ def test_fully_masked_rows_give_out_proj_bias_and_no_nan() -> None:
     dead = np.zeros((2, L), dtype=bool)
     dead[1], dead[:, 2] = True, True
     bias = mha.out_proj.bias.value.numpy()
-    np.testing.assert_allclose(out.numpy()[dead], np.broadcast_to(bias, (dead.sum(), E)), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(
+        out.numpy()[dead], np.broadcast_to(bias, (dead.sum(), E)), rtol=1e-14, atol=1e-15
+    )
     assert (weights.numpy()[dead] == 0.0).all()
     np.testing.assert_allclose(weights.numpy()[~dead].sum(-1), 1.0, rtol=1e-12)
     out.backward(minitorch.tensor(_rand(*out.shape, seed=9)))
@@ -221,8 +236,11 @@ def test_fully_masked_rows_give_out_proj_bias_and_no_nan() -> None:
     for name, p in mha.named_parameters():
         assert np.isfinite(p.value.grad.numpy()).all(), f"NaN in the gradient of {name}"
     # torch gives NaN on those rows and the same values elsewhere
-    t_out, t_weights = t_mha(*(torch.tensor(a) for a in (q, k, v)), key_padding_mask=torch.tensor(kpm),
-                             attn_mask=torch.tensor(attn))
+    t_out, t_weights = t_mha(
+        *(torch.tensor(a) for a in (q, k, v)),
+        key_padding_mask=torch.tensor(kpm),
+        attn_mask=torch.tensor(attn),
+    )
     t_out = t_out.detach().numpy()
     assert np.isnan(t_out[dead]).all()
     np.testing.assert_allclose(out.numpy()[~dead], t_out[~dead], rtol=RTOL, atol=ATOL)
@@ -232,8 +250,11 @@ def test_weights_rows_sum_to_one_and_padding_gets_no_weight() -> None:
     mha, _ = _pair(batch_first=True)
     q, k, v = _inputs(4, 6, 3, True)
     kpm = _mask_arrays("bool", (3, 6), seed=2)
-    _, weights = mha(*(minitorch.tensor(a) for a in (q, k, v)), key_padding_mask=minitorch.tensor(kpm),
-                     average_attn_weights=False)
+    _, weights = mha(
+        *(minitorch.tensor(a) for a in (q, k, v)),
+        key_padding_mask=minitorch.tensor(kpm),
+        average_attn_weights=False,
+    )
     w = weights.numpy()  # [B, H, L, S]
     np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-12)
     assert (w.transpose(0, 3, 1, 2)[kpm] == 0.0).all(), "a padding key got weight"
@@ -274,8 +295,13 @@ def test_central_differences() -> None:
 
     grad_check(module, q, k, v)
     rng = np.random.default_rng(5)
-    params = [minitorch.tensor(rng.standard_normal(s)) for s in [(4, 4), (4, 3), (4, 5), (4,), (4,), (4,), (4, 4), (4,)]]
-    qs, ks, vs = (minitorch.tensor(_rand(*s, seed=n)) for n, s in enumerate([(2, 3, 4), (2, 5, 3), (2, 5, 5)]))
+    params = [
+        minitorch.tensor(rng.standard_normal(s))
+        for s in [(4, 4), (4, 3), (4, 5), (4,), (4,), (4,), (4, 4), (4,)]
+    ]
+    qs, ks, vs = (
+        minitorch.tensor(_rand(*s, seed=n)) for n, s in enumerate([(2, 3, 4), (2, 5, 3), (2, 5, 5)])
+    )
     causal = minitorch.tensor(np.tril(np.ones((3, 5), dtype=bool)))
 
     def functional(q, k, v, w_q, w_k, w_v, b_q, b_k, b_v, w_o, b_o):
@@ -284,8 +310,10 @@ def test_central_differences() -> None:
     grad_check(functional, qs, ks, vs, *params)
 
 
-@pytest.mark.parametrize("backend", [pytest.param(minitorch.SimpleBackend, id="simple"),
-                                     pytest.param(minitorch.FastBackend, id="fast")])
+@pytest.mark.parametrize(
+    "backend",
+    [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")],
+)
 def test_float32_and_backends(backend) -> None:
     mha, _ = _pair(batch_first=True)
     mha32 = nn.MultiheadAttention(E, H, batch_first=True, dtype=minitorch.float32, backend=backend)

@@ -40,11 +40,15 @@ def test_a_pytorch_style_module_with_raw_parameters_matches_torch() -> None:
         np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-12, err_msg=n)
 
 
-@pytest.mark.parametrize("make", [
-    lambda m, ps: m.optim.SGD(ps, lr=0.1, momentum=0.9),
-    lambda m, ps: m.optim.Adam(ps, lr=0.01),
-    lambda m, ps: m.optim.AdamW([{"params": ps[:1]}, {"params": ps[1:], "weight_decay": 0.0}], lr=0.01),
-], ids=["sgd-momentum", "adam", "adamw-groups"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m, ps: m.optim.SGD(ps, lr=0.1, momentum=0.9),
+        lambda m, ps: m.optim.Adam(ps, lr=0.01),
+        lambda m, ps: m.optim.AdamW([{"params": ps[:1]}, {"params": ps[1:], "weight_decay": 0.0}], lr=0.01),
+    ],
+    ids=["sgd-momentum", "adam", "adamw-groups"],
+)
 def test_optimizers_take_leaf_tensors_as_pytorch_does(make) -> None:
     x = np.random.default_rng(8).standard_normal((5, 3))
     w0 = np.random.default_rng(9).standard_normal((4, 3))
@@ -67,5 +71,7 @@ def test_optimizers_take_leaf_tensors_as_pytorch_does(make) -> None:
 
 def test_an_optimizer_refuses_a_computed_tensor() -> None:
     w = minitorch.ones(2, requires_grad=True)
-    with pytest.raises(TypeError, match="Parameters and leaf tensors that require grad, got a tensor computed from others"):
+    with pytest.raises(
+        TypeError, match="Parameters and leaf tensors that require grad, got a tensor computed from others"
+    ):
         minitorch.optim.SGD([w * 2], lr=0.1)

@@ -37,8 +37,14 @@ def _pair(make_ours, make_theirs, steps: int = 5, between=None) -> None:
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
 def test_groups_with_their_own_settings_match_torch(name: str) -> None:
     extra = {"momentum": 0.9} if name == "SGD" else {"betas": (0.8, 0.99)}
-    _pair(lambda w, b: getattr(optim, name)([{"params": [w], "weight_decay": 0.1}, {"params": [b], "lr": 0.05}], lr=0.01, **extra),
-          lambda w, b: getattr(torch.optim, name)([{"params": [w], "weight_decay": 0.1}, {"params": [b], "lr": 0.05}], lr=0.01, **extra))
+    _pair(
+        lambda w, b: getattr(optim, name)(
+            [{"params": [w], "weight_decay": 0.1}, {"params": [b], "lr": 0.05}], lr=0.01, **extra
+        ),
+        lambda w, b: getattr(torch.optim, name)(
+            [{"params": [w], "weight_decay": 0.1}, {"params": [b], "lr": 0.05}], lr=0.01, **extra
+        ),
+    )
 
 
 def test_adamw_defaults_match_torch() -> None:
@@ -49,7 +55,10 @@ def test_changing_a_groups_rate_between_steps_matches_torch() -> None:
     def halve(k, ours, theirs):
         for group in ours.param_groups + theirs.param_groups:
             group["lr"] *= 0.5
-    _pair(lambda w, b: optim.Adam([w, b], lr=0.1), lambda w, b: torch.optim.Adam([w, b], lr=0.1), between=halve)
+
+    _pair(
+        lambda w, b: optim.Adam([w, b], lr=0.1), lambda w, b: torch.optim.Adam([w, b], lr=0.1), between=halve
+    )
 
 
 SCHEDULES = {

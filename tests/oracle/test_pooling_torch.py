@@ -24,7 +24,9 @@ pytestmark = pytest.mark.task4_3
 CHECK = settings(max_examples=25, deadline=None)
 
 
-def _check_against_torch(mt_fn, t_fn, x: np.ndarray, rng: np.random.Generator, permuted: bool = False, **kwargs) -> None:
+def _check_against_torch(
+    mt_fn, t_fn, x: np.ndarray, rng: np.random.Generator, permuted: bool = False, **kwargs
+) -> None:
     order = tuple(reversed(range(x.ndim))) if permuted else tuple(range(x.ndim))
     X = to_minitorch(x, order).requires_grad_(True)
     out = mt_fn(X, **kwargs)
@@ -44,8 +46,16 @@ def _check_against_torch(mt_fn, t_fn, x: np.ndarray, rng: np.random.Generator, p
 def test_max_pool2d_matches_torch(case) -> None:
     shape, kernel, stride, padding, permuted, seed = case
     rng = np.random.default_rng(seed)
-    _check_against_torch(F.max_pool2d, torch.nn.functional.max_pool2d, rng.standard_normal(shape), rng, permuted,
-                         kernel_size=kernel, stride=stride, padding=padding)
+    _check_against_torch(
+        F.max_pool2d,
+        torch.nn.functional.max_pool2d,
+        rng.standard_normal(shape),
+        rng,
+        permuted,
+        kernel_size=kernel,
+        stride=stride,
+        padding=padding,
+    )
 
 
 @CHECK
@@ -53,24 +63,55 @@ def test_max_pool2d_matches_torch(case) -> None:
 def test_avg_pool2d_matches_torch(case, count_include_pad: bool) -> None:
     shape, kernel, stride, padding, permuted, seed = case
     rng = np.random.default_rng(seed)
-    _check_against_torch(F.avg_pool2d, torch.nn.functional.avg_pool2d, rng.standard_normal(shape), rng, permuted,
-                         kernel_size=kernel, stride=stride, padding=padding, count_include_pad=count_include_pad)
+    _check_against_torch(
+        F.avg_pool2d,
+        torch.nn.functional.avg_pool2d,
+        rng.standard_normal(shape),
+        rng,
+        permuted,
+        kernel_size=kernel,
+        stride=stride,
+        padding=padding,
+        count_include_pad=count_include_pad,
+    )
 
 
 def test_max_pool2d_dilation_matches_torch() -> None:
     rng = np.random.default_rng(0)
-    _check_against_torch(F.max_pool2d, torch.nn.functional.max_pool2d, rng.standard_normal((2, 2, 7, 8)), rng,
-                         kernel_size=(3, 2), stride=(2, 1), padding=1, dilation=(1, 2))
+    _check_against_torch(
+        F.max_pool2d,
+        torch.nn.functional.max_pool2d,
+        rng.standard_normal((2, 2, 7, 8)),
+        rng,
+        kernel_size=(3, 2),
+        stride=(2, 1),
+        padding=1,
+        dilation=(1, 2),
+    )
 
 
 @pytest.mark.parametrize("kernel,stride,padding", [(2, None, 0), (3, 2, 1), (4, 1, 2)])
 def test_pool1d_matches_torch(kernel: int, stride, padding: int) -> None:
     rng = np.random.default_rng(kernel)
     x = rng.standard_normal((2, 3, 9))
-    _check_against_torch(F.max_pool1d, torch.nn.functional.max_pool1d, x, rng,
-                         kernel_size=kernel, stride=stride, padding=padding)
-    _check_against_torch(F.avg_pool1d, torch.nn.functional.avg_pool1d, x, rng,
-                         kernel_size=kernel, stride=stride, padding=padding)
+    _check_against_torch(
+        F.max_pool1d,
+        torch.nn.functional.max_pool1d,
+        x,
+        rng,
+        kernel_size=kernel,
+        stride=stride,
+        padding=padding,
+    )
+    _check_against_torch(
+        F.avg_pool1d,
+        torch.nn.functional.avg_pool1d,
+        x,
+        rng,
+        kernel_size=kernel,
+        stride=stride,
+        padding=padding,
+    )
 
 
 def test_max_over_time_matches_torch_amax() -> None:
@@ -82,8 +123,9 @@ def test_max_over_time_matches_torch_amax() -> None:
 def test_max_pool2d_ties_match_torch() -> None:
     """With ties inside a window, the gradient goes to the first maximum in row-major order."""
     x = np.array([[[[1.0, 1.0, 0.0], [1.0, 1.0, 2.0], [2.0, 2.0, 2.0]]]])
-    _check_against_torch(F.max_pool2d, torch.nn.functional.max_pool2d, x, np.random.default_rng(2),
-                         kernel_size=2, stride=1)
+    _check_against_torch(
+        F.max_pool2d, torch.nn.functional.max_pool2d, x, np.random.default_rng(2), kernel_size=2, stride=1
+    )
 
 
 def test_max_pool2d_float32_matches_torch() -> None:

@@ -38,14 +38,34 @@ def _word_step(lib, model, data):
 
 
 CASES = {
-    "gpt": (models.build_gpt, _gpt_step, (RNG.integers(0, 11, (3, 8)), RNG.integers(0, 11, (3, 8))),
-            lambda lib, ps: lib.optim.AdamW(ps, lr=1e-2, weight_decay=0.1), None),
-    "text_cnn": (models.build_textcnn, _cnn_step, (RNG.integers(0, 20, (4, 7)), RNG.integers(0, 2, 4)),
-                 lambda lib, ps: lib.optim.Adam(ps, lr=1e-2), None),
-    "char_lstm": (models.build_char_rnn, _char_step, (RNG.integers(0, 15, (2, 6)), RNG.integers(0, 15, (2, 6))),
-                  lambda lib, ps: lib.optim.Adam(ps, lr=1e-2), 0.5),
-    "word_gru": (models.build_word_lm, _word_step, (RNG.integers(0, 30, (6, 2)), RNG.integers(0, 30, (6, 2))),
-                 lambda lib, ps: lib.optim.SGD(ps, lr=20.0), 0.25),
+    "gpt": (
+        models.build_gpt,
+        _gpt_step,
+        (RNG.integers(0, 11, (3, 8)), RNG.integers(0, 11, (3, 8))),
+        lambda lib, ps: lib.optim.AdamW(ps, lr=1e-2, weight_decay=0.1),
+        None,
+    ),
+    "text_cnn": (
+        models.build_textcnn,
+        _cnn_step,
+        (RNG.integers(0, 20, (4, 7)), RNG.integers(0, 2, 4)),
+        lambda lib, ps: lib.optim.Adam(ps, lr=1e-2),
+        None,
+    ),
+    "char_lstm": (
+        models.build_char_rnn,
+        _char_step,
+        (RNG.integers(0, 15, (2, 6)), RNG.integers(0, 15, (2, 6))),
+        lambda lib, ps: lib.optim.Adam(ps, lr=1e-2),
+        0.5,
+    ),
+    "word_gru": (
+        models.build_word_lm,
+        _word_step,
+        (RNG.integers(0, 30, (6, 2)), RNG.integers(0, 30, (6, 2))),
+        lambda lib, ps: lib.optim.SGD(ps, lr=20.0),
+        0.25,
+    ),
 }
 
 

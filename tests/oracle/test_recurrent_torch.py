@@ -79,7 +79,9 @@ def _call_cell(kind: str, args: dict, lib, nonlinearity: str = "tanh"):
     return tuple(o.squeeze(0) if unbatched else o for o in outs)
 
 
-def _check_cell_against_torch(kind: str, batch, i_size: int, h_size: int, bias: bool, nonlinearity="tanh", backend=None):
+def _check_cell_against_torch(
+    kind: str, batch, i_size: int, h_size: int, bias: bool, nonlinearity="tanh", backend=None
+):
     mt, tt = _cell_case(kind, batch, i_size, h_size, bias, backend=backend)
     outs = _call_cell(kind, mt, "minitorch", nonlinearity)
     t_outs = _call_cell(kind, tt, "torch", nonlinearity)
@@ -125,7 +127,8 @@ def test_cells_on_each_cpu_backend(kind, backend) -> None:
 
 
 @pytest.mark.parametrize(
-    "cls, torch_name", [
+    "cls, torch_name",
+    [
         pytest.param(nn.RNNCell, "RNNCell", marks=pytest.mark.task5_1),
         pytest.param(nn.LSTMCell, "LSTMCell", marks=pytest.mark.task5_2),
         pytest.param(nn.GRUCell, "GRUCell", marks=pytest.mark.task5_3),
@@ -157,12 +160,22 @@ def test_unroll_gradients_match_torch_rnn() -> None:
     """unroll(rnn_step) over a projected sequence = torch.nn.RNN, values and gradients."""
     rng = np.random.default_rng(2)
     x, h0 = rng.standard_normal((6, 2, 3)), rng.standard_normal((2, 4))
-    w_ih, w_hh, b = rng.standard_normal((4, 3)) * 0.5, rng.standard_normal((4, 4)) * 0.5, rng.standard_normal(4)
+    w_ih, w_hh, b = (
+        rng.standard_normal((4, 3)) * 0.5,
+        rng.standard_normal((4, 4)) * 0.5,
+        rng.standard_normal(4),
+    )
     X, H0, W_ih, W_hh, B = (_mt(a) for a in (x, h0, w_ih, w_hh, b))
     outputs, h_n = unroll(lambda x_t, h: rnn_step(x_t, h, W_hh), X @ W_ih.transpose(0, 1) + B, H0)
     t_rnn = torch.nn.RNN(3, 4, bias=True).double()
-    t_rnn.load_state_dict({"weight_ih_l0": torch.tensor(w_ih), "weight_hh_l0": torch.tensor(w_hh),
-                           "bias_ih_l0": torch.tensor(b), "bias_hh_l0": torch.zeros(4, dtype=torch.float64)})
+    t_rnn.load_state_dict(
+        {
+            "weight_ih_l0": torch.tensor(w_ih),
+            "weight_hh_l0": torch.tensor(w_hh),
+            "bias_ih_l0": torch.tensor(b),
+            "bias_hh_l0": torch.zeros(4, dtype=torch.float64),
+        }
+    )
     tx, th0 = _tt(x), _tt(h0)
     t_out, t_hn = t_rnn(tx, th0[None])
     _close(outputs, t_out, "outputs")
@@ -175,7 +188,9 @@ def test_unroll_gradients_match_torch_rnn() -> None:
     _close(W_hh.grad, t_rnn.weight_hh_l0.grad, "gradient of w_hh")
 
 
-def _rnn_forward_backward(length: int, seed: int = 0) -> tuple[nn.RNN, minitorch.Tensor, minitorch.Tensor, minitorch.Tensor]:
+def _rnn_forward_backward(
+    length: int, seed: int = 0
+) -> tuple[nn.RNN, minitorch.Tensor, minitorch.Tensor, minitorch.Tensor]:
     rng = np.random.default_rng(seed)
     rnn = nn.RNN(2, 3)
     x, h0 = _mt(rng.standard_normal((length, 1, 2))), _mt(rng.standard_normal((1, 1, 3)))
@@ -242,7 +257,9 @@ def _compare_layers(layer, t_layer, x: np.ndarray, hx, seed: int = 3) -> None:
     t_loss.backward()
     _close(X.grad, tX.grad, "input gradient")
     if H is not None:
-        for k, (h, t) in enumerate(zip(H if isinstance(H, tuple) else (H,), tH if isinstance(tH, tuple) else (tH,))):
+        for k, (h, t) in enumerate(
+            zip(H if isinstance(H, tuple) else (H,), tH if isinstance(tH, tuple) else (tH,))
+        ):
             _close(h.grad, t.grad, f"initial state {k} gradient")
     t_params = dict(t_layer.named_parameters())
     for name, p in layer.named_parameters():
@@ -252,15 +269,20 @@ def _compare_layers(layer, t_layer, x: np.ndarray, hx, seed: int = 3) -> None:
 @pytest.mark.task5_4
 @pytest.mark.parametrize("mode, num_layers, bidirectional, batch_first, with_hx, bias", LAYER_GRID)
 def test_layers_match_torch(mode, num_layers, bidirectional, batch_first, with_hx, bias) -> None:
-    layer, t_layer = _layers(mode, (3, 4), num_layers=num_layers, bidirectional=bidirectional,
-                             batch_first=batch_first, bias=bias)
+    layer, t_layer = _layers(
+        mode, (3, 4), num_layers=num_layers, bidirectional=bidirectional, batch_first=batch_first, bias=bias
+    )
     rng = np.random.default_rng(1)
     T, B = 5, 2
     x = rng.standard_normal((B, T, 3) if batch_first else (T, B, 3))
     hx = None
     if with_hx:
         shape = (num_layers * (2 if bidirectional else 1), B, 4)
-        hx = (rng.standard_normal(shape), rng.standard_normal(shape)) if mode == "LSTM" else rng.standard_normal(shape)
+        hx = (
+            (rng.standard_normal(shape), rng.standard_normal(shape))
+            if mode == "LSTM"
+            else rng.standard_normal(shape)
+        )
     _compare_layers(layer, t_layer, x, hx)
 
 
@@ -285,7 +307,9 @@ def test_state_dicts_round_trip_with_torch(mode) -> None:
     t_layer.load_state_dict({k: torch.tensor(v) for k, v in layer.state_dict().items()})  # minitorch → torch
     x = np.random.default_rng(0).standard_normal((2, 5, 3))
     out, _ = layer(minitorch.tensor(x))
-    np.testing.assert_allclose(out.numpy(), t_layer(torch.tensor(x))[0].detach().numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(
+        out.numpy(), t_layer(torch.tensor(x))[0].detach().numpy(), rtol=RTOL, atol=ATOL
+    )
     fresh = getattr(nn, mode)(3, 4, num_layers=2, bidirectional=True, batch_first=True)
     fresh.load_state_dict(t_layer.state_dict())  # torch → minitorch
     np.testing.assert_allclose(fresh(minitorch.tensor(x))[0].numpy(), out.numpy(), rtol=RTOL, atol=ATOL)
@@ -337,4 +361,6 @@ def test_float32_fast_backend_layer() -> None:
     x = np.random.default_rng(0).standard_normal((3, 7, 5))
     out, (h, c) = layer(minitorch.tensor(x, dtype=minitorch.float32, backend=minitorch.FastBackend))
     assert out.dtype == np.float32 and out.shape == (3, 7, 6) and h.shape == c.shape == (1, 3, 6)
-    np.testing.assert_allclose(out.numpy(), t_layer(torch.tensor(x))[0].detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        out.numpy(), t_layer(torch.tensor(x))[0].detach().numpy(), rtol=1e-4, atol=1e-5
+    )

@@ -45,7 +45,9 @@ def test_weights_are_the_softmax_of_the_scaled_scores_and_rows_sum_to_one() -> N
     q, k, v = _rand(2, 4, 5, seed=1), _rand(2, 6, 5, seed=2), _rand(2, 6, 3, seed=3)
     mask = _bool_mask((2, 4, 6), seed=4)
     mq, mk = minitorch.tensor(q, requires_grad=True), minitorch.tensor(k, requires_grad=True)
-    out, weights = scaled_dot_product_attention_with_weights(mq, mk, minitorch.tensor(v), minitorch.tensor(mask))
+    out, weights = scaled_dot_product_attention_with_weights(
+        mq, mk, minitorch.tensor(v), minitorch.tensor(mask)
+    )
     tq, tk = torch.tensor(q, requires_grad=True), torch.tensor(k, requires_grad=True)
     scores = tq @ tk.transpose(-2, -1) / np.sqrt(5)
     expected = torch.softmax(scores.masked_fill(~torch.tensor(mask), float("-inf")), -1).nan_to_num(0.0)

@@ -73,4 +73,6 @@ def test_logits_and_gradients_match_torch() -> None:
             continue  # the lookup was detached above; its gradient is tested in test_embedding
         t_param = dict(t_model.named_parameters())[name]
         assert p.value.grad is not None, name
-        np.testing.assert_allclose(p.value.grad.numpy(), t_param.grad.numpy(), rtol=1e-8, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(
+            p.value.grad.numpy(), t_param.grad.numpy(), rtol=1e-8, atol=1e-12, err_msg=name
+        )

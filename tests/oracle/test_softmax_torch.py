@@ -70,8 +70,9 @@ def test_cross_entropy_matches_torch(reduction: str, weighted: bool) -> None:
     W = minitorch.tensor(weight) if weighted else None
     out = F.cross_entropy(X, minitorch.tensor(target, dtype=minitorch.int64), weight=W, reduction=reduction)
     tx = torch.tensor(logits, requires_grad=True)
-    t_out = torch.nn.functional.cross_entropy(tx, torch.tensor(target), weight=None if weight is None else torch.tensor(weight),
-                                              reduction=reduction)
+    t_out = torch.nn.functional.cross_entropy(
+        tx, torch.tensor(target), weight=None if weight is None else torch.tensor(weight), reduction=reduction
+    )
     np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
     g = rng.standard_normal(out.shape)
     out.backward(minitorch.tensor(g))
@@ -111,6 +112,8 @@ def test_nll_loss_matches_torch_and_all_ignored_is_nan() -> None:
     lp = np.log(np.random.default_rng(9).dirichlet(np.ones(3), size=4))
     target = np.array([2, 1, 1, 0])
     out = F.nll_loss(minitorch.tensor(lp), minitorch.tensor(target, dtype=minitorch.int64))
-    np.testing.assert_allclose(out.item(), torch.nn.functional.nll_loss(torch.tensor(lp), torch.tensor(target)).item())
+    np.testing.assert_allclose(
+        out.item(), torch.nn.functional.nll_loss(torch.tensor(lp), torch.tensor(target)).item()
+    )
     ignored = F.nll_loss(minitorch.tensor(lp), minitorch.tensor([-100] * 4, dtype=minitorch.int64))
     assert np.isnan(ignored.item())

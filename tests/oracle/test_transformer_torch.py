@@ -12,7 +12,11 @@ import pytest
 import minitorch
 from minitorch import nn
 from minitorch.nn.transformer import (
-    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
     generate_square_subsequent_mask,
 )
 from test_transformer import D, F, H, _layout, _rand, _randomise, _stream
@@ -34,8 +38,9 @@ def _compare_grads(torch, ours: nn.Module, theirs, rtol: float = 1e-10, atol: fl
     t_params = dict(theirs.named_parameters())
     for name, p in ours.named_parameters():
         assert p.value.grad is not None, f"{name} got no gradient"
-        np.testing.assert_allclose(p.value.grad.numpy(), t_params[name].grad.numpy(), rtol=rtol, atol=atol,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            p.value.grad.numpy(), t_params[name].grad.numpy(), rtol=rtol, atol=atol, err_msg=name
+        )
 
 
 def _match_torch(out, t_out, inputs, ours: nn.Module, theirs, seed: int, err_msg: str = "") -> None:
@@ -53,20 +58,33 @@ def _match_torch(out, t_out, inputs, ours: nn.Module, theirs, seed: int, err_msg
 
 def test_causal_mask_matches_torch() -> None:
     for sz in (1, 5):
-        np.testing.assert_array_equal(generate_square_subsequent_mask(sz).numpy(),
-                                      torch.nn.Transformer.generate_square_subsequent_mask(sz).double().numpy())
+        np.testing.assert_array_equal(
+            generate_square_subsequent_mask(sz).numpy(),
+            torch.nn.Transformer.generate_square_subsequent_mask(sz).double().numpy(),
+        )
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
-@pytest.mark.parametrize("batch_first, batched", [(True, True), (False, True), (False, False)],
-                         ids=["batch-first", "seq-first", "unbatched"])
-def test_encoder_layer_matches_torch(norm_first: bool, activation: str, batch_first: bool, batched: bool) -> None:
-    layer = TransformerEncoderLayer(D, H, F, dropout=0.0, activation=activation, batch_first=batch_first,
-                                    norm_first=norm_first)
+@pytest.mark.parametrize(
+    "batch_first, batched",
+    [(True, True), (False, True), (False, False)],
+    ids=["batch-first", "seq-first", "unbatched"],
+)
+def test_encoder_layer_matches_torch(
+    norm_first: bool, activation: str, batch_first: bool, batched: bool
+) -> None:
+    layer = TransformerEncoderLayer(
+        D, H, F, dropout=0.0, activation=activation, batch_first=batch_first, norm_first=norm_first
+    )
     _randomise(layer)
-    t_layer = _torch_copy(torch, layer, torch.nn.TransformerEncoderLayer(
-        D, H, F, dropout=0.0, activation=activation, batch_first=batch_first, norm_first=norm_first))
+    t_layer = _torch_copy(
+        torch,
+        layer,
+        torch.nn.TransformerEncoderLayer(
+            D, H, F, dropout=0.0, activation=activation, batch_first=batch_first, norm_first=norm_first
+        ),
+    )
     x, x_np = _stream(_layout(batch_first, batched, 3, 5), seed=1)
     t_x = torch.tensor(x_np, requires_grad=True)
     mask = generate_square_subsequent_mask(5)
@@ -80,16 +98,24 @@ def test_encoder_layer_masks_match_torch(norm_first: bool) -> None:
     """A bool attention mask (True = may NOT attend), a padding mask, the causal hint."""
     layer = TransformerEncoderLayer(D, H, F, dropout=0.0, batch_first=True, norm_first=norm_first)
     _randomise(layer, seed=3)
-    t_layer = _torch_copy(torch, layer, torch.nn.TransformerEncoderLayer(D, H, F, dropout=0.0, batch_first=True,
-                                                                         norm_first=norm_first))
+    t_layer = _torch_copy(
+        torch,
+        layer,
+        torch.nn.TransformerEncoderLayer(D, H, F, dropout=0.0, batch_first=True, norm_first=norm_first),
+    )
     x_np = _rand(2, 4, D, seed=4)
     banned = np.array([[0, 1, 0, 0], [0, 0, 1, 1], [1, 0, 0, 0], [0, 0, 0, 0]], dtype=bool)
     padding = np.array([[0, 0, 0, 1], [0, 0, 1, 1]], dtype=bool)
     cases = [
         ({"src_mask": minitorch.tensor(banned)}, {"src_mask": torch.tensor(banned)}),
-        ({"src_key_padding_mask": minitorch.tensor(padding)}, {"src_key_padding_mask": torch.tensor(padding)}),
-        ({"src_mask": generate_square_subsequent_mask(4), "is_causal": True},
-         {"src_mask": torch.nn.Transformer.generate_square_subsequent_mask(4).double(), "is_causal": True}),
+        (
+            {"src_key_padding_mask": minitorch.tensor(padding)},
+            {"src_key_padding_mask": torch.tensor(padding)},
+        ),
+        (
+            {"src_mask": generate_square_subsequent_mask(4), "is_causal": True},
+            {"src_mask": torch.nn.Transformer.generate_square_subsequent_mask(4).double(), "is_causal": True},
+        ),
     ]
     for ours, theirs in cases:
         x, t_x = minitorch.tensor(x_np, requires_grad=True), torch.tensor(x_np, requires_grad=True)
@@ -101,23 +127,39 @@ def test_encoder_layer_masks_match_torch(norm_first: bool) -> None:
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
-@pytest.mark.parametrize("batch_first, batched", [(True, True), (False, True), (False, False)],
-                         ids=["batch-first", "seq-first", "unbatched"])
+@pytest.mark.parametrize(
+    "batch_first, batched",
+    [(True, True), (False, True), (False, False)],
+    ids=["batch-first", "seq-first", "unbatched"],
+)
 def test_decoder_layer_matches_torch(norm_first: bool, batch_first: bool, batched: bool) -> None:
-    layer = TransformerDecoderLayer(D, H, F, dropout=0.0, activation="gelu", batch_first=batch_first,
-                                    norm_first=norm_first)
+    layer = TransformerDecoderLayer(
+        D, H, F, dropout=0.0, activation="gelu", batch_first=batch_first, norm_first=norm_first
+    )
     _randomise(layer, seed=21)
-    t_layer = _torch_copy(torch, layer, torch.nn.TransformerDecoderLayer(
-        D, H, F, dropout=0.0, activation="gelu", batch_first=batch_first, norm_first=norm_first))
+    t_layer = _torch_copy(
+        torch,
+        layer,
+        torch.nn.TransformerDecoderLayer(
+            D, H, F, dropout=0.0, activation="gelu", batch_first=batch_first, norm_first=norm_first
+        ),
+    )
     tgt, tgt_np = _stream(_layout(batch_first, batched, 2, 4), seed=22)
     memory, memory_np = _stream(_layout(batch_first, batched, 2, 6), seed=23)
     t_tgt, t_memory = torch.tensor(tgt_np, requires_grad=True), torch.tensor(memory_np, requires_grad=True)
     padding = np.array([[0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 1]], dtype=bool)
     padding = padding if batched else padding[0]
     mask = generate_square_subsequent_mask(4)
-    out = layer(tgt, memory, tgt_mask=mask, memory_key_padding_mask=minitorch.tensor(padding), tgt_is_causal=True)
-    t_out = t_layer(t_tgt, t_memory, tgt_mask=torch.tensor(mask.numpy()), memory_key_padding_mask=torch.tensor(padding),
-                    tgt_is_causal=True)
+    out = layer(
+        tgt, memory, tgt_mask=mask, memory_key_padding_mask=minitorch.tensor(padding), tgt_is_causal=True
+    )
+    t_out = t_layer(
+        t_tgt,
+        t_memory,
+        tgt_mask=torch.tensor(mask.numpy()),
+        memory_key_padding_mask=torch.tensor(padding),
+        tgt_is_causal=True,
+    )
     _match_torch(out, t_out, [(tgt, t_tgt), (memory, t_memory)], layer, t_layer, seed=24)
 
 
@@ -126,12 +168,17 @@ def test_encoder_stack_copies_the_layer_and_matches_torch() -> None:
     stack = TransformerEncoder(layer, 3, norm=nn.LayerNorm(D))
     assert len(stack.layers) == 3 and stack.num_layers == 3
     assert stack.layers[0] is not layer and stack.layers[0] is not stack.layers[1]
-    np.testing.assert_array_equal(stack.layers[2].linear1.weight.value.numpy(), layer.linear1.weight.value.numpy())
+    np.testing.assert_array_equal(
+        stack.layers[2].linear1.weight.value.numpy(), layer.linear1.weight.value.numpy()
+    )
     assert stack.layers[0].linear1.weight is not stack.layers[1].linear1.weight  # copies, not shared
     _randomise(stack, seed=31)
     t_layer = torch.nn.TransformerEncoderLayer(D, H, F, dropout=0.0, batch_first=True, norm_first=True)
-    t_stack = _torch_copy(torch, stack, torch.nn.TransformerEncoder(t_layer, 3, norm=torch.nn.LayerNorm(D),
-                                                                    enable_nested_tensor=False))
+    t_stack = _torch_copy(
+        torch,
+        stack,
+        torch.nn.TransformerEncoder(t_layer, 3, norm=torch.nn.LayerNorm(D), enable_nested_tensor=False),
+    )
     x, x_np = _stream((2, 5, D), seed=32)
     t_x = torch.tensor(x_np, requires_grad=True)
     mask = generate_square_subsequent_mask(5)
@@ -143,12 +190,16 @@ def test_encoder_stack_copies_the_layer_and_matches_torch() -> None:
 def test_decoder_stack_matches_torch() -> None:
     stack = TransformerDecoder(TransformerDecoderLayer(D, H, F, dropout=0.0), 2)
     _randomise(stack, seed=34)
-    t_stack = _torch_copy(torch, stack, torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(D, H, F, 0.0), 2))
+    t_stack = _torch_copy(
+        torch, stack, torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(D, H, F, 0.0), 2)
+    )
     tgt, tgt_np = _stream((4, 2, D), seed=35)
     memory, memory_np = _stream((3, 2, D), seed=36)
     t_tgt, t_memory = torch.tensor(tgt_np, requires_grad=True), torch.tensor(memory_np, requires_grad=True)
     out = stack(tgt, memory, tgt_mask=generate_square_subsequent_mask(4))
-    t_out = t_stack(t_tgt, t_memory, tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(4).double())
+    t_out = t_stack(
+        t_tgt, t_memory, tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(4).double()
+    )
     np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
     out.sum().backward()
     t_out.sum().backward()
@@ -167,9 +218,18 @@ def test_transformer_loads_a_torch_state_dict_and_matches_torch() -> None:
     tgt, tgt_np = _stream((2, 3, D), seed=38)
     t_src, t_tgt = torch.tensor(src_np, requires_grad=True), torch.tensor(tgt_np, requires_grad=True)
     padding = np.array([[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], dtype=bool)
-    out = model(src, tgt, tgt_mask=Transformer.generate_square_subsequent_mask(3),
-                src_key_padding_mask=minitorch.tensor(padding), memory_key_padding_mask=minitorch.tensor(padding))
-    t_out = t_model(t_src, t_tgt, tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(3).double(),
-                    src_key_padding_mask=torch.tensor(padding), memory_key_padding_mask=torch.tensor(padding))
+    out = model(
+        src,
+        tgt,
+        tgt_mask=Transformer.generate_square_subsequent_mask(3),
+        src_key_padding_mask=minitorch.tensor(padding),
+        memory_key_padding_mask=minitorch.tensor(padding),
+    )
+    t_out = t_model(
+        t_src,
+        t_tgt,
+        tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(3).double(),
+        src_key_padding_mask=torch.tensor(padding),
+        memory_key_padding_mask=torch.tensor(padding),
+    )
     _match_torch(out, t_out, [(src, t_src), (tgt, t_tgt)], model, t_model, seed=39)
-

@@ -31,4 +31,6 @@ def test_view_strides_are_torchs(shape, data) -> None:
     if theirs is None or ours is None:
         assert ours == theirs, (tuple(t.shape), t.stride(), new_shape)
     else:  # strides of dimensions of size 1 are never used to step: compare the others
-        assert [s for s, n in zip(ours, new_shape) if n != 1] == [s for s, n in zip(theirs, new_shape) if n != 1]
+        assert [s for s, n in zip(ours, new_shape) if n != 1] == [
+            s for s, n in zip(theirs, new_shape) if n != 1
+        ]

@@ -83,8 +83,13 @@ def check_close(got: minitorch.Tensor, expected: np.ndarray, dtype: type, what: 
 # ---- raw layouts, for calling kernels directly -------------------------------------------
 
 
-def layout(shape: tuple[int, ...], order: tuple[int, ...], dtype: type = np.float64,
-           values: np.ndarray | None = None, seed: int = 0) -> TensorData:
+def layout(
+    shape: tuple[int, ...],
+    order: tuple[int, ...],
+    dtype: type = np.float64,
+    values: np.ndarray | None = None,
+    seed: int = 0,
+) -> TensorData:
     """A TensorData of `shape` whose storage holds the dimensions in `order` (a permuted,
     non-contiguous layout unless order is the identity); random values unless given."""
     if values is None:

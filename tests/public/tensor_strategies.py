@@ -41,8 +41,15 @@ def shapes(min_dims: int = 1, max_dims: int = 3, max_side: int = 4) -> st.Search
 
 
 @st.composite
-def tensors(draw, shape=None, min_dims: int = 1, max_dims: int = 3, max_side: int = 4,
-            low: float = -2.0, high: float = 2.0) -> Drawn:
+def tensors(
+    draw,
+    shape=None,
+    min_dims: int = 1,
+    max_dims: int = 3,
+    max_side: int = 4,
+    low: float = -2.0,
+    high: float = 2.0,
+) -> Drawn:
     if shape is None:
         shape = draw(shapes(min_dims, max_dims, max_side))
     seed = draw(st.integers(0, 2**31 - 1))
@@ -57,7 +64,7 @@ def broadcastable_pair(draw, max_dims: int = 3, max_side: int = 3):
     """Two shapes that broadcast: the second drops leading dims and/or has 1s."""
     big = draw(shapes(1, max_dims, max_side))
     n = draw(st.integers(1, len(big)))
-    small = tuple(1 if draw(st.booleans()) else s for s in big[len(big) - n:])
+    small = tuple(1 if draw(st.booleans()) else s for s in big[len(big) - n :])
     if draw(st.booleans()):
         big, small = small, big
     return big, small

@@ -21,7 +21,10 @@ from numpy_gradients import numpy_gradients
 pytestmark = pytest.mark.task6_1
 
 RTOL, ATOL = 1e-10, 1e-12
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+CPU_BACKENDS = [
+    pytest.param(minitorch.SimpleBackend, id="simple"),
+    pytest.param(minitorch.FastBackend, id="fast"),
+]
 B, S, DQ, DK, DV, H = 3, 5, 4, 6, 2, 7
 NAMES = ["query", "keys", "values", "w_query", "w_key", "v"]
 
@@ -102,8 +105,14 @@ def test_module_values_and_parameter_gradients_match_numpy() -> None:
     _close(weights, exp_weights, "weights")
     g1, g2 = _rand(B, DV, seed=10), _rand(B, S, seed=11)
     _backward(context, weights, g1, g2)
-    got = [mq.grad, mk.grad, mval.grad, layer.query_proj.weight.value.grad, layer.key_proj.weight.value.grad,
-           layer.v.value.grad]
+    got = [
+        mq.grad,
+        mk.grad,
+        mval.grad,
+        layer.query_proj.weight.value.grad,
+        layer.key_proj.weight.value.grad,
+        layer.v.value.grad,
+    ]
     for name, m, expected in zip(NAMES, got, _expected_gradients(arrays, pad, g1, g2)):
         _close(m, expected, f"{name}.grad", rtol=1e-6, atol=1e-8)
 
@@ -218,7 +227,11 @@ def test_values_default_to_the_keys_and_unbatched_input() -> None:
 def test_module_parameters_initialisation_and_float32() -> None:
     minitorch.manual_seed(0)
     layer = nn.AdditiveAttention(DQ, DK, 64)
-    assert sorted(name for name, _ in layer.named_parameters()) == ["key_proj.weight", "query_proj.weight", "v"]
+    assert sorted(name for name, _ in layer.named_parameters()) == [
+        "key_proj.weight",
+        "query_proj.weight",
+        "v",
+    ]
     assert layer.query_proj.weight.value.shape == (64, DQ) and layer.query_proj.bias is None
     assert layer.key_proj.weight.value.shape == (64, DK) and layer.key_proj.bias is None
     v = layer.v.value.numpy()
@@ -239,26 +252,43 @@ def test_module_parameters_initialisation_and_float32() -> None:
 def test_errors_name_the_function_and_the_shapes() -> None:
     q, k, val, wq, wk, v = (minitorch.tensor(a) for a in _args())
     f = F.additive_attention
-    with pytest.raises(ValueError, match=r"additive_attention: keys must have shape \[B, S, Dk\] with B = 3.*\(2, 5, 6\)"):
+    with pytest.raises(
+        ValueError, match=r"additive_attention: keys must have shape \[B, S, Dk\] with B = 3.*\(2, 5, 6\)"
+    ):
         f(q, minitorch.tensor(_rand(2, S, DK)), val, wq, wk, v)
-    with pytest.raises(ValueError, match=r"additive_attention: values must have shape \[B, S, Dv\] = \[3, 5, Dv\].*\(3, 4, 2\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"additive_attention: values must have shape \[B, S, Dv\] = \[3, 5, Dv\].*\(3, 4, 2\)",
+    ):
         f(q, k, minitorch.tensor(_rand(B, 4, DV)), wq, wk, v)
-    with pytest.raises(ValueError, match=r"additive_attention: w_query must have shape \[H, Dq\] = \(7, 4\).*got \(7, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"additive_attention: w_query must have shape \[H, Dq\] = \(7, 4\).*got \(7, 5\)"
+    ):
         f(q, k, val, minitorch.tensor(_rand(H, 5)), wk, v)
-    with pytest.raises(ValueError, match=r"additive_attention: w_key must have shape \[H, Dk\] = \(7, 6\).*got \(6, 6\)"):
+    with pytest.raises(
+        ValueError, match=r"additive_attention: w_key must have shape \[H, Dk\] = \(7, 6\).*got \(6, 6\)"
+    ):
         f(q, k, val, wq, minitorch.tensor(_rand(6, DK)), v)
     with pytest.raises(ValueError, match=r"additive_attention: query must have shape \[B, Dq\]"):
         f(minitorch.tensor(_rand(B, 1, DQ)), k, val, wq, wk, v)
-    with pytest.raises(ValueError, match=r"additive_attention: projected_keys must have shape \[B, S, H\] = \(3, 5, 7\)"):
+    with pytest.raises(
+        ValueError, match=r"additive_attention: projected_keys must have shape \[B, S, H\] = \(3, 5, 7\)"
+    ):
         f(q, k, val, wq, wk, v, projected_keys=minitorch.tensor(_rand(B, S, 3)))
-    with pytest.raises(ValueError, match=r"additive_attention: key_padding_mask must have shape \(3, 5\), got \(3, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"additive_attention: key_padding_mask must have shape \(3, 5\), got \(3, 4\)"
+    ):
         f(q, k, val, wq, wk, v, minitorch.tensor(np.zeros((B, 4), dtype=bool)))
     with pytest.raises(TypeError, match=r"additive_attention: key_padding_mask must be a bool tensor"):
         f(q, k, val, wq, wk, v, minitorch.tensor(np.zeros((B, S))))
     layer = nn.AdditiveAttention(DQ, DK, H)
-    with pytest.raises(ValueError, match=r"AdditiveAttention\(4, 6, 7\): query must have shape \[B, 4\].*\(3, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"AdditiveAttention\(4, 6, 7\): query must have shape \[B, 4\].*\(3, 5\)"
+    ):
         layer(minitorch.tensor(_rand(B, 5)), k)
-    with pytest.raises(ValueError, match=r"AdditiveAttention\(4, 6, 7\): keys must have shape \[B, S, 6\].*\(3, 5, 2\)"):
+    with pytest.raises(
+        ValueError, match=r"AdditiveAttention\(4, 6, 7\): keys must have shape \[B, S, 6\].*\(3, 5, 2\)"
+    ):
         layer(q, val)
     with pytest.raises(ValueError, match=r"AdditiveAttention.project_keys: keys must have shape \[B, S, 6\]"):
         layer.project_keys(val)

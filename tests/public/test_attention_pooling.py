@@ -20,7 +20,10 @@ from numpy_gradients import numpy_gradients
 pytestmark = pytest.mark.task6_1
 
 RTOL, ATOL = 1e-10, 1e-12
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+CPU_BACKENDS = [
+    pytest.param(minitorch.SimpleBackend, id="simple"),
+    pytest.param(minitorch.FastBackend, id="fast"),
+]
 
 
 def _rand(*shape: int, seed: int = 0) -> np.ndarray:
@@ -64,7 +67,10 @@ def test_values_and_gradients_match_numpy(backend, lengths) -> None:
     _close(pooled, exp_pooled, "pooled")
     _close(weights, exp_weights, "weights")
     g1, g2 = _rand(4, 3, seed=2), _rand(4, 5, seed=3)
-    ((pooled * minitorch.tensor(g1, backend=backend)).sum() + (weights * minitorch.tensor(g2, backend=backend)).sum()).backward()
+    (
+        (pooled * minitorch.tensor(g1, backend=backend)).sum()
+        + (weights * minitorch.tensor(g2, backend=backend)).sum()
+    ).backward()
 
     def both(values, weight):  # [B, D + T]: the two outputs side by side
         return np.concatenate(_numpy_pooling(values, weight, pad), axis=-1)
@@ -109,7 +115,10 @@ def test_fully_padded_row_gives_zeros_and_no_nan(backend) -> None:
     pooled, weights = F.attention_pooling(mv, mw, minitorch.tensor(pad, backend=backend))
     assert np.all(weights.numpy()[1] == 0.0) and np.all(pooled.numpy()[1] == 0.0)
     g1, g2 = _rand(3, 2, seed=2), _rand(3, 4, seed=3)
-    ((pooled * minitorch.tensor(g1, backend=backend)).sum() + (weights * minitorch.tensor(g2, backend=backend)).sum()).backward()
+    (
+        (pooled * minitorch.tensor(g1, backend=backend)).sum()
+        + (weights * minitorch.tensor(g2, backend=backend)).sum()
+    ).backward()
     assert np.all(np.isfinite(mv.grad.numpy())) and np.all(np.isfinite(mw.grad.numpy()))
     assert np.all(mv.grad.numpy()[1] == 0.0)
     # the other rows are computed as without the empty one
@@ -149,7 +158,9 @@ def test_module_parameter_initialisation_and_float32() -> None:
     assert [name for name, _ in layer.named_parameters()] == ["weight"]
     w = layer.weight.value.numpy()
     assert w.shape == (16,) and w.dtype == np.float64
-    assert np.all(np.abs(w) <= 1.0 / math.sqrt(16)) and w.std() > 0.05  # U(−1/√D, 1/√D), as a Linear(D, 1) row
+    assert (
+        np.all(np.abs(w) <= 1.0 / math.sqrt(16)) and w.std() > 0.05
+    )  # U(−1/√D, 1/√D), as a Linear(D, 1) row
     layer32 = nn.AttentionPooling(3, dtype=minitorch.float32)
     layer32.load_state_dict({"weight": np.array([0.5, -1.0, 2.0])})
     v, pad = _rand(2, 4, 3), _padding([4, 2], 4)
@@ -178,13 +189,17 @@ def test_errors_name_the_function_and_the_shapes() -> None:
         F.attention_pooling(v, minitorch.tensor(_rand(4)))
     with pytest.raises(ValueError, match=r"attention_pooling: values must have shape \[B, T, D\].*\(3,\)"):
         F.attention_pooling(minitorch.tensor(_rand(3)), w)
-    with pytest.raises(ValueError, match=r"attention_pooling: key_padding_mask must have shape \(2, 4\), got \(2, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"attention_pooling: key_padding_mask must have shape \(2, 4\), got \(2, 3\)"
+    ):
         F.attention_pooling(v, w, minitorch.tensor(np.zeros((2, 3), dtype=bool)))
     with pytest.raises(TypeError, match=r"attention_pooling: key_padding_mask must be a bool tensor"):
         F.attention_pooling(v, w, minitorch.tensor(np.zeros((2, 4))))
     with pytest.raises(TypeError, match=r"attention_pooling: values must be a float32 or float64 tensor"):
         F.attention_pooling(minitorch.tensor(np.zeros((2, 4, 3), dtype=np.int64)), w)
-    with pytest.raises(ValueError, match=r"AttentionPooling\(3\): values must have shape \[B, T, 3\].*\(2, 4, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"AttentionPooling\(3\): values must have shape \[B, T, 3\].*\(2, 4, 5\)"
+    ):
         nn.AttentionPooling(3)(minitorch.tensor(_rand(2, 4, 5)))
     with pytest.raises(ValueError, match=r"AttentionPooling: embed_dim must be a positive integer"):
         nn.AttentionPooling(0)

@@ -57,7 +57,9 @@ _ids = itertools.count(1)
 class Node:
     """A graph node with fixed local derivatives ∂self/∂parent_i = local[i]."""
 
-    def __init__(self, parents: Iterable["Node"] = (), local: Iterable[float] = (), constant: bool = False) -> None:
+    def __init__(
+        self, parents: Iterable["Node"] = (), local: Iterable[float] = (), constant: bool = False
+    ) -> None:
         self.unique_id = next(_ids)
         self._parents = list(parents)
         self.local = list(local)

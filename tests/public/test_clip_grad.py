@@ -29,7 +29,7 @@ def numpy_clip_grad_norm(grads: list, max_norm: float, norm_type: float) -> tupl
     if np.isinf(norm_type):
         total = float(entries.max())
     else:
-        total = float(np.sum(entries ** norm_type) ** (1.0 / norm_type))
+        total = float(np.sum(entries**norm_type) ** (1.0 / norm_type))
     coef = min(1.0, max_norm / (total + 1e-6))
     return total, [None if g is None else g * coef for g in grads]
 
@@ -48,7 +48,12 @@ def _params(grads: list, dtype=np.float64) -> list:
 
 def _grads(seed: int = 0, scale: float = 1.0) -> list:
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal((4, 3)) * scale, None, rng.standard_normal(5) * scale, rng.standard_normal((2, 2, 2)) * scale]
+    return [
+        rng.standard_normal((4, 3)) * scale,
+        None,
+        rng.standard_normal(5) * scale,
+        rng.standard_normal((2, 2, 2)) * scale,
+    ]
 
 
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, float("inf"), "inf"])
@@ -93,7 +98,9 @@ def test_clip_grad_norm_float32_and_parameters_of_a_model() -> None:
     grads = [None if g is None else g.astype(np.float32) for g in _grads(1, scale=3.0)]
     params = _params(grads, dtype=np.float32)
     total = clip_grad_norm_(iter(params), 1.0)  # any iterable
-    expected_total, expected = numpy_clip_grad_norm([None if g is None else g.astype(np.float64) for g in grads], 1.0, 2.0)
+    expected_total, expected = numpy_clip_grad_norm(
+        [None if g is None else g.astype(np.float64) for g in grads], 1.0, 2.0
+    )
     assert total.dtype == np.float32
     np.testing.assert_allclose(total.item(), expected_total, rtol=1e-6)
     for p, e in zip(params, expected):

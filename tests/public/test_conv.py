@@ -18,7 +18,10 @@ from minitorch.nn.conv import unfold1d, unfold2d
 from minitorch.testing import grad_check
 from tensor_strategies import to_minitorch
 
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+CPU_BACKENDS = [
+    pytest.param(minitorch.SimpleBackend, id="simple"),
+    pytest.param(minitorch.FastBackend, id="fast"),
+]
 
 CHECK = settings(max_examples=25, deadline=None)
 
@@ -26,7 +29,12 @@ CHECK = settings(max_examples=25, deadline=None)
 @st.composite
 def conv1d_cases(draw):
     n, c_in, c_out = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
-    k, stride, padding, dilation = draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(0, 2)), draw(st.integers(1, 2))
+    k, stride, padding, dilation = (
+        draw(st.integers(1, 4)),
+        draw(st.integers(1, 3)),
+        draw(st.integers(0, 2)),
+        draw(st.integers(1, 2)),
+    )
     span = dilation * (k - 1) + 1
     length = draw(st.integers(max(1, span - 2 * padding), span + 6))
     bias = draw(st.booleans())
@@ -68,7 +76,9 @@ def _conv_numpy(x: np.ndarray, w: np.ndarray, b, stride, padding, dilation) -> n
     dims = x.ndim - 2
     pads = [(0, 0), (0, 0)] + list(padding)
     xp = np.pad(x, pads)
-    out_size = [(xp.shape[2 + a] - dilation[a] * (w.shape[2 + a] - 1) - 1) // stride[a] + 1 for a in range(dims)]
+    out_size = [
+        (xp.shape[2 + a] - dilation[a] * (w.shape[2 + a] - 1) - 1) // stride[a] + 1 for a in range(dims)
+    ]
     out = np.zeros((x.shape[0], w.shape[0], *out_size))
     for pos in np.ndindex(*out_size):
         for offset in np.ndindex(*w.shape[2:]):
@@ -99,7 +109,9 @@ def _conv_numpy_backward(x: np.ndarray, w: np.ndarray, g: np.ndarray, stride, pa
             at_idx, at_offset = (slice(None), slice(None)) + idx, (slice(None), slice(None)) + offset
             grad_w[at_offset] += g_pos.T @ xp[at_idx]
             grad_xp[at_idx] += g_pos @ w[at_offset]
-    inside = (slice(None), slice(None)) + tuple(slice(before, before + x.shape[2 + a]) for a, (before, _) in enumerate(padding))
+    inside = (slice(None), slice(None)) + tuple(
+        slice(before, before + x.shape[2 + a]) for a, (before, _) in enumerate(padding)
+    )
     return grad_xp[inside], grad_w, g.sum(axis=(0,) + tuple(range(2, g.ndim)))
 
 
@@ -124,7 +136,9 @@ def _raw(t: minitorch.Tensor):
 
 @pytest.mark.task4_1
 @pytest.mark.parametrize("backend", CPU_BACKENDS)
-@pytest.mark.parametrize("stride,padding,dilation", [(1, (0, 0), 1), (2, (1, 1), 1), (1, (2, 1), 2), (3, (0, 2), 2)])
+@pytest.mark.parametrize(
+    "stride,padding,dilation", [(1, (0, 0), 1), (2, (1, 1), 1), (1, (2, 1), 2), (3, (0, 2), 2)]
+)
 def test_im2col1d_follows_its_definition(backend, stride, padding, dilation) -> None:
     """cols[n, l, c·K + k] = x[n, c, l·stride + k·dilation − padding] (0 outside), read
     from a permuted (non-contiguous) input."""
@@ -143,7 +157,9 @@ def test_im2col1d_follows_its_definition(backend, stride, padding, dilation) -> 
 
 @pytest.mark.task4_1
 @pytest.mark.parametrize("backend", CPU_BACKENDS)
-@pytest.mark.parametrize("stride,padding,dilation", [(1, (0, 0), 1), (2, (1, 2), 1), (1, (2, 2), 2), (3, (1, 0), 3)])
+@pytest.mark.parametrize(
+    "stride,padding,dilation", [(1, (0, 0), 1), (2, (1, 2), 1), (1, (2, 2), 2), (3, (1, 0), 3)]
+)
 def test_col2im1d_is_the_adjoint_of_im2col1d(backend, stride, padding, dilation) -> None:
     """⟨im2col(x), c⟩ = ⟨x, col2im(c)⟩ for every x and c: col2im sums each input value's
     copies (the backward of im2col), and overwrites whatever its output held."""
@@ -168,7 +184,12 @@ def test_col2im1d_is_the_adjoint_of_im2col1d(backend, stride, padding, dilation)
 def test_conv1d_matches_the_definition_on_each_backend(backend, dtype) -> None:
     rng = np.random.default_rng(11)
     x, w, b = rng.standard_normal((2, 3, 10)), rng.standard_normal((4, 3, 3)), rng.standard_normal(4)
-    out = F.conv1d(*(minitorch.tensor(a, dtype=dtype, backend=backend) for a in (x, w, b)), stride=2, padding=2, dilation=2)
+    out = F.conv1d(
+        *(minitorch.tensor(a, dtype=dtype, backend=backend) for a in (x, w, b)),
+        stride=2,
+        padding=2,
+        dilation=2,
+    )
     assert out.dtype == dtype and out.backend is backend
     tol = 1e-12 if dtype == np.float64 else 1e-5
     np.testing.assert_allclose(out.numpy(), _conv_numpy(x, w, b, (2,), [(2, 2)], (2,)), rtol=tol, atol=tol)
@@ -178,7 +199,9 @@ def test_conv1d_matches_the_definition_on_each_backend(backend, dtype) -> None:
 @pytest.mark.parametrize("backend", CPU_BACKENDS)
 def test_conv1d_central_differences_on_each_backend(backend) -> None:
     rng = np.random.default_rng(12)
-    x, w, b = (minitorch.tensor(rng.standard_normal(s), backend=backend) for s in ((1, 2, 6), (2, 2, 3), (2,)))
+    x, w, b = (
+        minitorch.tensor(rng.standard_normal(s), backend=backend) for s in ((1, 2, 6), (2, 2, 3), (2,))
+    )
     grad_check(lambda x, w, b: F.conv1d(x, w, b, stride=2, padding="valid", dilation=1), x, w, b)
 
 
@@ -195,7 +218,9 @@ def test_conv1d_matches_the_definition_over_generated_cases(case) -> None:
     geometry = ((stride,), [(padding, padding)], (dilation,))
     g = rng.standard_normal(out.shape)
     out.backward(minitorch.tensor(g))
-    _check_values_and_gradients(out, _conv_numpy(x, w, b, *geometry), [X, W, B], _conv_numpy_backward(x, w, g, *geometry))
+    _check_values_and_gradients(
+        out, _conv_numpy(x, w, b, *geometry), [X, W, B], _conv_numpy_backward(x, w, g, *geometry)
+    )
 
 
 @pytest.mark.task4_1
@@ -237,8 +262,14 @@ def test_conv1d_float32() -> None:
     g = rng.standard_normal(out.shape).astype(np.float32)
     out.backward(minitorch.tensor(g, dtype=minitorch.float32))
     x64, w64, g64 = (a.astype(np.float64) for a in (x, w, g))
-    _check_values_and_gradients(out, _conv_numpy(x64, w64, b.astype(np.float64), *geometry), [X, W, B],
-                                _conv_numpy_backward(x64, w64, g64, *geometry), rtol=1e-4, atol=1e-5)
+    _check_values_and_gradients(
+        out,
+        _conv_numpy(x64, w64, b.astype(np.float64), *geometry),
+        [X, W, B],
+        _conv_numpy_backward(x64, w64, g64, *geometry),
+        rtol=1e-4,
+        atol=1e-5,
+    )
     assert X.grad is not None and X.grad.dtype == np.float32 and W.grad.dtype == np.float32
 
 
@@ -317,8 +348,12 @@ def test_conv1d_layer_state_dict_round_trip() -> None:
 
 @pytest.mark.task4_2
 @pytest.mark.parametrize("backend", CPU_BACKENDS)
-@pytest.mark.parametrize("stride,padding,dilation", [((1, 1), (0, 0, 0, 0), (1, 1)), ((2, 1), (1, 1, 0, 2), (1, 2))])
-def test_im2col2d_follows_its_definition_and_col2im2d_is_its_adjoint(backend, stride, padding, dilation) -> None:
+@pytest.mark.parametrize(
+    "stride,padding,dilation", [((1, 1), (0, 0, 0, 0), (1, 1)), ((2, 1), (1, 1, 0, 2), (1, 2))]
+)
+def test_im2col2d_follows_its_definition_and_col2im2d_is_its_adjoint(
+    backend, stride, padding, dilation
+) -> None:
     """cols[n, i, j, (c·KH + a)·KW + b] = x[n, c, i·sh + a·dh − ph, j·sw + b·dw − pw], read
     from a permuted input; ⟨im2col(x), c⟩ = ⟨x, col2im(c)⟩."""
     rng = np.random.default_rng(sum(stride))
@@ -329,7 +364,12 @@ def test_im2col2d_follows_its_definition_and_col2im2d_is_its_adjoint(backend, st
     xp = np.pad(x, [(0, 0), (0, 0), padding[:2], padding[2:]])
     got = cols.numpy()
     oh, ow = got.shape[1:3]
-    assert got.shape == (n, (h + padding[0] + padding[1] - dilation[0] * (kh - 1) - 1) // stride[0] + 1, ow, c * kh * kw)
+    assert got.shape == (
+        n,
+        (h + padding[0] + padding[1] - dilation[0] * (kh - 1) - 1) // stride[0] + 1,
+        ow,
+        c * kh * kw,
+    )
     for i in range(oh):
         for j in range(ow):
             for a in range(kh):
@@ -347,10 +387,19 @@ def test_im2col2d_follows_its_definition_and_col2im2d_is_its_adjoint(backend, st
 def test_conv2d_matches_the_definition_on_each_backend(backend) -> None:
     rng = np.random.default_rng(13)
     x, w, b = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((2, 3, 3, 2)), rng.standard_normal(2)
-    out = F.conv2d(*(minitorch.tensor(a, backend=backend) for a in (x, w, b)), stride=(2, 1), padding=(1, 0), dilation=(1, 2))
-    np.testing.assert_allclose(out.numpy(), _conv_numpy(x, w, b, (2, 1), [(1, 1), (0, 0)], (1, 2)), rtol=1e-12, atol=1e-12)
-    grad_check(lambda x: F.conv2d(x, minitorch.tensor(w, backend=backend), None, 1, "same"),
-               minitorch.tensor(x[:1, :, :4, :4], backend=backend))
+    out = F.conv2d(
+        *(minitorch.tensor(a, backend=backend) for a in (x, w, b)),
+        stride=(2, 1),
+        padding=(1, 0),
+        dilation=(1, 2),
+    )
+    np.testing.assert_allclose(
+        out.numpy(), _conv_numpy(x, w, b, (2, 1), [(1, 1), (0, 0)], (1, 2)), rtol=1e-12, atol=1e-12
+    )
+    grad_check(
+        lambda x: F.conv2d(x, minitorch.tensor(w, backend=backend), None, 1, "same"),
+        minitorch.tensor(x[:1, :, :4, :4], backend=backend),
+    )
 
 
 @pytest.mark.task4_2
@@ -366,7 +415,9 @@ def test_conv2d_matches_the_definition_over_generated_cases(case) -> None:
     geometry = (stride, [(padding[0], padding[0]), (padding[1], padding[1])], dilation)
     g = rng.standard_normal(out.shape)
     out.backward(minitorch.tensor(g))
-    _check_values_and_gradients(out, _conv_numpy(x, w, b, *geometry), [X, W, B], _conv_numpy_backward(x, w, g, *geometry))
+    _check_values_and_gradients(
+        out, _conv_numpy(x, w, b, *geometry), [X, W, B], _conv_numpy_backward(x, w, g, *geometry)
+    )
 
 
 @pytest.mark.task4_2

@@ -258,14 +258,22 @@ def _matmul_case(shape_a, shape_b, dtype, order_a=None, order_b=None, seed=0):
 @CHECK
 @given(
     batch=st.sampled_from([(1, 1), (2, 2), (1, 3), (2, 1)]),
-    n=st.integers(1, 6), k=st.integers(1, 6), m=st.integers(1, 6),
-    transpose_a=st.booleans(), transpose_b=st.booleans(),
-    dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**16),
+    n=st.integers(1, 6),
+    k=st.integers(1, 6),
+    m=st.integers(1, 6),
+    transpose_a=st.booleans(),
+    transpose_b=st.booleans(),
+    dtype=st.sampled_from(DTYPES),
+    seed=st.integers(0, 2**16),
 )
 def test_matmul_matches_simple_and_numpy(batch, n, k, m, transpose_a, transpose_b, dtype, seed) -> None:
     x, y, a, b = _matmul_case(
-        (batch[0], n, k), (batch[1], k, m), dtype,
-        (0, 2, 1) if transpose_a else None, (0, 2, 1) if transpose_b else None, seed,
+        (batch[0], n, k),
+        (batch[1], k, m),
+        dtype,
+        (0, 2, 1) if transpose_a else None,
+        (0, 2, 1) if transpose_b else None,
+        seed,
     )
     got = cuda_ops.CudaOps.matrix_multiply(a, b)
     sa, sb = to_minitorch(x, (0, 1, 2), SIMPLE), to_minitorch(y, (0, 1, 2), SIMPLE)
@@ -278,9 +286,9 @@ def test_matmul_matches_simple_and_numpy(batch, n, k, m, transpose_a, transpose_
 @pytest.mark.parametrize(
     "shape_a, shape_b",
     [
-        ((1, 5, 40), (1, 40, 3)),     # k spans 3 tiles (16 + 16 + 8): both barriers matter
-        ((2, 19, 37), (1, 37, 21)),   # 2 × 2 output tiles, ragged edges, batch broadcast of b
-        ((1, 33, 3), (2, 3, 17)),     # 3 row tiles, 2 column tiles, batch broadcast of a
+        ((1, 5, 40), (1, 40, 3)),  # k spans 3 tiles (16 + 16 + 8): both barriers matter
+        ((2, 19, 37), (1, 37, 21)),  # 2 × 2 output tiles, ragged edges, batch broadcast of b
+        ((1, 33, 3), (2, 3, 17)),  # 3 row tiles, 2 column tiles, batch broadcast of a
     ],
 )
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -348,7 +356,9 @@ def _composite(p: minitorch.Tensor, a: minitorch.Tensor) -> minitorch.Tensor:
     return (p.sigmoid() * a.exp().sum(1, keepdim=True)).relu() + p.max(0).values
 
 
-def _composite_numpy(p: np.ndarray, a: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _composite_numpy(
+    p: np.ndarray, a: np.ndarray, g: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`_composite` in NumPy, and its backward for the upstream gradient g by the chain rule:
     returns (out, ∂L/∂p, the part of ∂L/∂a that comes through exp(a)).
 

@@ -68,8 +68,10 @@ def test_masks_follow_the_seed_and_keep_the_dtype() -> None:
     assert not np.array_equal(b.numpy(), c.numpy())
 
 
-@pytest.mark.parametrize("backend", [pytest.param(minitorch.SimpleBackend, id="simple"),
-                                     pytest.param(minitorch.FastBackend, id="fast")])
+@pytest.mark.parametrize(
+    "backend",
+    [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")],
+)
 def test_the_mask_lives_on_the_input_backend(backend) -> None:
     """The same seed gives the same mask on every backend; the output stays on the input's
     backend and keeps its dtype."""

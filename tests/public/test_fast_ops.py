@@ -34,7 +34,17 @@ import minitorch
 from minitorch import fast_ops, jit, operators
 from minitorch.tensor_data import TensorData
 from minitorch.testing import grad_check
-from backend_cases import LAYOUT_CASES, MAPS, MATMUL_LAYOUTS, MATMUL_SIZES, REDUCES, ZIPS, check_close, empty, layout
+from backend_cases import (
+    LAYOUT_CASES,
+    MAPS,
+    MATMUL_LAYOUTS,
+    MATMUL_SIZES,
+    REDUCES,
+    ZIPS,
+    check_close,
+    empty,
+    layout,
+)
 from backend_cases import run_matmul, same, tol
 from backend_cases import both as _both
 from tensor_strategies import Drawn, broadcastable_pair, tensors, to_minitorch
@@ -210,6 +220,7 @@ MATMUL_KERNELS = {
     "backend": minitorch.FastBackend.ops.matmul_kernel(),
 }
 
+
 @pytest.mark.task3_2
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("lay", sorted(MATMUL_LAYOUTS))
@@ -259,7 +270,9 @@ def test_matmul_integer_and_strided_operands() -> None:
         np.testing.assert_array_equal(out.to_numpy(), (x @ y).astype(np.float64), err_msg=name)
         out = empty((1, 40, 40))
         kernel(*out.tuple(), *strided.tuple(), *strided.tuple())
-        np.testing.assert_allclose(out.to_numpy(), big[:, ::2] @ big[:, ::2], **tol(np.float64, 40), err_msg=name)
+        np.testing.assert_allclose(
+            out.to_numpy(), big[:, ::2] @ big[:, ::2], **tol(np.float64, 40), err_msg=name
+        )
 
 
 # ---- gradients through the fast backend -------------------------------------------------
@@ -302,7 +315,9 @@ def test_elementwise_gradients_match_the_chain_rule_in_numpy() -> None:
     np.testing.assert_allclose(out.numpy(), (s + np.exp(x) * 0.5).sum(1), rtol=1e-10)
     assert a.grad is not None and b.grad is not None
     np.testing.assert_allclose(a.grad.numpy(), g_wide * (s * (1 - s) * y + np.exp(x) * 0.5), rtol=1e-10)
-    np.testing.assert_allclose(b.grad.numpy(), (g_wide * s * (1 - s) * x).sum(axis=(0, 2))[:, None], rtol=1e-10)
+    np.testing.assert_allclose(
+        b.grad.numpy(), (g_wide * s * (1 - s) * x).sum(axis=(0, 2))[:, None], rtol=1e-10
+    )
 
 
 @pytest.mark.task3_2
@@ -347,7 +362,7 @@ def test_matmul_gradients_match_the_chain_rule_in_numpy() -> None:
 def test_scalar_identity_is_stable_and_distinguishes_closures() -> None:
     assert jit._identity(operators.add) == jit._identity(operators.add)
     assert jit._identity(operators.add) != jit._identity(operators.mul)
-    scale = [(lambda c: (lambda x: x * c))(c) for c in (2.0, 3.0)]
+    scale = [(lambda c: lambda x: x * c)(c) for c in (2.0, 3.0)]
     assert jit._identity(scale[0]) != jit._identity(scale[1])
     assert jit.jit_scalar(operators.add) is jit.jit_scalar(operators.add)
     assert fast_ops.tensor_map(operators.neg) is fast_ops.tensor_map(operators.neg)

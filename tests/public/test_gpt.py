@@ -41,10 +41,18 @@ def _randomise_layer_norms(model: TinyGPT, seed: int = 1) -> None:
     """Random LayerNorm gains and biases (ones and zeros would hide a missing one)."""
     rng = np.random.default_rng(seed)
     state = model.state_dict()
-    model.load_state_dict({k: (1.0 + 0.3 * rng.standard_normal(v.shape) if k.endswith("norm1.weight") or
-                               k.endswith("norm2.weight") or k == "norm.weight" else
-                               0.3 * rng.standard_normal(v.shape) if "norm" in k or k.endswith("_bias")
-                               else v) for k, v in state.items()})
+    model.load_state_dict(
+        {
+            k: (
+                1.0 + 0.3 * rng.standard_normal(v.shape)
+                if k.endswith("norm1.weight") or k.endswith("norm2.weight") or k == "norm.weight"
+                else 0.3 * rng.standard_normal(v.shape)
+                if "norm" in k or k.endswith("_bias")
+                else v
+            )
+            for k, v in state.items()
+        }
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -70,9 +78,9 @@ def _numpy_causal_self_attention(p: dict, prefix: str, x: np.ndarray, nhead: int
     def heads(y):  # [B, T, d] → [B, nhead, T, d / nhead]
         return y.reshape(b, t, nhead, d // nhead).transpose(0, 2, 1, 3)
 
-    q, k, v = (heads(x @ w[i * d:(i + 1) * d].T + bias[i * d:(i + 1) * d]) for i in range(3))
+    q, k, v = (heads(x @ w[i * d : (i + 1) * d].T + bias[i * d : (i + 1) * d]) for i in range(3))
     scores = q @ k.swapaxes(-1, -2) / math.sqrt(d // nhead)
-    scores = np.where(np.tril(np.ones((t, t), dtype=bool)), scores, -np.inf)   # the future is masked
+    scores = np.where(np.tril(np.ones((t, t), dtype=bool)), scores, -np.inf)  # the future is masked
     e = np.exp(scores - scores.max(-1, keepdims=True))
     merged = ((e / e.sum(-1, keepdims=True)) @ v).transpose(0, 2, 1, 3).reshape(b, t, d)
     return merged @ p[prefix + "self_attn.out_proj.weight"].T + p[prefix + "self_attn.out_proj.bias"]
@@ -130,13 +138,17 @@ def test_logits_loss_and_every_gradient_match_numpy(positions: str) -> None:
     params = {name: p.value.numpy() for name, p in model.named_parameters()}
     np.testing.assert_allclose(logits.numpy(), _numpy_gpt(params, x, 2, 2), rtol=1e-10, atol=1e-12)
     loss = sequence_loss(logits, y)
-    np.testing.assert_allclose(loss.item(), _numpy_mean_cross_entropy(_numpy_gpt(params, x, 2, 2), y), rtol=1e-12)
+    np.testing.assert_allclose(
+        loss.item(), _numpy_mean_cross_entropy(_numpy_gpt(params, x, 2, 2), y), rtol=1e-12
+    )
     loss.backward()
 
     def numpy_loss(*values):
         return _numpy_mean_cross_entropy(_numpy_gpt(dict(zip(names, values)), x, 2, 2), y)
 
-    for (name, p), expected in zip(model.named_parameters(), numpy_gradients(numpy_loss, [params[n] for n in names])):
+    for (name, p), expected in zip(
+        model.named_parameters(), numpy_gradients(numpy_loss, [params[n] for n in names])
+    ):
         assert p.value.grad is not None, f"{name} got no gradient"
         np.testing.assert_allclose(p.value.grad.numpy(), expected, rtol=1e-6, atol=1e-9, err_msg=name)
 
@@ -149,10 +161,14 @@ def test_logits_at_t_do_not_depend_on_later_tokens(positions: str) -> None:
     base = model(_ids(x)).numpy()
     for t in range(CONTEXT - 1):
         changed = x.copy()
-        changed[:, t + 1:] = (changed[:, t + 1:] + 1 + np.arange(CONTEXT - t - 1)) % V  # every later token differs
+        changed[:, t + 1 :] = (
+            changed[:, t + 1 :] + 1 + np.arange(CONTEXT - t - 1)
+        ) % V  # every later token differs
         out = model(_ids(changed)).numpy()
-        np.testing.assert_allclose(out[:, : t + 1], base[:, : t + 1], rtol=1e-13, atol=1e-13, err_msg=f"t = {t}")
-        assert not np.allclose(out[:, t + 1:], base[:, t + 1:])  # the later positions do see their tokens
+        np.testing.assert_allclose(
+            out[:, : t + 1], base[:, : t + 1], rtol=1e-13, atol=1e-13, err_msg=f"t = {t}"
+        )
+        assert not np.allclose(out[:, t + 1 :], base[:, t + 1 :])  # the later positions do see their tokens
 
 
 @pytest.mark.task6_5
@@ -182,7 +198,12 @@ def test_central_differences_of_a_tiny_model() -> None:
     model = _model("sinusoidal", d_model=4, nhead=2, num_layers=1, dim_feedforward=6)
     _randomise_layer_norms(model, seed=6)
     idx = _ids(_tokens(2, 3, seed=7))
-    names = ["token_embedding.weight", "blocks.0.self_attn.in_proj_weight", "blocks.0.linear1.weight", "head.weight"]
+    names = [
+        "token_embedding.weight",
+        "blocks.0.self_attn.in_proj_weight",
+        "blocks.0.linear1.weight",
+        "head.weight",
+    ]
     params = dict(model.named_parameters())
 
     def logits(emb, in_proj, w1, head):
@@ -200,9 +221,14 @@ def test_parameters_and_structure() -> None:
     names = [name for name, _ in model.named_parameters()]
     assert names[:2] == ["token_embedding.weight", "position_embedding.weight"]
     assert names[-4:] == ["norm.weight", "norm.bias", "head.weight", "head.bias"]
-    assert [n for n in names if n.startswith("blocks.1.")][:2] == ["blocks.1.self_attn.in_proj_weight",
-                                                                   "blocks.1.self_attn.in_proj_bias"]
-    assert model.position_embedding.weight.value.shape == (CONTEXT, 8) and model.head.weight.value.shape == (V, 8)
+    assert [n for n in names if n.startswith("blocks.1.")][:2] == [
+        "blocks.1.self_attn.in_proj_weight",
+        "blocks.1.self_attn.in_proj_bias",
+    ]
+    assert model.position_embedding.weight.value.shape == (CONTEXT, 8) and model.head.weight.value.shape == (
+        V,
+        8,
+    )
     block = model.blocks[0]
     assert block.norm_first and block.self_attn.batch_first and block.linear1.out_features == 12
     assert len(model.blocks) == 2 and model.blocks[0].linear1.weight is not model.blocks[1].linear1.weight
@@ -274,7 +300,7 @@ def test_evaluate_scores_every_position_once_in_windows_of_the_context() -> None
     data = _tokens(1, 27, seed=30)[0]  # 26 targets: 4 windows of 6 and one of 2
     expected = 0.0
     for s in range(0, 26, CONTEXT):
-        x, y = data[s: min(s + CONTEXT, 26)], data[s + 1: min(s + CONTEXT, 26) + 1]
+        x, y = data[s : min(s + CONTEXT, 26)], data[s + 1 : min(s + CONTEXT, 26) + 1]
         expected += sequence_loss(model(_ids(x[None])), y[None]).item() * len(y)
     assert evaluate(model, data, batch_size=3) == pytest.approx(expected / 26, rel=1e-12)
     assert model.training  # mode restored
@@ -327,10 +353,40 @@ def _example_args(tmp_path: Path, framework: str, steps: int = 30) -> list[str]:
     text = tmp_path / "text.txt"
     if not text.exists():
         text.write_text("to be, or not to be: that is the question.\n" * 40)
-    return ["--steps", str(steps), "--eval-every", "15", "--context", "8", "--d-model", "8", "--heads", "2",
-            "--layers", "1", "--feedforward", "16", "--batch-size", "4", "--eval-batch-size", "16", "--lr", "0.01",
-            "--dtype", "float64", "--text", str(text), "--prompt", "to ", "--sample-length", "20", "--seed", "1",
-            "--framework", framework]
+    return [
+        "--steps",
+        str(steps),
+        "--eval-every",
+        "15",
+        "--context",
+        "8",
+        "--d-model",
+        "8",
+        "--heads",
+        "2",
+        "--layers",
+        "1",
+        "--feedforward",
+        "16",
+        "--batch-size",
+        "4",
+        "--eval-batch-size",
+        "16",
+        "--lr",
+        "0.01",
+        "--dtype",
+        "float64",
+        "--text",
+        str(text),
+        "--prompt",
+        "to ",
+        "--sample-length",
+        "20",
+        "--seed",
+        "1",
+        "--framework",
+        framework,
+    ]
 
 
 @pytest.mark.library
@@ -341,7 +397,9 @@ def test_example_trains_and_samples(tmp_path: Path) -> None:
     result = gpt.main(_example_args(tmp_path, "minitorch") + ["--out", str(out)])
     assert [e.step for e in result.evals] == [15, 30]
     assert np.mean(result.train_losses[-5:]) < np.mean(result.train_losses[:5]) - 0.5  # it learns
-    assert result.final is not None and result.final.perplexity == pytest.approx(math.exp(result.final.val_loss))
+    assert result.final is not None and result.final.perplexity == pytest.approx(
+        math.exp(result.final.val_loss)
+    )
     assert len(result.sample) == 20 and (out / "sample.txt").read_text() == "to " + result.sample
     lines = (out / "loss_curve.csv").read_text().splitlines()
     assert lines[0] == "step,train_loss,val_loss" and len(lines) == 31 and lines[15].startswith("15,")

@@ -17,7 +17,14 @@ import pytest
 import minitorch
 from minitorch.datasets import CharVocab, load_tiny_shakespeare, random_batch, split_corpus, stream_chunk
 from minitorch.nn.language_model import (
-    CharLanguageModel, detach_state, evaluate, perplexity, sample, sequence_loss, train_chunk, train_step,
+    CharLanguageModel,
+    detach_state,
+    evaluate,
+    perplexity,
+    sample,
+    sequence_loss,
+    train_chunk,
+    train_step,
 )
 from minitorch.nn.losses import cross_entropy
 from minitorch.nn.utils import clip_grad_norm_
@@ -61,12 +68,12 @@ def numpy_cell(cell: str, x, h, c, w_ih, w_hh, b_ih, b_hh):
         return np.tanh(gi + gh), c
     if cell == "lstm":
         gates = gi + gh
-        i, f = sigmoid(gates[:, :H]), sigmoid(gates[:, H:2 * H])
-        g, o = np.tanh(gates[:, 2 * H:3 * H]), sigmoid(gates[:, 3 * H:])
+        i, f = sigmoid(gates[:, :H]), sigmoid(gates[:, H : 2 * H])
+        g, o = np.tanh(gates[:, 2 * H : 3 * H]), sigmoid(gates[:, 3 * H :])
         c = f * c + i * g
         return o * np.tanh(c), c
-    r, z = sigmoid(gi[:, :H] + gh[:, :H]), sigmoid(gi[:, H:2 * H] + gh[:, H:2 * H])
-    n = np.tanh(gi[:, 2 * H:] + r * gh[:, 2 * H:])
+    r, z = sigmoid(gi[:, :H] + gh[:, :H]), sigmoid(gi[:, H : 2 * H] + gh[:, H : 2 * H])
+    n = np.tanh(gi[:, 2 * H :] + r * gh[:, 2 * H :])
     return (1 - z) * n + z * h, c
 
 
@@ -209,7 +216,9 @@ def test_sequence_loss_gradient_is_softmax_minus_one_hot() -> None:
 def test_sequence_loss_gradient_check() -> None:
     rng = np.random.default_rng(2)
     targets = rng.integers(0, 4, (2, 3))
-    grad_check(lambda z: sequence_loss(z, targets), minitorch.tensor(rng.standard_normal((2, 3, 4)), backend=BACKEND))
+    grad_check(
+        lambda z: sequence_loss(z, targets), minitorch.tensor(rng.standard_normal((2, 3, 4)), backend=BACKEND)
+    )
 
 
 @pytest.mark.task5_5
@@ -243,8 +252,14 @@ def test_model_matches_a_numpy_twin(cell: str) -> None:
     rows = {"rnn": 1, "lstm": 4, "gru": 3}[cell] * 6  # G·H
     shapes = {"embedding.weight": (7, 4), "fc.weight": (7, 6), "fc.bias": (7,)}
     for layer, inputs in ((0, 4), (1, 6)):  # layer 0 reads the embeddings (E = 4), layer 1 reads H = 6
-        shapes.update({f"rnn.weight_ih_l{layer}": (rows, inputs), f"rnn.weight_hh_l{layer}": (rows, 6),
-                       f"rnn.bias_ih_l{layer}": (rows,), f"rnn.bias_hh_l{layer}": (rows,)})
+        shapes.update(
+            {
+                f"rnn.weight_ih_l{layer}": (rows, inputs),
+                f"rnn.weight_hh_l{layer}": (rows, 6),
+                f"rnn.bias_ih_l{layer}": (rows,),
+                f"rnn.bias_hh_l{layer}": (rows,),
+            }
+        )
     assert {k: v.shape for k, v in model.state_dict().items()} == shapes
     ids = np.random.default_rng(3).integers(0, 7, (2, 5))
     logits, state = model(_ids(ids))
@@ -314,10 +329,15 @@ def test_train_step_moves_against_the_gradient_of_the_loss() -> None:
     rng, epsilon = np.random.default_rng(9), 1e-6
     for name, value in before.items():
         v = rng.standard_normal(value.shape)
-        up, down = loss_at({**before, name: value + epsilon * v}), loss_at({**before, name: value - epsilon * v})
+        up, down = (
+            loss_at({**before, name: value + epsilon * v}),
+            loss_at({**before, name: value - epsilon * v}),
+        )
         expected = (up - down) / (2 * epsilon)
         got = float(np.sum((value - after[name]) * v))
-        assert np.isclose(got, expected, rtol=1e-5, atol=1e-8), f"{name}: step {got:.10g}, gradient {expected:.10g}"
+        assert np.isclose(got, expected, rtol=1e-5, atol=1e-8), (
+            f"{name}: step {got:.10g}, gradient {expected:.10g}"
+        )
 
 
 @pytest.mark.task5_5
@@ -333,7 +353,9 @@ def test_train_chunk_carries_the_state_detached() -> None:
     for _ in range(3):
         x, y = rng.integers(0, 6, (2, 4)), rng.integers(0, 6, (2, 4))
         if state is not None:
-            state = tuple(s.detach().requires_grad_() for s in state)  # would collect a gradient if not detached
+            state = tuple(
+                s.detach().requires_grad_() for s in state
+            )  # would collect a gradient if not detached
         given = state
         loss, state = train_chunk(model, optimizer, x, y, state, max_norm=None)
         expected, twin_state, _ = hand_written_chunk(twin, twin_optimizer, x, y, twin_state)
@@ -517,16 +539,48 @@ def _example_args(tmp_path: Path, steps: int, checkpoint: str, out: str | None =
     text = tmp_path / "text.txt"
     if not text.exists():
         text.write_text("to be, or not to be: that is the question.\n" * 40)
-    args = ["--steps", str(steps), "--eval-every", "3", "--cell", "lstm", "--embedding", "4", "--hidden", "8",
-            "--seq-len", "8", "--batch-size", "4", "--eval-batch-size", "16", "--dropout", "0.3", "--lr", "0.01",
-            "--dtype", "float64", "--text", str(text), "--prompt", "to ", "--sample-length", "30", "--seed", "1",
-            "--checkpoint", str(tmp_path / checkpoint)]
+    args = [
+        "--steps",
+        str(steps),
+        "--eval-every",
+        "3",
+        "--cell",
+        "lstm",
+        "--embedding",
+        "4",
+        "--hidden",
+        "8",
+        "--seq-len",
+        "8",
+        "--batch-size",
+        "4",
+        "--eval-batch-size",
+        "16",
+        "--dropout",
+        "0.3",
+        "--lr",
+        "0.01",
+        "--dtype",
+        "float64",
+        "--text",
+        str(text),
+        "--prompt",
+        "to ",
+        "--sample-length",
+        "30",
+        "--seed",
+        "1",
+        "--checkpoint",
+        str(tmp_path / checkpoint),
+    ]
     return args + (["--out", out] if out else [])
 
 
 @pytest.mark.library
 @pytest.mark.parametrize("mode", [[], ["--tbptt"]], ids=["random-windows", "tbptt"])
-def test_example_resumed_from_a_checkpoint_matches_an_uninterrupted_run(tmp_path: Path, mode: list[str]) -> None:
+def test_example_resumed_from_a_checkpoint_matches_an_uninterrupted_run(
+    tmp_path: Path, mode: list[str]
+) -> None:
     from minitorch.examples import char_lm
 
     whole = char_lm.main(_example_args(tmp_path, 8, "whole.npz") + mode)
@@ -554,11 +608,16 @@ def test_example_writes_the_loss_curve_and_the_sample(tmp_path: Path) -> None:
     lines = (out / "loss_curve.csv").read_text().splitlines()
     assert lines[0] == "step,train_loss,val_loss" and len(lines) == 5
     step, train, val = lines[3].split(",")
-    assert (int(step), float(train), float(val)) == (3, pytest.approx(result.train_losses[2], abs=1e-6),
-                                                     pytest.approx(result.evals[0].val_loss, abs=1e-6))
+    assert (int(step), float(train), float(val)) == (
+        3,
+        pytest.approx(result.train_losses[2], abs=1e-6),
+        pytest.approx(result.evals[0].val_loss, abs=1e-6),
+    )
     assert lines[2].endswith(",")  # no validation loss at step 2
     assert (out / "sample.txt").read_text() == "to " + result.sample
-    assert result.final is not None and result.final.perplexity == pytest.approx(math.exp(result.final.val_loss))
+    assert result.final is not None and result.final.perplexity == pytest.approx(
+        math.exp(result.final.val_loss)
+    )
 
 
 @pytest.mark.library

@@ -55,8 +55,12 @@ def test_values_and_gradients_match_numpy(shape, normalized) -> None:
     out.backward(minitorch.tensor(g))
     exp_x, exp_w, exp_b = numpy_gradients(numpy_layer, [x, w, b], g)
     np.testing.assert_allclose(xs.grad.numpy(), exp_x, rtol=1e-6, atol=1e-8, err_msg="x.grad")
-    np.testing.assert_allclose(layer.weight.value.grad.numpy(), exp_w, rtol=1e-6, atol=1e-8, err_msg="weight.grad")
-    np.testing.assert_allclose(layer.bias.value.grad.numpy(), exp_b, rtol=1e-6, atol=1e-8, err_msg="bias.grad")
+    np.testing.assert_allclose(
+        layer.weight.value.grad.numpy(), exp_w, rtol=1e-6, atol=1e-8, err_msg="weight.grad"
+    )
+    np.testing.assert_allclose(
+        layer.bias.value.grad.numpy(), exp_b, rtol=1e-6, atol=1e-8, err_msg="bias.grad"
+    )
 
 
 def test_hand_computed_values_and_eps_under_the_root() -> None:
@@ -64,8 +68,9 @@ def test_hand_computed_values_and_eps_under_the_root() -> None:
     x = minitorch.tensor(np.array([[1.0, 2.0, 3.0, 6.0]]))
     expected = np.array([-2.0, -1.0, 0.0, 3.0]) / np.sqrt(3.5 + 0.5)
     np.testing.assert_allclose(F.layer_norm(x, (4,), eps=0.5).numpy()[0], expected, rtol=1e-14)
-    np.testing.assert_allclose(F.layer_norm(x, 4, eps=0.0).numpy()[0], [-2.0, -1.0, 0.0, 3.0] / np.sqrt(3.5),
-                               rtol=1e-14)
+    np.testing.assert_allclose(
+        F.layer_norm(x, 4, eps=0.0).numpy()[0], [-2.0, -1.0, 0.0, 3.0] / np.sqrt(3.5), rtol=1e-14
+    )
 
 
 def test_functional_form_and_eps_match_numpy() -> None:

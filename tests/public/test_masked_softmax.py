@@ -53,15 +53,18 @@ def test_values_and_gradients_match_the_formulas_in_numpy(shape) -> None:
     (out * minitorch.tensor(upstream)).sum().backward()
     expected = _numpy_masked_softmax(scores, mask)
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(s.grad.numpy(), _numpy_softmax_backward(expected, upstream), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(
+        s.grad.numpy(), _numpy_softmax_backward(expected, upstream), rtol=1e-10, atol=1e-13
+    )
 
 
 def test_hand_computed_values() -> None:
     """[0, ln 2, ln 3] with the middle one masked: e^0 : e^{ln 3} = 1 : 3."""
     scores = minitorch.tensor(np.array([[0.0, np.log(2.0), np.log(3.0)], [1.0, 1.0, 1.0]]))
     mask = minitorch.tensor(np.array([[True, False, True], [True, True, True]]))
-    np.testing.assert_allclose(masked_softmax(scores, mask).numpy(), [[0.25, 0.0, 0.75], [1 / 3, 1 / 3, 1 / 3]],
-                               rtol=1e-14)
+    np.testing.assert_allclose(
+        masked_softmax(scores, mask).numpy(), [[0.25, 0.0, 0.75], [1 / 3, 1 / 3, 1 / 3]], rtol=1e-14
+    )
 
 
 def test_rows_sum_to_one_masked_positions_are_zero_and_empty_rows_are_zero() -> None:
@@ -93,7 +96,9 @@ def test_minus_infinity_scores_are_masked_too_and_a_mask_broadcasts() -> None:
     # a [1, S] mask broadcasts over the rows (a key padding mask for every query)
     big = np.array([[1000.0, 2.0, -1000.0], [3.0, 1000.0, 5.0]])  # large but finite: stable
     out = masked_softmax(minitorch.tensor(big), minitorch.tensor(np.array([[False, True, True]]))).numpy()
-    np.testing.assert_allclose(out, [[0.0, 1.0, np.exp(-1002.0)], [0.0, 1.0, np.exp(5.0 - 1000.0)]], rtol=1e-14, atol=0.0)
+    np.testing.assert_allclose(
+        out, [[0.0, 1.0, np.exp(-1002.0)], [0.0, 1.0, np.exp(5.0 - 1000.0)]], rtol=1e-14, atol=0.0
+    )
 
 
 def test_other_dimension() -> None:

@@ -13,6 +13,7 @@ import pytest
 import minitorch
 from minitorch import Module, Parameter, Scalar
 
+
 class Leaf(Module):
     def __init__(self, shape: tuple[int, ...] = (2, 3)) -> None:
         super().__init__()
@@ -140,12 +141,7 @@ def test_call_runs_forward() -> None:
 def test_repr_is_nested_like_pytorch() -> None:
     assert repr(Leaf()) == "Leaf(shape=(2, 3))"
     assert repr(Net()) == (
-        "Net(\n"
-        "  (layer1): Leaf(shape=(2, 3))\n"
-        "  (block): Block(\n"
-        "    (inner): Leaf(shape=(3, 1))\n"
-        "  )\n"
-        ")"
+        "Net(\n  (layer1): Leaf(shape=(2, 3))\n  (block): Block(\n    (inner): Leaf(shape=(3, 1))\n  )\n)"
     )
 
 

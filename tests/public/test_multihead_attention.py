@@ -44,17 +44,25 @@ def _module(seed: int = 0, **kwargs) -> nn.MultiheadAttention:
     would hide a missing one) are random normal values drawn from `seed`."""
     mha = nn.MultiheadAttention(E, H, **kwargs)
     rng = np.random.default_rng(seed)
-    mha.load_state_dict({name: 0.5 * rng.standard_normal(value.shape) for name, value in mha.state_dict().items()})
+    mha.load_state_dict(
+        {name: 0.5 * rng.standard_normal(value.shape) for name, value in mha.state_dict().items()}
+    )
     return mha
 
 
 def _inputs(L: int, S: int, B, batch_first: bool, kdim: int = E, vdim: int = E, seed: int = 1):
     """query, key, value arrays in the layout asked (B None: unbatched)."""
+
     def shape(n, d):
         if B is None:
             return (n, d)
         return (B, n, d) if batch_first else (n, B, d)
-    return _rand(*shape(L, E), seed=seed), _rand(*shape(S, kdim), seed=seed + 1), _rand(*shape(S, vdim), seed=seed + 2)
+
+    return (
+        _rand(*shape(L, E), seed=seed),
+        _rand(*shape(S, kdim), seed=seed + 1),
+        _rand(*shape(S, vdim), seed=seed + 2),
+    )
 
 
 def _mask_arrays(kind: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
@@ -68,8 +76,17 @@ def _mask_arrays(kind: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
     return np.where(ignore, -np.inf, 0.3 * rng.standard_normal(shape))
 
 
-def _numpy_mha(params: dict, query, key, value, key_padding_mask=None, attn_mask=None, batch_first=False,
-               need_weights=True, average_attn_weights=True):
+def _numpy_mha(
+    params: dict,
+    query,
+    key,
+    value,
+    key_padding_mask=None,
+    attn_mask=None,
+    batch_first=False,
+    need_weights=True,
+    average_attn_weights=True,
+):
     """nn.MultiheadAttention's forward pass written out in NumPy; returns (output, weights or None).
 
     `params` holds the layer's state_dict. With d = E/H and h = 1 … H:
@@ -93,21 +110,21 @@ def _numpy_mha(params: dict, query, key, value, key_padding_mask=None, attn_mask
     B, L, _ = query.shape
     S, d = key.shape[1], E // H
     if "in_proj_weight" in params:
-        w_in = params["in_proj_weight"]                                   # [3E, E] = [W_q; W_k; W_v]
-        w_q, w_k, w_v = w_in[:E], w_in[E:2 * E], w_in[2 * E:]
+        w_in = params["in_proj_weight"]  # [3E, E] = [W_q; W_k; W_v]
+        w_q, w_k, w_v = w_in[:E], w_in[E : 2 * E], w_in[2 * E :]
     else:
         w_q, w_k, w_v = params["q_proj_weight"], params["k_proj_weight"], params["v_proj_weight"]
     b_q = b_k = b_v = b_o = np.zeros(E)
     if "in_proj_bias" in params:
-        b_in = params["in_proj_bias"]                                     # [3E] = [b_q; b_k; b_v]
-        b_q, b_k, b_v = b_in[:E], b_in[E:2 * E], b_in[2 * E:]
+        b_in = params["in_proj_bias"]  # [3E] = [b_q; b_k; b_v]
+        b_q, b_k, b_v = b_in[:E], b_in[E : 2 * E], b_in[2 * E :]
         b_o = params["out_proj.bias"]
 
     def heads(x, n):  # [B, n, E] → [B, H, n, d]
         return x.reshape(B, n, H, d).transpose(0, 2, 1, 3)
 
     q, k, v = heads(query @ w_q.T + b_q, L), heads(key @ w_k.T + b_k, S), heads(value @ w_v.T + b_v, S)
-    scores = q @ k.swapaxes(-1, -2) / np.sqrt(d)                           # [B, H, L, S]
+    scores = q @ k.swapaxes(-1, -2) / np.sqrt(d)  # [B, H, L, S]
     allowed = np.ones(scores.shape, dtype=bool)
     masks = []
     if key_padding_mask is not None:
@@ -124,8 +141,8 @@ def _numpy_mha(params: dict, query, key, value, key_padding_mask=None, attn_mask
     row_max = np.where(live, np.where(allowed, scores, -np.inf).max(-1, keepdims=True), 0.0)
     e = np.where(allowed, np.exp(np.where(allowed, scores, row_max) - row_max), 0.0)
     total = e.sum(-1, keepdims=True)
-    weights = e / np.where(total == 0.0, 1.0, total)                      # [B, H, L, S]
-    merged = (weights @ v).transpose(0, 2, 1, 3).reshape(B, L, E)         # the heads side by side
+    weights = e / np.where(total == 0.0, 1.0, total)  # [B, H, L, S]
+    merged = (weights @ v).transpose(0, 2, 1, 3).reshape(B, L, E)  # the heads side by side
     out = merged @ params["out_proj.weight"].T + b_o
     if not batched:
         out = out[0]
@@ -169,15 +186,16 @@ def _compare(mha, q, k, v, same: str = "", **kwargs):
 
     def both(*arrays):  # the NumPy output and weights, flattened side by side
         x = {"qkv": arrays[:1] * 3, "kv": arrays[:2] + arrays[1:2]}.get(same, arrays[:3])
-        o, w = _numpy_mha(dict(zip(names, arrays[len(inputs):])), *x, batch_first=mha.batch_first, **np_kw)
+        o, w = _numpy_mha(dict(zip(names, arrays[len(inputs) :])), *x, batch_first=mha.batch_first, **np_kw)
         return np.concatenate([o.ravel()] + ([w.ravel()] if w is not None else []))
 
     expected = numpy_gradients(both, inputs + [params[n] for n in names], np.concatenate(upstream))
     input_names = {"qkv": ["query (= key = value)"], "kv": ["query", "key (= value)"]}.get(
-        same, ["query", "key", "value"])
+        same, ["query", "key", "value"]
+    )
     for name, t, exp in zip(input_names, mt, expected):
         _close(t.grad, exp, f"gradient of {name}", GRAD_RTOL, GRAD_ATOL)
-    for (name, p), exp in zip(mha.named_parameters(), expected[len(inputs):]):
+    for (name, p), exp in zip(mha.named_parameters(), expected[len(inputs) :]):
         _close(p.value.grad, exp, f"gradient of {name}", GRAD_RTOL, GRAD_ATOL)
     return out, weights
 
@@ -209,7 +227,7 @@ def test_the_heads_are_the_column_blocks_of_the_projections() -> None:
     mha = _module(seed=2, batch_first=True)
     q, k, v = _inputs(3, 4, 1, True, seed=4)
     w, b = mha.in_proj_weight.value.numpy(), mha.in_proj_bias.value.numpy()
-    pq, pk, pv = (x[0] @ w[i * E:(i + 1) * E].T + b[i * E:(i + 1) * E] for i, x in enumerate((q, k, v)))
+    pq, pk, pv = (x[0] @ w[i * E : (i + 1) * E].T + b[i * E : (i + 1) * E] for i, x in enumerate((q, k, v)))
     d = E // H
     heads = []
     for h in range(H):
@@ -217,7 +235,9 @@ def test_the_heads_are_the_column_blocks_of_the_projections() -> None:
         scores = pq[:, cols] @ pk[:, cols].T / np.sqrt(d)
         a = np.exp(scores - scores.max(-1, keepdims=True))
         heads.append((a / a.sum(-1, keepdims=True)) @ pv[:, cols])
-    expected = np.concatenate(heads, axis=-1) @ mha.out_proj.weight.value.numpy().T + mha.out_proj.bias.value.numpy()
+    expected = (
+        np.concatenate(heads, axis=-1) @ mha.out_proj.weight.value.numpy().T + mha.out_proj.bias.value.numpy()
+    )
     out, _ = mha(*(minitorch.tensor(x) for x in (q, k, v)))
     _close(out, expected[None], "attn_output")
 
@@ -237,7 +257,13 @@ def test_need_weights_and_per_head_weights_match_numpy(need_weights, average) ->
 def test_kdim_vdim_and_no_bias_match_numpy() -> None:
     mha = _module(kdim=5, vdim=3)
     assert [n for n, _ in mha.named_parameters()] == [
-        "q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"]
+        "q_proj_weight",
+        "k_proj_weight",
+        "v_proj_weight",
+        "in_proj_bias",
+        "out_proj.weight",
+        "out_proj.bias",
+    ]
     assert mha.in_proj_weight is None
     _compare(mha, *_inputs(3, 6, 2, False, kdim=5, vdim=3))
     _compare(_module(kdim=5, vdim=3, batch_first=True), *_inputs(3, 6, None, True, kdim=5, vdim=3))
@@ -282,8 +308,11 @@ def test_the_mask_polarity_is_true_may_not_attend() -> None:
     mha = _module(batch_first=True)
     q, k, v = _inputs(2, 3, 1, True)
     banned = np.array([[True, False, True], [False, False, False]])
-    _, weights = mha(*(minitorch.tensor(x) for x in (q, k, v)), attn_mask=minitorch.tensor(banned),
-                     average_attn_weights=False)
+    _, weights = mha(
+        *(minitorch.tensor(x) for x in (q, k, v)),
+        attn_mask=minitorch.tensor(banned),
+        average_attn_weights=False,
+    )
     np.testing.assert_array_equal(weights.numpy()[0, :, 0], [[0.0, 1.0, 0.0]] * H)
     assert (weights.numpy()[0, :, 1] > 0.0).all()
 
@@ -308,10 +337,10 @@ def test_causal_output_at_t_does_not_depend_on_later_positions() -> None:
     x = _rand(2, L, E, seed=3)
     out, _ = mha(*[minitorch.tensor(x)] * 3, attn_mask=causal, is_causal=True)
     x2 = x.copy()
-    x2[:, t + 1:] = _rand(2, L - t - 1, E, seed=4) * 10.0
+    x2[:, t + 1 :] = _rand(2, L - t - 1, E, seed=4) * 10.0
     out2, _ = mha(*[minitorch.tensor(x2)] * 3, attn_mask=causal, is_causal=True)
     np.testing.assert_allclose(out2.numpy()[:, : t + 1], out.numpy()[:, : t + 1], rtol=1e-13, atol=1e-14)
-    assert not np.allclose(out2.numpy()[:, t + 1:], out.numpy()[:, t + 1:])
+    assert not np.allclose(out2.numpy()[:, t + 1 :], out.numpy()[:, t + 1 :])
 
 
 def test_state_dict_has_torch_names_and_shapes_and_loads_back() -> None:
@@ -319,7 +348,11 @@ def test_state_dict_has_torch_names_and_shapes_and_loads_back() -> None:
     mha = nn.MultiheadAttention(E, H, batch_first=True)
     state = mha.state_dict()
     assert {k: v.shape for k, v in state.items()} == {  # torch.nn.MultiheadAttention(8, 2)'s
-        "in_proj_weight": (3 * E, E), "in_proj_bias": (3 * E,), "out_proj.weight": (E, E), "out_proj.bias": (E,)}
+        "in_proj_weight": (3 * E, E),
+        "in_proj_bias": (3 * E,),
+        "out_proj.weight": (E, E),
+        "out_proj.bias": (E,),
+    }
     q, k, v = _inputs(3, 4, 2, True)
     out, weights = mha(minitorch.tensor(q), minitorch.tensor(k), minitorch.tensor(v))
     exp_out, exp_weights = _numpy_mha(state, q, k, v, batch_first=True)
@@ -360,7 +393,9 @@ def test_fully_masked_rows_give_out_proj_bias_and_no_nan() -> None:
     dead = np.zeros((2, L), dtype=bool)
     dead[1], dead[:, 2] = True, True
     bias = mha.out_proj.bias.value.numpy()
-    np.testing.assert_allclose(out.numpy()[dead], np.broadcast_to(bias, (dead.sum(), E)), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(
+        out.numpy()[dead], np.broadcast_to(bias, (dead.sum(), E)), rtol=1e-14, atol=1e-15
+    )
     assert (weights.numpy()[dead] == 0.0).all()
     np.testing.assert_allclose(weights.numpy()[~dead].sum(-1), 1.0, rtol=1e-12)
     out.backward(minitorch.tensor(_rand(*out.shape, seed=9)))
@@ -378,8 +413,11 @@ def test_weights_rows_sum_to_one_and_padding_gets_no_weight() -> None:
     mha = _module(batch_first=True)
     q, k, v = _inputs(4, 6, 3, True)
     kpm = _mask_arrays("bool", (3, 6), seed=2)
-    _, weights = mha(*(minitorch.tensor(a) for a in (q, k, v)), key_padding_mask=minitorch.tensor(kpm),
-                     average_attn_weights=False)
+    _, weights = mha(
+        *(minitorch.tensor(a) for a in (q, k, v)),
+        key_padding_mask=minitorch.tensor(kpm),
+        average_attn_weights=False,
+    )
     w = weights.numpy()  # [B, H, L, S]
     np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-12)
     assert (w.transpose(0, 3, 1, 2)[kpm] == 0.0).all(), "a padding key got weight"
@@ -420,8 +458,13 @@ def test_central_differences() -> None:
 
     grad_check(module, q, k, v)
     rng = np.random.default_rng(5)
-    params = [minitorch.tensor(rng.standard_normal(s)) for s in [(4, 4), (4, 3), (4, 5), (4,), (4,), (4,), (4, 4), (4,)]]
-    qs, ks, vs = (minitorch.tensor(_rand(*s, seed=n)) for n, s in enumerate([(2, 3, 4), (2, 5, 3), (2, 5, 5)]))
+    params = [
+        minitorch.tensor(rng.standard_normal(s))
+        for s in [(4, 4), (4, 3), (4, 5), (4,), (4,), (4,), (4, 4), (4,)]
+    ]
+    qs, ks, vs = (
+        minitorch.tensor(_rand(*s, seed=n)) for n, s in enumerate([(2, 3, 4), (2, 5, 3), (2, 5, 5)])
+    )
     causal = minitorch.tensor(np.tril(np.ones((3, 5), dtype=bool)))
 
     def functional(q, k, v, w_q, w_k, w_v, b_q, b_k, b_v, w_o, b_o):
@@ -430,8 +473,10 @@ def test_central_differences() -> None:
     grad_check(functional, qs, ks, vs, *params)
 
 
-@pytest.mark.parametrize("backend", [pytest.param(minitorch.SimpleBackend, id="simple"),
-                                     pytest.param(minitorch.FastBackend, id="fast")])
+@pytest.mark.parametrize(
+    "backend",
+    [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")],
+)
 def test_float32_and_backends(backend) -> None:
     mha = _module(batch_first=True)
     mha32 = nn.MultiheadAttention(E, H, batch_first=True, dtype=minitorch.float32, backend=backend)
@@ -462,25 +507,44 @@ def test_errors_name_the_module_and_the_shapes() -> None:
     mha = nn.MultiheadAttention(E, H)
     q, k, v = (minitorch.tensor(a) for a in _inputs(3, 5, 2, False))
     name = r"MultiheadAttention\(embed_dim=8, num_heads=2\): "
-    with pytest.raises(AssertionError, match=name + r"was expecting embedding dimension of 8, but got 6 .*\(3, 2, 6\)"):
+    with pytest.raises(
+        AssertionError, match=name + r"was expecting embedding dimension of 8, but got 6 .*\(3, 2, 6\)"
+    ):
         mha(minitorch.tensor(_rand(3, 2, 6)), k, v)
     with pytest.raises(RuntimeError, match=name + r"key and value must have 8 and 8 features.*\(5, 2, 7\)"):
         mha(q, minitorch.tensor(_rand(5, 2, 7)), v)
-    with pytest.raises(AssertionError, match=name + r"key's sequence and batch dims .*\(5, 2, 8\).*\(4, 2, 8\)"):
+    with pytest.raises(
+        AssertionError, match=name + r"key's sequence and batch dims .*\(5, 2, 8\).*\(4, 2, 8\)"
+    ):
         mha(q, k, minitorch.tensor(_rand(4, 2, E)))
-    with pytest.raises(RuntimeError, match=name + r"query and key must have the same batch size.*\(3, 2, 8\).*\(5, 3, 8\)"):
+    with pytest.raises(
+        RuntimeError, match=name + r"query and key must have the same batch size.*\(3, 2, 8\).*\(5, 3, 8\)"
+    ):
         mha(q, minitorch.tensor(_rand(5, 3, E)), minitorch.tensor(_rand(5, 3, E)))
-    with pytest.raises(AssertionError, match=name + r"query should be unbatched 2D or batched 3D .*\(1, 3, 2, 8\)"):
+    with pytest.raises(
+        AssertionError, match=name + r"query should be unbatched 2D or batched 3D .*\(1, 3, 2, 8\)"
+    ):
         mha(minitorch.tensor(_rand(1, 3, 2, E)), k, v)
-    with pytest.raises(AssertionError, match=name + r"For batched \(3-D\) `query`, expected `key` and `value` to be 3-D.*\(5, 8\)"):
+    with pytest.raises(
+        AssertionError,
+        match=name + r"For batched \(3-D\) `query`, expected `key` and `value` to be 3-D.*\(5, 8\)",
+    ):
         mha(q, minitorch.tensor(_rand(5, E)), v)
-    with pytest.raises(AssertionError, match=name + r"expected key_padding_mask of shape \(2, 5\).*got \(2, 4\)"):
+    with pytest.raises(
+        AssertionError, match=name + r"expected key_padding_mask of shape \(2, 5\).*got \(2, 4\)"
+    ):
         mha(q, k, v, key_padding_mask=minitorch.tensor(np.zeros((2, 4), dtype=bool)))
-    with pytest.raises(RuntimeError, match=name + r"The shape of the 2D attn_mask is \(3, 4\), but should be \(3, 5\)"):
+    with pytest.raises(
+        RuntimeError, match=name + r"The shape of the 2D attn_mask is \(3, 4\), but should be \(3, 5\)"
+    ):
         mha(q, k, v, attn_mask=minitorch.tensor(np.zeros((3, 4), dtype=bool)))
-    with pytest.raises(RuntimeError, match=name + r"The shape of the 3D attn_mask is \(2, 3, 5\), but should be \(4, 3, 5\)"):
+    with pytest.raises(
+        RuntimeError, match=name + r"The shape of the 3D attn_mask is \(2, 3, 5\), but should be \(4, 3, 5\)"
+    ):
         mha(q, k, v, attn_mask=minitorch.tensor(np.zeros((2, 3, 5), dtype=bool)))
-    with pytest.raises(AssertionError, match=name + r"Expected `attn_mask` shape to be \(2, 3, 5\).*got \(4, 3, 5\)"):
+    with pytest.raises(
+        AssertionError, match=name + r"Expected `attn_mask` shape to be \(2, 3, 5\).*got \(4, 3, 5\)"
+    ):
         mha(q[:, 0], k[:, 0], v[:, 0], attn_mask=minitorch.tensor(np.zeros((4, 3, 5), dtype=bool)))
     with pytest.raises(AssertionError, match=name + r"expected `attn_mask` to be `None`, 2-D or 3-D .*4-D"):
         mha(q, k, v, attn_mask=minitorch.tensor(np.zeros((1, 4, 3, 5), dtype=bool)))

@@ -19,8 +19,16 @@ pytestmark = pytest.mark.task4_3
 CHECK = settings(max_examples=25, deadline=None)
 
 
-def _pool2d_numpy(x: np.ndarray, g: np.ndarray, kind: str, kernel, stride=None, padding=(0, 0), dilation=(1, 1),
-                  count_include_pad: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def _pool2d_numpy(
+    x: np.ndarray,
+    g: np.ndarray,
+    kind: str,
+    kernel,
+    stride=None,
+    padding=(0, 0),
+    dilation=(1, 1),
+    count_include_pad: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
     """The definition by loops over the windows of x [N, C, H, W], and its backward for the
     upstream gradient g [N, C, OH, OW]: returns (out, ∂L/∂x).
 
@@ -53,8 +61,9 @@ def _pool2d_numpy(x: np.ndarray, g: np.ndarray, kind: str, kernel, stride=None, 
     return out, grad
 
 
-def _check_against_numpy(fn, x: np.ndarray, rng: np.random.Generator, permuted: bool = False,
-                         expected=None, **kwargs) -> None:
+def _check_against_numpy(
+    fn, x: np.ndarray, rng: np.random.Generator, permuted: bool = False, expected=None, **kwargs
+) -> None:
     """fn(x, **kwargs) and its gradient for a random upstream gradient equal `expected(g)`,
     which returns (out, ∂L/∂x); the input is stored permuted (non-contiguous) if asked."""
     order = tuple(reversed(range(x.ndim))) if permuted else tuple(range(x.ndim))
@@ -86,8 +95,16 @@ def test_max_pool2d_matches_the_definition(case) -> None:
     shape, kernel, stride, padding, permuted, seed = case
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(shape)
-    _check_against_numpy(F.max_pool2d, x, rng, permuted, kernel_size=kernel, stride=stride, padding=padding,
-                         expected=lambda g: _pool2d_numpy(x, g, "max", kernel, stride, padding))
+    _check_against_numpy(
+        F.max_pool2d,
+        x,
+        rng,
+        permuted,
+        kernel_size=kernel,
+        stride=stride,
+        padding=padding,
+        expected=lambda g: _pool2d_numpy(x, g, "max", kernel, stride, padding),
+    )
 
 
 @CHECK
@@ -96,17 +113,34 @@ def test_avg_pool2d_matches_the_definition(case, count_include_pad: bool) -> Non
     shape, kernel, stride, padding, permuted, seed = case
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(shape)
-    _check_against_numpy(F.avg_pool2d, x, rng, permuted, kernel_size=kernel, stride=stride, padding=padding,
-                         count_include_pad=count_include_pad,
-                         expected=lambda g: _pool2d_numpy(x, g, "avg", kernel, stride, padding,
-                                                          count_include_pad=count_include_pad))
+    _check_against_numpy(
+        F.avg_pool2d,
+        x,
+        rng,
+        permuted,
+        kernel_size=kernel,
+        stride=stride,
+        padding=padding,
+        count_include_pad=count_include_pad,
+        expected=lambda g: _pool2d_numpy(
+            x, g, "avg", kernel, stride, padding, count_include_pad=count_include_pad
+        ),
+    )
 
 
 def test_max_pool2d_dilation_matches_the_definition() -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 2, 7, 8))
-    _check_against_numpy(F.max_pool2d, x, rng, kernel_size=(3, 2), stride=(2, 1), padding=1, dilation=(1, 2),
-                         expected=lambda g: _pool2d_numpy(x, g, "max", (3, 2), (2, 1), (1, 1), (1, 2)))
+    _check_against_numpy(
+        F.max_pool2d,
+        x,
+        rng,
+        kernel_size=(3, 2),
+        stride=(2, 1),
+        padding=1,
+        dilation=(1, 2),
+        expected=lambda g: _pool2d_numpy(x, g, "max", (3, 2), (2, 1), (1, 1), (1, 2)),
+    )
 
 
 @pytest.mark.parametrize("kernel,stride,padding", [(2, None, 0), (3, 2, 1), (4, 1, 2)])
@@ -118,12 +152,19 @@ def test_pool1d_matches_the_definition(kernel: int, stride, padding: int) -> Non
     def as_2d(kind: str):
         def expected(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             stride_2d = None if stride is None else (1, stride)
-            out, grad = _pool2d_numpy(x[:, :, None, :], g[:, :, None, :], kind, (1, kernel), stride_2d, (0, padding))
+            out, grad = _pool2d_numpy(
+                x[:, :, None, :], g[:, :, None, :], kind, (1, kernel), stride_2d, (0, padding)
+            )
             return out[:, :, 0, :], grad[:, :, 0, :]
+
         return expected
 
-    _check_against_numpy(F.max_pool1d, x, rng, kernel_size=kernel, stride=stride, padding=padding, expected=as_2d("max"))
-    _check_against_numpy(F.avg_pool1d, x, rng, kernel_size=kernel, stride=stride, padding=padding, expected=as_2d("avg"))
+    _check_against_numpy(
+        F.max_pool1d, x, rng, kernel_size=kernel, stride=stride, padding=padding, expected=as_2d("max")
+    )
+    _check_against_numpy(
+        F.avg_pool1d, x, rng, kernel_size=kernel, stride=stride, padding=padding, expected=as_2d("avg")
+    )
 
 
 def test_max_over_time_is_the_max_along_the_sentence() -> None:
@@ -152,10 +193,10 @@ def test_max_over_time_gradient_goes_to_first_maximum() -> None:
 def test_max_pool2d_ties_send_the_gradient_to_the_first_maximum() -> None:
     """With ties inside a window, the gradient goes to the first maximum in row-major order.
 
-        x = 1 1 0     2 × 2 windows, stride 1:   top-left     [1 1; 1 1] → max 1 at (0, 0)
-            1 1 2                                top-right    [1 0; 1 2] → max 2 at (1, 2)
-            2 2 2                                bottom-left  [1 1; 2 2] → max 2 at (2, 0)
-                                                 bottom-right [1 2; 2 2] → max 2 at (1, 2)
+    x = 1 1 0     2 × 2 windows, stride 1:   top-left     [1 1; 1 1] → max 1 at (0, 0)
+        1 1 2                                top-right    [1 0; 1 2] → max 2 at (1, 2)
+        2 2 2                                bottom-left  [1 1; 2 2] → max 2 at (2, 0)
+                                             bottom-right [1 2; 2 2] → max 2 at (1, 2)
     """
     x = minitorch.tensor([[[[1.0, 1.0, 0.0], [1.0, 1.0, 2.0], [2.0, 2.0, 2.0]]]], requires_grad=True)
     out = F.max_pool2d(x, kernel_size=2, stride=1)
@@ -173,7 +214,10 @@ def test_pool2d_central_differences(fn) -> None:
     grad_check(lambda t: fn(t, (2, 3), (1, 2), (1, 1)), minitorch.tensor(x))
 
 
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+CPU_BACKENDS = [
+    pytest.param(minitorch.SimpleBackend, id="simple"),
+    pytest.param(minitorch.FastBackend, id="fast"),
+]
 
 
 @pytest.mark.parametrize("backend", CPU_BACKENDS)
@@ -191,9 +235,14 @@ def test_pooling_matches_the_definition_on_each_backend(backend) -> None:
         np.testing.assert_allclose(out.numpy(), want, rtol=1e-12, err_msg=kind)
         out.backward(minitorch.tensor(g, backend=backend))
         assert X.grad is not None
-        np.testing.assert_allclose(X.grad.numpy(), want_grad, rtol=1e-12, atol=1e-15, err_msg=f"{kind} gradient")
+        np.testing.assert_allclose(
+            X.grad.numpy(), want_grad, rtol=1e-12, atol=1e-15, err_msg=f"{kind} gradient"
+        )
     grad_check(lambda t: F.avg_pool1d(t, 3, 2, 1), minitorch.tensor(x[:, :, 0], backend=backend))
-    grad_check(lambda t: F.max_pool1d(t, 2, 1), minitorch.tensor(rng.permutation(12).reshape(1, 2, 6) * 0.1, backend=backend))
+    grad_check(
+        lambda t: F.max_pool1d(t, 2, 1),
+        minitorch.tensor(rng.permutation(12).reshape(1, 2, 6) * 0.1, backend=backend),
+    )
 
 
 def test_max_pool_of_a_window_of_minus_infinity_points_inside_the_input() -> None:

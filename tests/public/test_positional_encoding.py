@@ -18,11 +18,11 @@ def test_shape_dtype_and_hand_values() -> None:
     pe = F.sinusoidal_positional_encoding(50, 8)
     assert pe.shape == (50, 8) and pe.dtype == np.float64 and not pe.requires_grad
     table = pe.numpy()
-    np.testing.assert_array_equal(table[0], [0.0, 1.0] * 4)                 # sin 0, cos 0
-    assert table[1, 0] == pytest.approx(math.sin(1.0))                       # i = 0: ω = 1
+    np.testing.assert_array_equal(table[0], [0.0, 1.0] * 4)  # sin 0, cos 0
+    assert table[1, 0] == pytest.approx(math.sin(1.0))  # i = 0: ω = 1
     assert table[1, 1] == pytest.approx(math.cos(1.0))
-    assert table[7, 2] == pytest.approx(math.sin(7 / 10000 ** (2 / 8)))      # i = 1
-    assert table[7, 7] == pytest.approx(math.cos(7 / 10000 ** (6 / 8)))      # i = 3
+    assert table[7, 2] == pytest.approx(math.sin(7 / 10000 ** (2 / 8)))  # i = 1
+    assert table[7, 7] == pytest.approx(math.cos(7 / 10000 ** (6 / 8)))  # i = 3
     assert F.sinusoidal_positional_encoding(3, 4, dtype=minitorch.float32).dtype == np.float32
 
 
@@ -49,7 +49,7 @@ def test_k_positions_later_is_one_rotation_for_every_position() -> None:
     for i in range(d // 2):
         w = 10000 ** (-2 * i / d)
         rotation = np.array([[math.cos(k * w), -math.sin(k * w)], [math.sin(k * w), math.cos(k * w)]])
-        pairs = table[:, 2 * i: 2 * i + 2]                                    # [sin, cos] per pos
+        pairs = table[:, 2 * i : 2 * i + 2]  # [sin, cos] per pos
         np.testing.assert_allclose(pairs[:-k] @ rotation, pairs[k:], atol=1e-12)
 
 

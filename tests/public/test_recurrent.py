@@ -25,14 +25,19 @@ from minitorch.nn.rnn import rnn_cell, rnn_step
 from minitorch.testing import grad_check
 
 RTOL, ATOL = 1e-9, 1e-11
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+CPU_BACKENDS = [
+    pytest.param(minitorch.SimpleBackend, id="simple"),
+    pytest.param(minitorch.FastBackend, id="fast"),
+]
 
 
 def _mt(a: np.ndarray, backend=None) -> minitorch.Tensor:
     return minitorch.tensor(a, backend=backend).requires_grad_(True)
 
 
-def _close(got: minitorch.Tensor, expected: np.ndarray, what: str, rtol: float = RTOL, atol: float = ATOL) -> None:
+def _close(
+    got: minitorch.Tensor, expected: np.ndarray, what: str, rtol: float = RTOL, atol: float = ATOL
+) -> None:
     assert got is not None, f"{what}: missing"
     assert got.shape == expected.shape, f"{what}: shape {got.shape}, expected {expected.shape}"
     np.testing.assert_allclose(got.numpy(), expected, rtol=rtol, atol=atol, err_msg=what)
@@ -56,11 +61,11 @@ def numpy_rnn_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None, nonlinearity="tanh") 
 def numpy_lstm_cell(x, h, c, w_ih, w_hh, b_ih=None, b_hh=None) -> tuple[np.ndarray, np.ndarray]:
     """The LSTM with PyTorch's layout: the rows of the weights are the blocks i, f, g, o.
 
-        i = σ(x W_iiᵀ + b_ii + h W_hiᵀ + b_hi)      input gate
-        f = σ(x W_ifᵀ + b_if + h W_hfᵀ + b_hf)      forget gate
-        g = tanh(x W_igᵀ + b_ig + h W_hgᵀ + b_hg)   candidate cell C̃
-        o = σ(x W_ioᵀ + b_io + h W_hoᵀ + b_ho)      output gate
-        c' = f ⊙ c + i ⊙ g          h' = o ⊙ tanh(c')
+    i = σ(x W_iiᵀ + b_ii + h W_hiᵀ + b_hi)      input gate
+    f = σ(x W_ifᵀ + b_if + h W_hfᵀ + b_hf)      forget gate
+    g = tanh(x W_igᵀ + b_ig + h W_hgᵀ + b_hg)   candidate cell C̃
+    o = σ(x W_ioᵀ + b_io + h W_hoᵀ + b_ho)      output gate
+    c' = f ⊙ c + i ⊙ g          h' = o ⊙ tanh(c')
     """
     if b_ih is None:
         b_ih = b_hh = np.zeros(w_ih.shape[0])
@@ -79,10 +84,10 @@ def numpy_lstm_cell(x, h, c, w_ih, w_hh, b_ih=None, b_hh=None) -> tuple[np.ndarr
 def numpy_gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None) -> np.ndarray:
     """The GRU as PyTorch computes it: the rows of the weights are the blocks r, z, n.
 
-        r = σ(x W_irᵀ + b_ir + h W_hrᵀ + b_hr)              reset gate
-        z = σ(x W_izᵀ + b_iz + h W_hzᵀ + b_hz)              update gate
-        n = tanh(x W_inᵀ + b_in + r ⊙ (h W_hnᵀ + b_hn))     candidate (reset after the product)
-        h' = (1 − z) ⊙ n + z ⊙ h
+    r = σ(x W_irᵀ + b_ir + h W_hrᵀ + b_hr)              reset gate
+    z = σ(x W_izᵀ + b_iz + h W_hzᵀ + b_hz)              update gate
+    n = tanh(x W_inᵀ + b_in + r ⊙ (h W_hnᵀ + b_hn))     candidate (reset after the product)
+    h' = (1 − z) ⊙ n + z ⊙ h
     """
     if b_ih is None:
         b_ih = b_hh = np.zeros(w_ih.shape[0])
@@ -112,7 +117,9 @@ CELL_KINDS = [  # each cell under its task's marker
 ]
 
 
-def _cell_arrays(kind: str, batch, i_size: int, h_size: int, bias: bool, seed: int = 0) -> dict[str, np.ndarray]:
+def _cell_arrays(
+    kind: str, batch, i_size: int, h_size: int, bias: bool, seed: int = 0
+) -> dict[str, np.ndarray]:
     """Random float64 arguments of a cell by name: x, h (and c for the LSTM), w_ih, w_hh,
     and with `bias` b_ih, b_hh."""
     gates = {"rnn": 1, "lstm": 4, "gru": 3}[kind]
@@ -163,7 +170,9 @@ def _check_cell_gradients(kind: str, arrays: dict, nonlinearity: str = "tanh", b
     grad_check(cell, *(_mt(a, backend) for a in arrays.values()))
 
 
-def _check_cell(kind: str, batch, i_size: int, h_size: int, bias: bool, nonlinearity="tanh", backend=None) -> None:
+def _check_cell(
+    kind: str, batch, i_size: int, h_size: int, bias: bool, nonlinearity="tanh", backend=None
+) -> None:
     arrays = _cell_arrays(kind, batch, i_size, h_size, bias)
     outs = _minitorch_cell(kind, {k: _mt(a, backend) for k, a in arrays.items()}, nonlinearity)
     expected = _numpy_cell(kind, arrays, nonlinearity)
@@ -232,7 +241,8 @@ def test_gru_gates_by_hand() -> None:
 
 
 @pytest.mark.parametrize(
-    "cls, kind", [
+    "cls, kind",
+    [
         pytest.param(nn.RNNCell, "rnn", marks=pytest.mark.task5_1),
         pytest.param(nn.LSTMCell, "lstm", marks=pytest.mark.task5_2),
         pytest.param(nn.GRUCell, "gru", marks=pytest.mark.task5_3),
@@ -244,7 +254,12 @@ def test_cell_modules_match_numpy(cls, kind, batched) -> None:
     of NumPy arrays loads; hx=None means a zero state."""
     gates = {"rnn": 1, "lstm": 4, "gru": 3}[kind]
     cell = cls(3, 4)
-    shapes = {"weight_ih": (gates * 4, 3), "weight_hh": (gates * 4, 4), "bias_ih": (gates * 4,), "bias_hh": (gates * 4,)}
+    shapes = {
+        "weight_ih": (gates * 4, 3),
+        "weight_hh": (gates * 4, 4),
+        "bias_ih": (gates * 4,),
+        "bias_hh": (gates * 4,),
+    }
     assert [n for n, _ in cell.named_parameters()] == list(shapes)
     for name, p in cell.named_parameters():
         assert p.value.shape == shapes[name], name
@@ -253,8 +268,14 @@ def test_cell_modules_match_numpy(cls, kind, batched) -> None:
     cell.load_state_dict(weights)
     x = rng.standard_normal((2, 3) if batched else (3,))
     zeros = np.zeros(x.shape[:-1] + (4,))
-    arrays = {"x": x, "h": zeros, "w_ih": weights["weight_ih"], "w_hh": weights["weight_hh"],
-              "b_ih": weights["bias_ih"], "b_hh": weights["bias_hh"]}
+    arrays = {
+        "x": x,
+        "h": zeros,
+        "w_ih": weights["weight_ih"],
+        "w_hh": weights["weight_hh"],
+        "b_ih": weights["bias_ih"],
+        "b_hh": weights["bias_hh"],
+    }
     if kind == "lstm":
         arrays["c"] = zeros
     expected = _numpy_cell(kind, arrays)
@@ -358,13 +379,15 @@ def test_unroll_of_rnn_step_matches_a_numpy_loop(reverse, nonlinearity) -> None:
     b_ih, b_hh = rng.standard_normal(4), rng.standard_normal(4)
     outputs, h_n = _unrolled_rnn(*(_mt(a) for a in (x, h0, w_ih, w_hh, b_ih, b_hh)), nonlinearity, reverse)
     expected, h = np.zeros((6, 2, 4)), h0
-    for t in (range(5, -1, -1) if reverse else range(6)):
+    for t in range(5, -1, -1) if reverse else range(6):
         h = numpy_rnn_cell(x[t], h, w_ih, w_hh, b_ih, b_hh, nonlinearity)
         expected[t] = h
     _close(outputs, expected, "outputs")
     _close(h_n, h, "final state")
-    grad_check(lambda *args: _unrolled_rnn(*args, nonlinearity, reverse)[0],
-               *(_mt(a) for a in (x[:3], h0, w_ih, w_hh, b_ih, b_hh)))
+    grad_check(
+        lambda *args: _unrolled_rnn(*args, nonlinearity, reverse)[0],
+        *(_mt(a) for a in (x[:3], h0, w_ih, w_hh, b_ih, b_hh)),
+    )
 
 
 @pytest.mark.task5_1
@@ -434,8 +457,15 @@ def test_a_2000_step_sequence_backpropagates() -> None:
 # ---- the layers against NumPy ---------------------------------------------------------------
 
 
-def numpy_layer(mode: str, weights: dict, x: np.ndarray, hx=None, num_layers: int = 1,
-                bidirectional: bool = False, batch_first: bool = False):
+def numpy_layer(
+    mode: str,
+    weights: dict,
+    x: np.ndarray,
+    hx=None,
+    num_layers: int = 1,
+    bidirectional: bool = False,
+    batch_first: bool = False,
+):
     """A stacked, bidirectional recurrent layer in NumPy (evaluation: no dropout).
 
     mode: "RNN" (tanh), "RNN_RELU", "LSTM" or "GRU"; weights: PyTorch's names
@@ -471,7 +501,7 @@ def numpy_layer(mode: str, weights: dict, x: np.ndarray, hx=None, num_layers: in
             b_ih, b_hh = weights.get("bias_ih" + suffix), weights.get("bias_hh" + suffix)
             h, c = h0[layer * D + direction], c0[layer * D + direction]
             out = np.zeros((T, B, H))
-            for t in (range(T - 1, -1, -1) if direction == 1 else range(T)):
+            for t in range(T - 1, -1, -1) if direction == 1 else range(T):
                 if mode == "LSTM":
                     h, c = numpy_lstm_cell(layer_input[t], h, c, w_ih, w_hh, b_ih, b_hh)
                 elif mode == "GRU":
@@ -515,8 +545,11 @@ def _results(out, state) -> list:
 def _compare_with_numpy(layer, mode: str, x: np.ndarray, hx, rtol: float = RTOL, atol: float = ATOL) -> None:
     """The layer's output and final state(s) against `numpy_layer` with its weights."""
     got = _results(*layer(minitorch.tensor(x), _as_tensors(hx)))
-    expected = _results(*numpy_layer(mode, layer.state_dict(), x, hx, layer.num_layers,
-                                     layer.bidirectional, layer.batch_first))
+    expected = _results(
+        *numpy_layer(
+            mode, layer.state_dict(), x, hx, layer.num_layers, layer.bidirectional, layer.batch_first
+        )
+    )
     names = ["output", "h_n", "c_n"]
     assert len(got) == len(expected)
     for name, a, b in zip(names, got, expected):
@@ -536,8 +569,11 @@ def check_layer_gradients(layer, x: np.ndarray, hx, seed: int = 3, epsilon: floa
     rng = np.random.default_rng(seed)
     params = dict(layer.named_parameters())
     states = [] if hx is None else list(hx) if isinstance(hx, tuple) else [hx]
-    values = {"input": x, **{f"hx[{k}]": s for k, s in enumerate(states)},
-              **{name: p.value.numpy() for name, p in params.items()}}
+    values = {
+        "input": x,
+        **{f"hx[{k}]": s for k, s in enumerate(states)},
+        **{name: p.value.numpy() for name, p in params.items()},
+    }
 
     def run(arrays: dict, requires_grad: bool) -> tuple[list, dict]:
         """The layer's results on `arrays`, and the tensors they were read from."""
@@ -561,7 +597,9 @@ def check_layer_gradients(layer, x: np.ndarray, hx, seed: int = 3, epsilon: floa
         with minitorch.no_grad():
             up, _ = run({**values, name: value + epsilon * v}, requires_grad=False)
             down, _ = run({**values, name: value - epsilon * v}, requires_grad=False)
-        expected = sum(float(np.sum((a.numpy() - b.numpy()) * g)) for a, b, g in zip(up, down, gs)) / (2 * epsilon)
+        expected = sum(float(np.sum((a.numpy() - b.numpy()) * g)) for a, b, g in zip(up, down, gs)) / (
+            2 * epsilon
+        )
         got = float(np.sum(grad.numpy() * v))
         assert np.isclose(got, expected, rtol=1e-6, atol=1e-8), (
             f"gradient of {name} (shape {value.shape}) in a random direction: backward gives {got:.10g}, "
@@ -589,15 +627,20 @@ LAYER_GRID = [
 @pytest.mark.task5_4
 @pytest.mark.parametrize("mode, num_layers, bidirectional, batch_first, with_hx, bias", LAYER_GRID)
 def test_layers_match_numpy(mode, num_layers, bidirectional, batch_first, with_hx, bias) -> None:
-    layer = _make_layer(mode, (3, 4), num_layers=num_layers, bidirectional=bidirectional,
-                        batch_first=batch_first, bias=bias)
+    layer = _make_layer(
+        mode, (3, 4), num_layers=num_layers, bidirectional=bidirectional, batch_first=batch_first, bias=bias
+    )
     rng = np.random.default_rng(1)
     T, B = 5, 2
     x = rng.standard_normal((B, T, 3) if batch_first else (T, B, 3))
     hx = None
     if with_hx:
         shape = (num_layers * (2 if bidirectional else 1), B, 4)
-        hx = (rng.standard_normal(shape), rng.standard_normal(shape)) if mode == "LSTM" else rng.standard_normal(shape)
+        hx = (
+            (rng.standard_normal(shape), rng.standard_normal(shape))
+            if mode == "LSTM"
+            else rng.standard_normal(shape)
+        )
     _compare_with_numpy(layer, mode, x, hx)
     check_layer_gradients(layer, x, hx)
 
@@ -622,7 +665,7 @@ def _torch_names(num_layers: int, bidirectional: bool, bias: bool = True) -> lis
     """PyTorch's parameter names, in its order: per layer, forward then "_reverse"."""
     names = []
     for layer in range(num_layers):
-        for suffix in ([""] + (["_reverse"] if bidirectional else [])):
+        for suffix in [""] + (["_reverse"] if bidirectional else []):
             kinds = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if bias else [])
             names += [f"{kind}_l{layer}{suffix}" for kind in kinds]
     return names
@@ -643,7 +686,9 @@ def test_state_dicts_use_torch_names_and_round_trip(mode) -> None:
         assert value.shape == expected, name
         assert np.abs(value).max() <= 1 / np.sqrt(4), f"{name} not within U(−1/√H, 1/√H)"
     assert layer.weight_ih_l1_reverse.value.shape == (layer.gates * 4, 8)
-    assert list(getattr(nn, mode)(3, 4, num_layers=2, bias=False).state_dict()) == _torch_names(2, False, bias=False)
+    assert list(getattr(nn, mode)(3, 4, num_layers=2, bias=False).state_dict()) == _torch_names(
+        2, False, bias=False
+    )
     x = np.random.default_rng(0).standard_normal((2, 5, 3))
     out, _ = layer(minitorch.tensor(x))
     fresh = getattr(nn, mode)(3, 4, num_layers=2, bidirectional=True, batch_first=True)
@@ -702,7 +747,9 @@ def test_dropout_acts_between_layers_only_in_training() -> None:
 @pytest.mark.task5_4
 def test_layer_errors_mirror_torch() -> None:
     lstm = nn.LSTM(3, 4, num_layers=2)
-    with pytest.raises(RuntimeError, match=r"LSTM: input.size\(-1\) must be equal to input_size. Expected 3, got 5"):
+    with pytest.raises(
+        RuntimeError, match=r"LSTM: input.size\(-1\) must be equal to input_size. Expected 3, got 5"
+    ):
         lstm(minitorch.zeros(6, 2, 5))
     with pytest.raises(ValueError, match=r"LSTM: Expected input to be 2D or 3D, got 4D"):
         lstm(minitorch.zeros(1, 6, 2, 3))

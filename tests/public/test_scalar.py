@@ -53,7 +53,12 @@ ONE_ARG: list[tuple[str, Callable, Callable, st.SearchStrategy]] = [
     ("relu", lambda a: a.relu(), operators.relu, away_from_zero),
     ("log_relu_shift", lambda a: (a + 100.5).relu().log(), lambda a: math.log(a + 100.5), small_floats),
     ("exp_neg", lambda a: (-a).exp(), lambda a: math.exp(-a), moderate_floats),
-    ("sigmoid_chain", lambda a: (a * 2.0 + 1.0).sigmoid() * a, lambda a: operators.sigmoid(2 * a + 1) * a, moderate_floats),
+    (
+        "sigmoid_chain",
+        lambda a: (a * 2.0 + 1.0).sigmoid() * a,
+        lambda a: operators.sigmoid(2 * a + 1) * a,
+        moderate_floats,
+    ),
 ]
 
 TWO_ARG: list[tuple[str, Callable, Callable, st.SearchStrategy, st.SearchStrategy]] = [
@@ -62,9 +67,27 @@ TWO_ARG: list[tuple[str, Callable, Callable, st.SearchStrategy, st.SearchStrateg
     ("mul", lambda a, b: a * b, lambda a, b: a * b, small_floats, small_floats),
     ("div", lambda a, b: a / b, lambda a, b: a / b, small_floats, nonzero_floats),
     ("mul_add", lambda a, b: a * b + a, lambda a, b: a * b + a, small_floats, small_floats),
-    ("log_mul", lambda a, b: (a * b).log(), lambda a, b: math.log(a * b), small_positive_floats, small_positive_floats),
-    ("sigmoid_sub", lambda a, b: (a - b).sigmoid(), lambda a, b: operators.sigmoid(a - b), small_floats, small_floats),
-    ("exp_div", lambda a, b: (a / b).exp(), lambda a, b: math.exp(a / b), moderate_floats, st.floats(2.0, 10.0)),
+    (
+        "log_mul",
+        lambda a, b: (a * b).log(),
+        lambda a, b: math.log(a * b),
+        small_positive_floats,
+        small_positive_floats,
+    ),
+    (
+        "sigmoid_sub",
+        lambda a, b: (a - b).sigmoid(),
+        lambda a, b: operators.sigmoid(a - b),
+        small_floats,
+        small_floats,
+    ),
+    (
+        "exp_div",
+        lambda a, b: (a / b).exp(),
+        lambda a, b: math.exp(a / b),
+        moderate_floats,
+        st.floats(2.0, 10.0),
+    ),
 ]
 
 ONE_IDS = [c[0] for c in ONE_ARG]
@@ -168,9 +191,18 @@ def test_unique_ids() -> None:
 @pytest.mark.task1_2
 @pytest.mark.parametrize(
     "fn, args, expected",
-    [(Add, (1.0, 2.0), 3.0), (Mul, (2.0, 3.0), 6.0), (Neg, (2.0,), -2.0), (Inv, (4.0,), 0.25),
-     (Log, (math.e,), 1.0), (Exp, (0.0,), 1.0), (Sigmoid, (0.0,), 0.5), (ReLU, (-1.0,), 0.0),
-     (LT, (1.0, 2.0), 1.0), (EQ, (1.0, 2.0), 0.0)],
+    [
+        (Add, (1.0, 2.0), 3.0),
+        (Mul, (2.0, 3.0), 6.0),
+        (Neg, (2.0,), -2.0),
+        (Inv, (4.0,), 0.25),
+        (Log, (math.e,), 1.0),
+        (Exp, (0.0,), 1.0),
+        (Sigmoid, (0.0,), 0.5),
+        (ReLU, (-1.0,), 0.0),
+        (LT, (1.0, 2.0), 1.0),
+        (EQ, (1.0, 2.0), 0.0),
+    ],
     ids=lambda v: getattr(v, "__name__", None),
 )
 def test_scalar_functions_apply(fn: type[ScalarFunction], args, expected: float) -> None:
@@ -251,10 +283,19 @@ def test_chain_rule_pairs_inputs_with_derivatives() -> None:
 @pytest.mark.task1_3
 @pytest.mark.parametrize(
     "fn, args, d, expected",
-    [(Add, (1.0, 2.0), 2.0, (2.0, 2.0)), (Mul, (2.0, 3.0), 2.0, (6.0, 4.0)), (Neg, (2.0,), 2.0, (-2.0,)),
-     (Inv, (4.0,), 2.0, (-2.0 / 16.0,)), (Log, (4.0,), 2.0, (0.5,)), (Exp, (0.0,), 2.0, (2.0,)),
-     (Sigmoid, (0.0,), 2.0, (0.5,)), (ReLU, (-1.0,), 2.0, (0.0,)), (ReLU, (1.0,), 2.0, (2.0,)),
-     (LT, (1.0, 2.0), 2.0, (0.0, 0.0)), (EQ, (1.0, 1.0), 2.0, (0.0, 0.0))],
+    [
+        (Add, (1.0, 2.0), 2.0, (2.0, 2.0)),
+        (Mul, (2.0, 3.0), 2.0, (6.0, 4.0)),
+        (Neg, (2.0,), 2.0, (-2.0,)),
+        (Inv, (4.0,), 2.0, (-2.0 / 16.0,)),
+        (Log, (4.0,), 2.0, (0.5,)),
+        (Exp, (0.0,), 2.0, (2.0,)),
+        (Sigmoid, (0.0,), 2.0, (0.5,)),
+        (ReLU, (-1.0,), 2.0, (0.0,)),
+        (ReLU, (1.0,), 2.0, (2.0,)),
+        (LT, (1.0, 2.0), 2.0, (0.0, 0.0)),
+        (EQ, (1.0, 1.0), 2.0, (0.0, 0.0)),
+    ],
     ids=lambda v: getattr(v, "__name__", None),
 )
 def test_backward_of_each_function(fn: type[ScalarFunction], args, d: float, expected) -> None:

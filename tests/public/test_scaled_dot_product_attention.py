@@ -23,7 +23,10 @@ from numpy_gradients import numpy_gradients
 pytestmark = pytest.mark.task6_2
 
 RTOL, ATOL = 1e-10, 1e-12
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+CPU_BACKENDS = [
+    pytest.param(minitorch.SimpleBackend, id="simple"),
+    pytest.param(minitorch.FastBackend, id="fast"),
+]
 
 
 def _rand(*shape: int, seed: int = 0) -> np.ndarray:
@@ -37,7 +40,7 @@ def _numpy_sdpa(q, k, v, mask=None, is_causal=False, scale=None) -> tuple[np.nda
     softmax over the allowed keys (0 elsewhere, and 0 for a row with nothing allowed);
     output = weights V. Leading dimensions broadcast. Returns (output, weights)."""
     scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
-    scores = q @ np.swapaxes(k, -1, -2) * scale                       # [.., L, S]
+    scores = q @ np.swapaxes(k, -1, -2) * scale  # [.., L, S]
     allowed = np.ones(scores.shape, dtype=bool)
     if is_causal:
         allowed = allowed & np.tril(np.ones(scores.shape[-2:], dtype=bool))
@@ -46,7 +49,7 @@ def _numpy_sdpa(q, k, v, mask=None, is_causal=False, scale=None) -> tuple[np.nda
     elif mask is not None:
         scores = scores + mask
     scores, allowed = np.broadcast_arrays(scores, allowed & (scores > -np.inf))
-    live = allowed.any(-1, keepdims=True)                              # rows with a key to attend to
+    live = allowed.any(-1, keepdims=True)  # rows with a key to attend to
     row_max = np.where(live, np.where(allowed, scores, -np.inf).max(-1, keepdims=True), 0.0)
     e = np.where(allowed, np.exp(np.where(allowed, scores, row_max) - row_max), 0.0)
     total = e.sum(-1, keepdims=True)
@@ -85,7 +88,9 @@ CASES = [
     pytest.param((2, 4, 5), (2, 6, 5), (2, 6, 3), ("bool", (2, 4, 6)), {}, id="bool-mask"),
     pytest.param((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 5), ("bool", (4, 6)), {}, id="bool-mask-broadcast"),
     pytest.param((2, 4, 5), (2, 6, 5), (2, 6, 3), ("float", (2, 4, 6)), {}, id="float-mask"),
-    pytest.param((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 5), ("float", (2, 1, 4, 6)), {}, id="float-mask-broadcast"),
+    pytest.param(
+        (2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 5), ("float", (2, 1, 4, 6)), {}, id="float-mask-broadcast"
+    ),
     pytest.param((2, 5, 4), (2, 5, 4), (2, 5, 3), None, {"is_causal": True}, id="causal-L=S"),
     pytest.param((2, 3, 4), (2, 6, 4), (2, 6, 3), None, {"is_causal": True}, id="causal-L<S"),
     pytest.param((2, 6, 4), (2, 3, 4), (2, 3, 3), None, {"is_causal": True}, id="causal-L>S"),
@@ -109,23 +114,27 @@ def test_values_and_gradients_match_numpy(q_shape, k_shape, v_shape, mask, kwarg
     g = _rand(*out.shape, seed=5)
     out.backward(minitorch.tensor(g))
     if mask is not None and mask[0] == "float":
+
         def output(q, k, v, m):
             return _numpy_sdpa(q, k, v, m, **kwargs)[0]
 
         arrays.append(m)
         got = [*mt, mt_mask]
     else:
+
         def output(q, k, v):
             return _numpy_sdpa(q, k, v, m, **kwargs)[0]
 
         got = mt
-    for name, t, expected in zip(["q", "k", "v", "the float attn_mask"], got, numpy_gradients(output, arrays, g)):
+    for name, t, expected in zip(
+        ["q", "k", "v", "the float attn_mask"], got, numpy_gradients(output, arrays, g)
+    ):
         _close(t.grad, expected, f"gradient of {name}", rtol=1e-6, atol=1e-8)
 
 
 def test_hand_computed_attention() -> None:
     """One query, two keys with scores 0 and ln 3 after scaling: weights 1/4 and 3/4."""
-    q = minitorch.tensor(np.array([[2.0, 0.0]]))         # E = 2: scale 1/√2
+    q = minitorch.tensor(np.array([[2.0, 0.0]]))  # E = 2: scale 1/√2
     k = minitorch.tensor(np.array([[0.0, 1.0], [np.log(3.0) / np.sqrt(2.0), 0.0]]))
     v = minitorch.tensor(np.array([[4.0, 0.0], [0.0, 8.0]]))
     out, weights = scaled_dot_product_attention_with_weights(q, k, v)
@@ -140,7 +149,9 @@ def test_weights_are_the_softmax_of_the_scaled_scores_and_rows_sum_to_one() -> N
     q, k, v = _rand(2, 4, 5, seed=1), _rand(2, 6, 5, seed=2), _rand(2, 6, 3, seed=3)
     mask = _bool_mask((2, 4, 6), seed=4)
     mq, mk = minitorch.tensor(q, requires_grad=True), minitorch.tensor(k, requires_grad=True)
-    out, weights = scaled_dot_product_attention_with_weights(mq, mk, minitorch.tensor(v), minitorch.tensor(mask))
+    out, weights = scaled_dot_product_attention_with_weights(
+        mq, mk, minitorch.tensor(v), minitorch.tensor(mask)
+    )
     _close(weights, _numpy_sdpa(q, k, v, mask)[1], "weights")
     g = _rand(2, 4, 6, seed=7)  # the weights' own gradient (a plot, an auxiliary loss)
     (weights * minitorch.tensor(g)).sum().backward()
@@ -159,8 +170,10 @@ def test_weights_are_the_softmax_of_the_scaled_scores_and_rows_sum_to_one() -> N
 
 
 def test_a_fully_masked_row_gives_zeros_and_no_nan_in_any_gradient() -> None:
-    q, k, v = (minitorch.tensor(_rand(*shape, seed=s), requires_grad=True)
-               for s, shape in ((1, (2, 4, 5)), (2, (2, 6, 5)), (3, (2, 6, 3))))
+    q, k, v = (
+        minitorch.tensor(_rand(*shape, seed=s), requires_grad=True)
+        for s, shape in ((1, (2, 4, 5)), (2, (2, 6, 5)), (3, (2, 6, 3)))
+    )
     for mask in (minitorch.tensor(_bool_mask((4, 6), seed=4)), minitorch.tensor(_float_mask((4, 6), seed=4))):
         for t in (q, k, v):
             t.grad = None
@@ -174,14 +187,18 @@ def test_a_fully_masked_row_gives_zeros_and_no_nan_in_any_gradient() -> None:
 
 def test_causal_output_at_t_does_not_depend_on_later_positions() -> None:
     q, k, v = _rand(2, 6, 4, seed=1), _rand(2, 6, 4, seed=2), _rand(2, 6, 3, seed=3)
-    out = F.scaled_dot_product_attention(minitorch.tensor(q), minitorch.tensor(k), minitorch.tensor(v), is_causal=True)
+    out = F.scaled_dot_product_attention(
+        minitorch.tensor(q), minitorch.tensor(k), minitorch.tensor(v), is_causal=True
+    )
     t = 2
     q2, k2, v2 = q.copy(), k.copy(), v.copy()
     for a, s in ((q2, 7), (k2, 8), (v2, 9)):
-        a[:, t + 1:] = _rand(*a[:, t + 1:].shape, seed=s) * 10.0
-    out2 = F.scaled_dot_product_attention(minitorch.tensor(q2), minitorch.tensor(k2), minitorch.tensor(v2), is_causal=True)
+        a[:, t + 1 :] = _rand(*a[:, t + 1 :].shape, seed=s) * 10.0
+    out2 = F.scaled_dot_product_attention(
+        minitorch.tensor(q2), minitorch.tensor(k2), minitorch.tensor(v2), is_causal=True
+    )
     np.testing.assert_array_equal(out2.numpy()[:, : t + 1], out.numpy()[:, : t + 1])
-    assert not np.allclose(out2.numpy()[:, t + 1:], out.numpy()[:, t + 1:]), "later positions should change"
+    assert not np.allclose(out2.numpy()[:, t + 1 :], out.numpy()[:, t + 1 :]), "later positions should change"
 
 
 def test_causal_equals_the_bool_lower_triangle_and_its_float_form() -> None:
@@ -189,7 +206,9 @@ def test_causal_equals_the_bool_lower_triangle_and_its_float_form() -> None:
     tril = np.tril(np.ones((4, 4), dtype=bool))
     causal = F.scaled_dot_product_attention(q, k, v, is_causal=True).numpy()
     as_bool = F.scaled_dot_product_attention(q, k, v, attn_mask=minitorch.tensor(tril)).numpy()
-    as_float = F.scaled_dot_product_attention(q, k, v, attn_mask=minitorch.tensor(np.where(tril, 0.0, -np.inf))).numpy()
+    as_float = F.scaled_dot_product_attention(
+        q, k, v, attn_mask=minitorch.tensor(np.where(tril, 0.0, -np.inf))
+    ).numpy()
     np.testing.assert_allclose(causal, as_bool, rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(causal, as_float, rtol=1e-14, atol=1e-15)
     np.testing.assert_array_equal(causal[:, 0], v.numpy()[:, 0], "query 0 sees key 0 only")
@@ -218,7 +237,9 @@ def test_central_differences() -> None:
     float_mask = minitorch.tensor(np.where(_bool_mask((3, 5), seed=5), _rand(3, 5, seed=6), -np.inf))
     grad_check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v), q, k, v)
     grad_check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=bool_mask), q, k, v)
-    grad_check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=float_mask, scale=0.3), q, k, v)
+    grad_check(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=float_mask, scale=0.3), q, k, v
+    )
     grad_check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
 
 
@@ -226,7 +247,9 @@ def test_central_differences() -> None:
 def test_backends_and_float32(backend) -> None:
     arrays = [_rand(2, 3, 4, seed=1), _rand(2, 5, 4, seed=2), _rand(2, 5, 3, seed=3)]
     mask = _bool_mask((3, 5), seed=4)
-    expected = F.scaled_dot_product_attention(*(minitorch.tensor(a) for a in arrays), attn_mask=minitorch.tensor(mask))
+    expected = F.scaled_dot_product_attention(
+        *(minitorch.tensor(a) for a in arrays), attn_mask=minitorch.tensor(mask)
+    )
     for dtype, rtol in ((minitorch.float64, 1e-12), (minitorch.float32, 1e-5)):
         args = [minitorch.tensor(a, dtype=dtype, backend=backend, requires_grad=True) for a in arrays]
         out = F.scaled_dot_product_attention(*args, attn_mask=minitorch.tensor(mask, backend=backend))
@@ -239,19 +262,31 @@ def test_backends_and_float32(backend) -> None:
 def test_errors_name_the_function_and_the_shapes() -> None:
     q, k, v = (minitorch.tensor(_rand(*s, seed=n)) for n, s in enumerate([(2, 3, 4), (2, 5, 4), (2, 5, 6)]))
     sdpa = F.scaled_dot_product_attention
-    with pytest.raises(RuntimeError, match=r"scaled_dot_product_attention: Explicit attn_mask should not be set"):
+    with pytest.raises(
+        RuntimeError, match=r"scaled_dot_product_attention: Explicit attn_mask should not be set"
+    ):
         sdpa(q, k, v, attn_mask=minitorch.tensor(np.ones((3, 5), dtype=bool)), is_causal=True)
-    with pytest.raises(RuntimeError, match=r"scaled_dot_product_attention: .*same E.*\(2, 3, 4\).*\(2, 5, 3\)"):
+    with pytest.raises(
+        RuntimeError, match=r"scaled_dot_product_attention: .*same E.*\(2, 3, 4\).*\(2, 5, 3\)"
+    ):
         sdpa(q, minitorch.tensor(_rand(2, 5, 3)), v)
-    with pytest.raises(RuntimeError, match=r"scaled_dot_product_attention: .*same S.*\(2, 5, 4\).*\(2, 4, 6\)"):
+    with pytest.raises(
+        RuntimeError, match=r"scaled_dot_product_attention: .*same S.*\(2, 5, 4\).*\(2, 4, 6\)"
+    ):
         sdpa(q, k, minitorch.tensor(_rand(2, 4, 6)))
     with pytest.raises(RuntimeError, match=r"scaled_dot_product_attention: the batch dimensions .*\(3,\)"):
         sdpa(q, minitorch.tensor(_rand(3, 5, 4)), minitorch.tensor(_rand(3, 5, 6)))
-    with pytest.raises(RuntimeError, match=r"scaled_dot_product_attention: attn_mask .*\(2, 3, 5\).*\(4, 5\)"):
+    with pytest.raises(
+        RuntimeError, match=r"scaled_dot_product_attention: attn_mask .*\(2, 3, 5\).*\(4, 5\)"
+    ):
         sdpa(q, k, v, attn_mask=minitorch.tensor(np.ones((4, 5), dtype=bool)))
-    with pytest.raises(RuntimeError, match=r"scaled_dot_product_attention: attn_mask must broadcast .*\(3, 3, 5\)"):
+    with pytest.raises(
+        RuntimeError, match=r"scaled_dot_product_attention: attn_mask must broadcast .*\(3, 3, 5\)"
+    ):
         sdpa(q, k, v, attn_mask=minitorch.tensor(np.ones((3, 3, 5), dtype=bool)))
-    with pytest.raises(RuntimeError, match=r"scaled_dot_product_attention: Expected attn_mask dtype to be bool or float"):
+    with pytest.raises(
+        RuntimeError, match=r"scaled_dot_product_attention: Expected attn_mask dtype to be bool or float"
+    ):
         sdpa(q, k, v, attn_mask=minitorch.tensor(np.ones((3, 5), dtype=np.int64)))
     with pytest.raises(RuntimeError, match=r"scaled_dot_product_attention: .*at least 2 dimensional.*\(4,\)"):
         sdpa(minitorch.tensor(_rand(4)), k, v)

@@ -57,7 +57,9 @@ def _kim_numpy(state: dict[str, np.ndarray], ids: np.ndarray) -> np.ndarray:
     features = []
     for i, k in enumerate((3, 4, 5)):
         w, b = state[f"convs.{i}.weight"], state[f"convs.{i}.bias"]
-        windows = np.stack([x[:, l : l + k, :] for l in range(length - k + 1)], axis=1)  # [N, L − k + 1, k, E]
+        windows = np.stack(
+            [x[:, l : l + k, :] for l in range(length - k + 1)], axis=1
+        )  # [N, L − k + 1, k, E]
         c = np.einsum("nlje,fej->nfl", windows, w) + b[None, :, None]
         features.append(np.maximum(c, 0).max(axis=2))
     h = np.concatenate(features, axis=1)  # [N, 3·F]
@@ -86,7 +88,10 @@ def test_gradients_of_the_loss_by_central_differences() -> None:
     model = TextCNN(V, E, CLASSES, num_filters=FILTERS)
     model.load_state_dict(_random_state(rng))
     model.eval()
-    ids, target = _tokens(rng, n=2, length=6), minitorch.tensor(rng.integers(0, CLASSES, 2), dtype=minitorch.int64)
+    ids, target = (
+        _tokens(rng, n=2, length=6),
+        minitorch.tensor(rng.integers(0, CLASSES, 2), dtype=minitorch.int64),
+    )
     embedded = model.embedding(minitorch.tensor(ids, dtype=minitorch.int64)).detach()
     params = dict(model.named_parameters())
     names = [name for name in params if name != "embedding.weight"]  # the lookup is detached above
@@ -118,8 +123,18 @@ def test_dropout_only_in_training_and_short_input_error() -> None:
 def test_training_smoke_loss_decreases() -> None:
     """One epoch on 1,000 sentences (40 steps, a small model): the training loss goes down
     (from ln 2 ≈ 0.69 to about 0.65 with these settings; it is deterministic)."""
-    result = sentiment.train(epochs=1, emb=32, batch=25, limit=1000, filters=16, lr=1e-2, dtype="float64",
-                             quiet=True, evaluate=False, measure_train_loss=True)
+    result = sentiment.train(
+        epochs=1,
+        emb=32,
+        batch=25,
+        limit=1000,
+        filters=16,
+        lr=1e-2,
+        dtype="float64",
+        quiet=True,
+        evaluate=False,
+        measure_train_loss=True,
+    )
     assert len(result.epochs) == 1 and np.isfinite(result.epochs[0].loss)
     assert result.final_train_loss < result.initial_train_loss - 0.02
 
@@ -127,8 +142,24 @@ def test_training_smoke_loss_decreases() -> None:
 @pytest.mark.task4_5
 def test_saliency_cli_prints_and_writes_png(tmp_path: Path, capsys) -> None:
     png = tmp_path / "saliency.png"
-    sentiment.main(["--epochs", "1", "--limit", "100", "--emb", "8", "--filters", "8", "--dtype", "float64",
-                    "--saliency", "a gorgeous , witty movie", "--saliency-png", str(png)])
+    sentiment.main(
+        [
+            "--epochs",
+            "1",
+            "--limit",
+            "100",
+            "--emb",
+            "8",
+            "--filters",
+            "8",
+            "--dtype",
+            "float64",
+            "--saliency",
+            "a gorgeous , witty movie",
+            "--saliency-png",
+            str(png),
+        ]
+    )
     printed = capsys.readouterr().out
     assert "dev" in printed and "saliency" in printed and "gorgeous" in printed
     if importlib.util.find_spec("matplotlib") is not None:

@@ -78,8 +78,10 @@ def test_extreme_logits_are_stable(dtype) -> None:
     g = np.array([[1.0, -2.0, 0.5], [0.3, 0.2, -1.0], [1.0, 2.0, 3.0]], dtype=dtype)
     x64, g64 = x.astype(np.float64), g.astype(np.float64)
     s = _softmax_numpy(x64, 1)
-    expected = {F.softmax: (s, _softmax_grad_numpy(s, g64, 1)),
-                F.log_softmax: (_log_softmax_numpy(x64, 1), _log_softmax_grad_numpy(s, g64, 1))}
+    expected = {
+        F.softmax: (s, _softmax_grad_numpy(s, g64, 1)),
+        F.log_softmax: (_log_softmax_numpy(x64, 1), _log_softmax_grad_numpy(s, g64, 1)),
+    }
     for fn, (want, want_grad) in expected.items():
         got, got_grad = _values_and_grads(lambda t: fn(t, 1), x, g)
         assert np.all(np.isfinite(got)) and np.all(np.isfinite(got_grad))
@@ -107,8 +109,10 @@ def test_softmax_needs_a_dimension() -> None:
 # every backend: softmax is made of tensor operations, so it runs wherever they do
 
 
-@pytest.mark.parametrize("backend", [pytest.param(minitorch.SimpleBackend, id="simple"),
-                                     pytest.param(minitorch.FastBackend, id="fast")])
+@pytest.mark.parametrize(
+    "backend",
+    [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")],
+)
 def test_softmax_and_log_softmax_match_numpy_on_each_cpu_backend(backend) -> None:
     rng = np.random.default_rng(10)
     x = rng.standard_normal((3, 4, 2)) * 4
@@ -135,8 +139,10 @@ def test_softmax_and_log_softmax_run_on_the_cuda_backend() -> None:
     x = np.array([[1.0, -2.0, 3.0], [1000.0, 0.0, -1000.0]])
     g = np.array([[0.5, -1.0, 2.0], [1.0, 1.0, -3.0]])
     s = _softmax_numpy(x, 1)
-    for fn, want, want_grad in ((F.softmax, s, _softmax_grad_numpy(s, g, 1)),
-                                (F.log_softmax, _log_softmax_numpy(x, 1), _log_softmax_grad_numpy(s, g, 1))):
+    for fn, want, want_grad in (
+        (F.softmax, s, _softmax_grad_numpy(s, g, 1)),
+        (F.log_softmax, _log_softmax_numpy(x, 1), _log_softmax_grad_numpy(s, g, 1)),
+    ):
         X = minitorch.tensor(x, backend=minitorch.CudaBackend, requires_grad=True)
         out = fn(X, 1)
         assert out.backend is minitorch.CudaBackend
@@ -149,8 +155,14 @@ def test_softmax_and_log_softmax_run_on_the_cuda_backend() -> None:
 # cross_entropy and nll_loss
 
 
-def _cross_entropy_numpy(logits: np.ndarray, target: np.ndarray, weight=None, ignore_index: int = -100,
-                        reduction: str = "mean", g=1.0) -> tuple[np.ndarray, np.ndarray]:
+def _cross_entropy_numpy(
+    logits: np.ndarray,
+    target: np.ndarray,
+    weight=None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    g=1.0,
+) -> tuple[np.ndarray, np.ndarray]:
     """Cross-entropy with classes on axis 1 ([N, C] or [N, C, T]) and its gradient for the
     upstream gradient g: returns (loss, ∂L/∂logits).
 
@@ -223,7 +235,9 @@ def test_cross_entropy_extreme_logits() -> None:
     out.backward()
     assert np.isfinite(out.item()) and X.grad is not None and np.all(np.isfinite(X.grad.numpy()))
     np.testing.assert_allclose(out.item(), 1000.0, rtol=1e-12)
-    np.testing.assert_allclose(X.grad.numpy(), [[0.0, 0.0], [-1 / 3, 1 / 3], [-1 / 3, 1 / 3]], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        X.grad.numpy(), [[0.0, 0.0], [-1 / 3, 1 / 3], [-1 / 3, 1 / 3]], rtol=1e-12, atol=1e-15
+    )
 
 
 def test_cross_entropy_central_differences() -> None:

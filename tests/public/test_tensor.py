@@ -94,7 +94,9 @@ UNARY: dict[str, Unary] = {
     "mean": Unary(lambda x: x.mean(), lambda x: x.mean(), lambda x, g: np.broadcast_to(g, x.shape) / x.size),
     "sum0": Unary(lambda x: x.sum(0), lambda x: x.sum(0), lambda x, g: np.broadcast_to(g, x.shape)),
     "sum_last_keepdim": Unary(
-        lambda x: x.sum(-1, keepdim=True), lambda x: x.sum(-1, keepdims=True), lambda x, g: np.broadcast_to(g, x.shape)
+        lambda x: x.sum(-1, keepdim=True),
+        lambda x: x.sum(-1, keepdims=True),
+        lambda x, g: np.broadcast_to(g, x.shape),
     ),
     "mean0_keepdim": Unary(
         lambda x: x.mean(0, keepdim=True),
@@ -102,14 +104,22 @@ UNARY: dict[str, Unary] = {
         lambda x, g: np.broadcast_to(g, x.shape) / x.shape[0],
     ),
     "max_all": Unary(lambda x: x.max(), lambda x: x.max(), lambda x, g: at_max(x) * g),
-    "max_last": Unary(lambda x: x.max(-1).values, lambda x: x.max(-1), lambda x, g: at_max(x, -1) * np.expand_dims(g, -1)),
+    "max_last": Unary(
+        lambda x: x.max(-1).values, lambda x: x.max(-1), lambda x, g: at_max(x, -1) * np.expand_dims(g, -1)
+    ),
     "amax0": Unary(lambda x: x.amax(0), lambda x: x.max(0), lambda x, g: at_max(x, 0) * np.expand_dims(g, 0)),
     "transpose": Unary(
-        lambda x: x.transpose(0, -1) * 1.0, lambda x: np.swapaxes(x, 0, -1) * 1.0, lambda x, g: np.swapaxes(g, 0, -1)
+        lambda x: x.transpose(0, -1) * 1.0,
+        lambda x: np.swapaxes(x, 0, -1) * 1.0,
+        lambda x, g: np.swapaxes(g, 0, -1),
     ),
-    "reshape": Unary(lambda x: x.reshape(-1) * 2.0, lambda x: x.reshape(-1) * 2.0, lambda x, g: 2.0 * g.reshape(x.shape)),
+    "reshape": Unary(
+        lambda x: x.reshape(-1) * 2.0, lambda x: x.reshape(-1) * 2.0, lambda x, g: 2.0 * g.reshape(x.shape)
+    ),
     "contiguous_view": Unary(
-        lambda x: x.contiguous().view(-1).exp(), lambda x: np.exp(x.reshape(-1)), lambda x, g: np.exp(x) * g.reshape(x.shape)
+        lambda x: x.contiguous().view(-1).exp(),
+        lambda x: np.exp(x.reshape(-1)),
+        lambda x, g: np.exp(x) * g.reshape(x.shape),
     ),
     "composite": Unary(
         lambda x: ((x * x).sigmoid() + (x * 0.5).exp()).log() * x,
@@ -141,7 +151,9 @@ BINARY: dict[str, Binary] = {
     "add": Binary(lambda a, b: a + b, lambda a, b: a + b, lambda a, b, g: (g, g)),
     "sub": Binary(lambda a, b: a - b, lambda a, b: a - b, lambda a, b, g: (g, -g)),
     "mul": Binary(lambda a, b: a * b, lambda a, b: a * b, lambda a, b, g: (g * b, g * a)),
-    "div": Binary(lambda a, b: a / b, lambda a, b: a / b, lambda a, b, g: (g / b, -g * a / b**2), away_from_zero),
+    "div": Binary(
+        lambda a, b: a / b, lambda a, b: a / b, lambda a, b, g: (g / b, -g * a / b**2), away_from_zero
+    ),
     "mixed": Binary(
         lambda a, b: (a * b).sigmoid() - a / (b * b + 1.0),
         lambda a, b: sigmoid(a * b) - a / (b * b + 1.0),
@@ -159,8 +171,15 @@ def sum_to_shape(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 # a @ b for these shapes: 1-D operands, broadcast batch dimensions.
 MATMUL_SHAPES = [
-    ((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)),
-    ((2, 3), (5, 3, 4)), ((5, 1, 2, 3), (4, 3, 2)), ((1, 2, 3), (6, 3, 1)), ((2, 4, 2, 3), (3, 4)),
+    ((3,), (3,)),
+    ((3,), (3, 2)),
+    ((2, 3), (3,)),
+    ((2, 3), (3, 4)),
+    ((5, 2, 3), (3, 4)),
+    ((2, 3), (5, 3, 4)),
+    ((5, 1, 2, 3), (4, 3, 2)),
+    ((1, 2, 3), (6, 3, 1)),
+    ((2, 4, 2, 3), (3, 4)),
 ]
 
 

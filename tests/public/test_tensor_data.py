@@ -98,7 +98,9 @@ def test_view_of_non_contiguous_tensor_raises() -> None:
     t = minitorch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], backend=minitorch.SimpleBackend)
     np.testing.assert_array_equal(t.view(3, 2).numpy(), [[1, 2], [3, 4], [5, 6]])
     # t's transpose, built on TensorData.permute (Tensor.permute is task 2.3): not contiguous.
-    tt = minitorch.Tensor(TensorData(np.arange(1.0, 7.0), (2, 3)).permute(1, 0), backend=minitorch.SimpleBackend)
+    tt = minitorch.Tensor(
+        TensorData(np.arange(1.0, 7.0), (2, 3)).permute(1, 0), backend=minitorch.SimpleBackend
+    )
     np.testing.assert_array_equal(tt.numpy(), [[1, 4], [2, 5], [3, 6]])
     with pytest.raises(ShapeError, match="contiguous"):
         tt.view(6)
@@ -112,7 +114,12 @@ def test_view_shapes_are_checked_before_the_unchecked_layout() -> None:
     every bad shape itself: negative sizes (even ones whose product is right), two −1s,
     a wrong size."""
     t = minitorch.arange(6)
-    for shape, match in [((-2, -3), "negative"), ((-1, -1), "only one"), ((4, -1), "invalid"), ((7,), "invalid")]:
+    for shape, match in [
+        ((-2, -3), "negative"),
+        ((-1, -1), "only one"),
+        ((4, -1), "invalid"),
+        ((7,), "invalid"),
+    ]:
         with pytest.raises(ShapeError, match=match):
             t.view(*shape)
     assert t.view(2, -1).shape == (2, 3) and t.view(-1).shape == (6,)

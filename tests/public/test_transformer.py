@@ -19,8 +19,14 @@ import minitorch
 from minitorch import nn
 from minitorch.nn.activation import GELU
 from minitorch.nn.transformer import (
-    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
-    _detect_is_causal_mask, feed_forward, generate_square_subsequent_mask,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+    _detect_is_causal_mask,
+    feed_forward,
+    generate_square_subsequent_mask,
 )
 from minitorch.testing import grad_check
 from numpy_gradients import numpy_gradients
@@ -72,8 +78,9 @@ def _numpy_activation(name: str, x: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0.0) if name == "relu" else 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
 
 
-def _numpy_attention(p: dict, prefix: str, x: np.ndarray, mem: np.ndarray, attn_mask=None,
-                     key_padding_mask=None) -> np.ndarray:
+def _numpy_attention(
+    p: dict, prefix: str, x: np.ndarray, mem: np.ndarray, attn_mask=None, key_padding_mask=None
+) -> np.ndarray:
     """Multi-head attention (H heads) of x [B, L, d] to mem [B, S, d] with the parameters
     `prefix`.… (in_proj_weight = [W_q; W_k; W_v]). Masks as MultiheadAttention's: a bool one
     is True where a query may NOT attend, a float one is added to the scores."""
@@ -86,13 +93,13 @@ def _numpy_attention(p: dict, prefix: str, x: np.ndarray, mem: np.ndarray, attn_
         return y.reshape(batch, n, H, head_dim).transpose(0, 2, 1, 3)
 
     q = split(x @ w[:d_model].T + b[:d_model], L)
-    k = split(mem @ w[d_model:2 * d_model].T + b[d_model:2 * d_model], S)
-    v = split(mem @ w[2 * d_model:].T + b[2 * d_model:], S)
-    scores = q @ k.swapaxes(-1, -2) / math.sqrt(head_dim)                 # [B, H, L, S]
+    k = split(mem @ w[d_model : 2 * d_model].T + b[d_model : 2 * d_model], S)
+    v = split(mem @ w[2 * d_model :].T + b[2 * d_model :], S)
+    scores = q @ k.swapaxes(-1, -2) / math.sqrt(head_dim)  # [B, H, L, S]
     for mask in (attn_mask, None if key_padding_mask is None else key_padding_mask[:, None, None, :]):
         if mask is not None:
             scores = scores + (np.where(mask, -np.inf, 0.0) if mask.dtype == bool else mask)
-    e = np.exp(scores - scores.max(-1, keepdims=True))                    # (every row keeps a key here)
+    e = np.exp(scores - scores.max(-1, keepdims=True))  # (every row keeps a key here)
     weights = e / e.sum(-1, keepdims=True)
     merged = (weights @ v).transpose(0, 2, 1, 3).reshape(batch, L, d_model)
     return merged @ p[prefix + ".out_proj.weight"].T + p[prefix + ".out_proj.bias"]
@@ -104,9 +111,17 @@ def _numpy_ffn(p: dict, prefix: str, x: np.ndarray, activation: str) -> np.ndarr
     return hidden @ p[prefix + "linear2.weight"].T + p[prefix + "linear2.bias"]
 
 
-def _numpy_encoder_layer(p: dict, prefix: str, x: np.ndarray, norm_first: bool, activation: str = "relu",
-                         src_mask=None, src_key_padding_mask=None) -> np.ndarray:
+def _numpy_encoder_layer(
+    p: dict,
+    prefix: str,
+    x: np.ndarray,
+    norm_first: bool,
+    activation: str = "relu",
+    src_mask=None,
+    src_key_padding_mask=None,
+) -> np.ndarray:
     """Post-norm: x = LN₁(x + SA(x)); x = LN₂(x + FFN(x)). Pre-norm: x = x + SA(LN₁(x)); x = x + FFN(LN₂(x))."""
+
     def norm(i, y):
         return _numpy_layer_norm(y, p[f"{prefix}norm{i}.weight"], p[f"{prefix}norm{i}.bias"])
 
@@ -120,9 +135,18 @@ def _numpy_encoder_layer(p: dict, prefix: str, x: np.ndarray, norm_first: bool, 
     return norm(2, x + _numpy_ffn(p, prefix, x, activation))
 
 
-def _numpy_decoder_layer(p: dict, prefix: str, x: np.ndarray, memory: np.ndarray, norm_first: bool,
-                         activation: str = "relu", tgt_mask=None, memory_key_padding_mask=None) -> np.ndarray:
+def _numpy_decoder_layer(
+    p: dict,
+    prefix: str,
+    x: np.ndarray,
+    memory: np.ndarray,
+    norm_first: bool,
+    activation: str = "relu",
+    tgt_mask=None,
+    memory_key_padding_mask=None,
+) -> np.ndarray:
     """As the encoder layer, with cross-attention to memory (CA) between the two sub-layers."""
+
     def norm(i, y):
         return _numpy_layer_norm(y, p[f"{prefix}norm{i}.weight"], p[f"{prefix}norm{i}.bias"])
 
@@ -155,8 +179,9 @@ def _from_batch_first(y: np.ndarray, like: np.ndarray, batch_first: bool) -> np.
     return y if batch_first else y.swapaxes(0, 1)
 
 
-def _check_against_numpy(module: nn.Module, inputs: list[minitorch.Tensor], out: minitorch.Tensor, numpy_forward,
-                         seed: int) -> None:
+def _check_against_numpy(
+    module: nn.Module, inputs: list[minitorch.Tensor], out: minitorch.Tensor, numpy_forward, seed: int
+) -> None:
     """`out` (the module on `inputs`) against numpy_forward(params, *input arrays); then the
     gradients of the inputs and of every parameter, for a random upstream gradient, against
     central differences of numpy_forward."""
@@ -172,7 +197,7 @@ def _check_against_numpy(module: nn.Module, inputs: list[minitorch.Tensor], out:
     out.backward(minitorch.tensor(g))
 
     def f(*values):
-        return numpy_forward(dict(zip(names, values[len(arrays):])), *values[:len(arrays)])
+        return numpy_forward(dict(zip(names, values[len(arrays) :])), *values[: len(arrays)])
 
     expected = numpy_gradients(f, arrays + [params[n] for n in names], g)
     got = [(f"input {k}", x.grad) for k, x in enumerate(inputs)]
@@ -189,7 +214,9 @@ def _check_against_numpy(module: nn.Module, inputs: list[minitorch.Tensor], out:
 def test_causal_mask_is_minus_infinity_above_the_diagonal() -> None:
     m = generate_square_subsequent_mask(4)
     assert m.shape == (4, 4) and m.dtype == minitorch.float64
-    expected = np.array([[0, -np.inf, -np.inf, -np.inf], [0, 0, -np.inf, -np.inf], [0, 0, 0, -np.inf], [0, 0, 0, 0]])
+    expected = np.array(
+        [[0, -np.inf, -np.inf, -np.inf], [0, 0, -np.inf, -np.inf], [0, 0, 0, -np.inf], [0, 0, 0, 0]]
+    )
     np.testing.assert_array_equal(m.numpy(), expected)
     assert generate_square_subsequent_mask(3, dtype=minitorch.float32).dtype == minitorch.float32
     np.testing.assert_array_equal(Transformer.generate_square_subsequent_mask(4).numpy(), expected)
@@ -215,13 +242,19 @@ def test_a_causal_mask_is_detected_as_pytorch_does() -> None:
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
-@pytest.mark.parametrize("batch_first, batched", [(True, True), (False, True), (False, False)],
-                         ids=["batch-first", "seq-first", "unbatched"])
-def test_encoder_layer_matches_numpy(norm_first: bool, activation: str, batch_first: bool, batched: bool) -> None:
+@pytest.mark.parametrize(
+    "batch_first, batched",
+    [(True, True), (False, True), (False, False)],
+    ids=["batch-first", "seq-first", "unbatched"],
+)
+def test_encoder_layer_matches_numpy(
+    norm_first: bool, activation: str, batch_first: bool, batched: bool
+) -> None:
     """Values, and the gradients of the input and of every parameter, against the layer
     written out in NumPy (and central differences of it)."""
-    layer = TransformerEncoderLayer(D, H, F, dropout=0.0, activation=activation, batch_first=batch_first,
-                                    norm_first=norm_first)
+    layer = TransformerEncoderLayer(
+        D, H, F, dropout=0.0, activation=activation, batch_first=batch_first, norm_first=norm_first
+    )
     _randomise(layer)
     x, _ = _stream(_layout(batch_first, batched, 3, 5), seed=1)
     mask = generate_square_subsequent_mask(5)
@@ -296,7 +329,9 @@ def test_feed_forward_is_linear_activation_linear() -> None:
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
 def test_encoder_layer_central_differences(norm_first: bool) -> None:
-    layer = TransformerEncoderLayer(4, 2, 6, dropout=0.0, activation="gelu", batch_first=True, norm_first=norm_first)
+    layer = TransformerEncoderLayer(
+        4, 2, 6, dropout=0.0, activation="gelu", batch_first=True, norm_first=norm_first
+    )
     _randomise(layer, seed=9)
     mask = generate_square_subsequent_mask(3)
     grad_check(lambda x: layer(x, src_mask=mask), minitorch.tensor(_rand(2, 3, 4, seed=10)))
@@ -309,7 +344,12 @@ def test_encoder_layer_central_differences(norm_first: bool) -> None:
     # the parameters themselves are the inputs: backward's gradient lands on them
     layer.linear1.weight.update(minitorch.tensor(_rand(6, 4, seed=12)))
     layer.self_attn.in_proj_weight.update(minitorch.tensor(_rand(12, 4, seed=13)))
-    grad_check(with_weights, minitorch.tensor(_rand(1, 3, 4, seed=11)), layer.linear1.weight, layer.self_attn.in_proj_weight)
+    grad_check(
+        with_weights,
+        minitorch.tensor(_rand(1, 3, 4, seed=11)),
+        layer.linear1.weight,
+        layer.self_attn.in_proj_weight,
+    )
 
 
 def test_encoder_layer_with_a_causal_mask_does_not_look_ahead() -> None:
@@ -328,18 +368,41 @@ def test_encoder_layer_with_a_causal_mask_does_not_look_ahead() -> None:
 def test_encoder_layer_parameters_and_sub_modules_have_torch_names() -> None:
     layer = TransformerEncoderLayer(D, H, F)
     assert [name for name, _ in layer.named_children()] == [
-        "self_attn", "linear1", "dropout", "linear2", "norm1", "norm2", "dropout1", "dropout2"]
+        "self_attn",
+        "linear1",
+        "dropout",
+        "linear2",
+        "norm1",
+        "norm2",
+        "dropout1",
+        "dropout2",
+    ]
     assert [name for name, _ in layer.named_parameters()] == [
-        "self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight", "self_attn.out_proj.bias",
-        "linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias",
-        "norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias"]
+        "self_attn.in_proj_weight",
+        "self_attn.in_proj_bias",
+        "self_attn.out_proj.weight",
+        "self_attn.out_proj.bias",
+        "linear1.weight",
+        "linear1.bias",
+        "linear2.weight",
+        "linear2.bias",
+        "norm1.weight",
+        "norm1.bias",
+        "norm2.weight",
+        "norm2.bias",
+    ]
     assert layer.linear1.weight.value.shape == (F, D) and layer.linear2.weight.value.shape == (D, F)
     assert layer.dropout.p == layer.dropout1.p == layer.dropout2.p == 0.1  # torch's default
     assert layer.norm1.eps == 1e-5 and not layer.norm_first and not layer.self_attn.batch_first
     no_bias = TransformerEncoderLayer(D, H, F, bias=False, layer_norm_eps=1e-6)
     assert [n for n, _ in no_bias.named_parameters()] == [
-        "self_attn.in_proj_weight", "self_attn.out_proj.weight", "linear1.weight", "linear2.weight",
-        "norm1.weight", "norm2.weight"]
+        "self_attn.in_proj_weight",
+        "self_attn.out_proj.weight",
+        "linear1.weight",
+        "linear2.weight",
+        "norm1.weight",
+        "norm2.weight",
+    ]
     assert no_bias.norm2.eps == 1e-6
 
 
@@ -358,7 +421,9 @@ def test_encoder_layer_takes_a_module_or_a_function_as_activation() -> None:
 def test_encoder_layer_float32() -> None:
     layer64 = TransformerEncoderLayer(D, H, F, dropout=0.0, batch_first=True, norm_first=True)
     _randomise(layer64, seed=18)
-    layer32 = TransformerEncoderLayer(D, H, F, dropout=0.0, batch_first=True, norm_first=True, dtype=minitorch.float32)
+    layer32 = TransformerEncoderLayer(
+        D, H, F, dropout=0.0, batch_first=True, norm_first=True, dtype=minitorch.float32
+    )
     layer32.load_state_dict(layer64.state_dict())
     assert all(p.value.dtype == np.float32 for p in layer32.parameters())
     x = _rand(2, 5, D, seed=19)
@@ -366,7 +431,9 @@ def test_encoder_layer_float32() -> None:
     mask = generate_square_subsequent_mask(5, dtype=minitorch.float32)
     out = layer32(x32, src_mask=mask)
     assert out.dtype == np.float32
-    np.testing.assert_allclose(out.numpy(), layer64(minitorch.tensor(x), src_mask=mask).numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        out.numpy(), layer64(minitorch.tensor(x), src_mask=mask).numpy(), rtol=1e-4, atol=1e-5
+    )
     out.sum().backward()
     assert x32.grad.dtype == np.float32 and layer32.linear1.weight.value.grad.dtype == np.float32
 
@@ -404,24 +471,38 @@ def test_encoder_layer_errors() -> None:
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
-@pytest.mark.parametrize("batch_first, batched", [(True, True), (False, True), (False, False)],
-                         ids=["batch-first", "seq-first", "unbatched"])
+@pytest.mark.parametrize(
+    "batch_first, batched",
+    [(True, True), (False, True), (False, False)],
+    ids=["batch-first", "seq-first", "unbatched"],
+)
 def test_decoder_layer_matches_numpy(norm_first: bool, batch_first: bool, batched: bool) -> None:
     """Values, and the gradients of tgt, memory and every parameter, against the layer
     written out in NumPy (and central differences of it)."""
-    layer = TransformerDecoderLayer(D, H, F, dropout=0.0, activation="gelu", batch_first=batch_first,
-                                    norm_first=norm_first)
+    layer = TransformerDecoderLayer(
+        D, H, F, dropout=0.0, activation="gelu", batch_first=batch_first, norm_first=norm_first
+    )
     _randomise(layer, seed=21)
     tgt, _ = _stream(_layout(batch_first, batched, 2, 4), seed=22)
     memory, _ = _stream(_layout(batch_first, batched, 2, 6), seed=23)
     padding = np.array([[0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 1]], dtype=bool)
     padding = padding if batched else padding[0]
     mask = generate_square_subsequent_mask(4)
-    out = layer(tgt, memory, tgt_mask=mask, memory_key_padding_mask=minitorch.tensor(padding), tgt_is_causal=True)
+    out = layer(
+        tgt, memory, tgt_mask=mask, memory_key_padding_mask=minitorch.tensor(padding), tgt_is_causal=True
+    )
 
     def numpy_layer(p, tgt, memory):
-        y = _numpy_decoder_layer(p, "", _batch_first(tgt, batch_first), _batch_first(memory, batch_first), norm_first,
-                                 "gelu", tgt_mask=mask.numpy(), memory_key_padding_mask=padding.reshape(-1, 6))
+        y = _numpy_decoder_layer(
+            p,
+            "",
+            _batch_first(tgt, batch_first),
+            _batch_first(memory, batch_first),
+            norm_first,
+            "gelu",
+            tgt_mask=mask.numpy(),
+            memory_key_padding_mask=padding.reshape(-1, 6),
+        )
         return _from_batch_first(y, tgt, batch_first)
 
     _check_against_numpy(layer, [tgt, memory], out, numpy_layer, seed=24)
@@ -451,7 +532,9 @@ def test_decoder_layer_is_the_residual_blocks_of_its_sub_layers(norm_first: bool
         h = layer.norm1(x + self_attend(x))
         h = layer.norm2(h + cross_attend(h))
         expected = layer.norm3(h + ffn(h))
-    np.testing.assert_allclose(layer(x, memory, tgt_mask=mask).numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        layer(x, memory, tgt_mask=mask).numpy(), expected.numpy(), rtol=1e-12, atol=1e-12
+    )
 
 
 def test_decoder_layer_central_differences() -> None:
@@ -459,15 +542,28 @@ def test_decoder_layer_central_differences() -> None:
         layer = TransformerDecoderLayer(4, 2, 6, dropout=0.0, batch_first=True, norm_first=norm_first)
         _randomise(layer, seed=28)
         mask = generate_square_subsequent_mask(3)
-        grad_check(lambda tgt, memory: layer(tgt, memory, tgt_mask=mask),
-                   minitorch.tensor(_rand(2, 3, 4, seed=29)), minitorch.tensor(_rand(2, 2, 4, seed=30)))
+        grad_check(
+            lambda tgt, memory: layer(tgt, memory, tgt_mask=mask),
+            minitorch.tensor(_rand(2, 3, 4, seed=29)),
+            minitorch.tensor(_rand(2, 2, 4, seed=30)),
+        )
 
 
 def test_decoder_layer_names_and_errors() -> None:
     layer = TransformerDecoderLayer(D, H, F, batch_first=True)
     assert [name for name, _ in layer.named_children()] == [
-        "self_attn", "multihead_attn", "linear1", "dropout", "linear2", "norm1", "norm2", "norm3",
-        "dropout1", "dropout2", "dropout3"]
+        "self_attn",
+        "multihead_attn",
+        "linear1",
+        "dropout",
+        "linear2",
+        "norm1",
+        "norm2",
+        "norm3",
+        "dropout1",
+        "dropout2",
+        "dropout3",
+    ]
     with pytest.raises(RuntimeError, match=r"TransformerDecoderLayer.*memory.*\(2, 3, 5\)"):
         layer(minitorch.tensor(_rand(2, 3, D)), minitorch.tensor(_rand(2, 3, 5)))
     with pytest.raises(RuntimeError, match=r"TransformerDecoderLayer.*batched.*\(2, 3, 8\).*\(3, 8\)"):
@@ -483,7 +579,9 @@ def test_encoder_stack_copies_the_layer_and_matches_numpy() -> None:
     stack = TransformerEncoder(layer, 3, norm=nn.LayerNorm(D_SMALL))
     assert len(stack.layers) == 3 and stack.num_layers == 3
     assert stack.layers[0] is not layer and stack.layers[0] is not stack.layers[1]
-    np.testing.assert_array_equal(stack.layers[2].linear1.weight.value.numpy(), layer.linear1.weight.value.numpy())
+    np.testing.assert_array_equal(
+        stack.layers[2].linear1.weight.value.numpy(), layer.linear1.weight.value.numpy()
+    )
     assert stack.layers[0].linear1.weight is not stack.layers[1].linear1.weight  # copies, not shared
     assert list(stack.state_dict())[:1] == ["layers.0.self_attn.in_proj_weight"]
     assert list(stack.state_dict())[-2:] == ["norm.weight", "norm.bias"]
@@ -527,16 +625,31 @@ def test_transformer_is_the_encoder_then_the_decoder_as_numpy() -> None:
     tgt, _ = _stream((2, 3, D_SMALL), seed=40)
     padding = np.array([[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], dtype=bool)
     causal = Transformer.generate_square_subsequent_mask(3)
-    out = model(src, tgt, tgt_mask=causal, src_key_padding_mask=minitorch.tensor(padding),
-                memory_key_padding_mask=minitorch.tensor(padding))
+    out = model(
+        src,
+        tgt,
+        tgt_mask=causal,
+        src_key_padding_mask=minitorch.tensor(padding),
+        memory_key_padding_mask=minitorch.tensor(padding),
+    )
 
     def numpy_model(p, src, tgt):
-        memory = _numpy_encoder_layer(p, "encoder.layers.0.", src, False, "relu", src_key_padding_mask=padding)
+        memory = _numpy_encoder_layer(
+            p, "encoder.layers.0.", src, False, "relu", src_key_padding_mask=padding
+        )
         memory = _numpy_layer_norm(memory, p["encoder.norm.weight"], p["encoder.norm.bias"])
         x = tgt
         for i in range(2):
-            x = _numpy_decoder_layer(p, f"decoder.layers.{i}.", x, memory, False, "relu", tgt_mask=causal.numpy(),
-                                     memory_key_padding_mask=padding)
+            x = _numpy_decoder_layer(
+                p,
+                f"decoder.layers.{i}.",
+                x,
+                memory,
+                False,
+                "relu",
+                tgt_mask=causal.numpy(),
+                memory_key_padding_mask=padding,
+            )
         return _numpy_layer_norm(x, p["decoder.norm.weight"], p["decoder.norm.bias"])
 
     _check_against_numpy(model, [src, tgt], out, numpy_model, seed=41)
@@ -550,7 +663,9 @@ def test_transformer_starts_xavier_uniform() -> None:
     bound = np.sqrt(6.0 / (16 + 48))
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound  # not Linear's 1/√16 = 0.25
     np.testing.assert_allclose(w.std(), bound / np.sqrt(3), rtol=0.15)
-    np.testing.assert_array_equal(model.encoder.layers[0].linear1.bias.value.numpy() != 0, True)  # biases kept
+    np.testing.assert_array_equal(
+        model.encoder.layers[0].linear1.bias.value.numpy() != 0, True
+    )  # biases kept
     np.testing.assert_array_equal(model.encoder.norm.weight.value.numpy(), 1.0)
 
 

@@ -13,8 +13,10 @@ import pytest
 
 pytestmark = [
     pytest.mark.library,
-    pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc",
-                       reason="the malloc settings exist on Linux with glibc only"),
+    pytest.mark.skipif(
+        platform.system() != "Linux" or platform.libc_ver()[0] != "glibc",
+        reason="the malloc settings exist on Linux with glibc only",
+    ),
 ]
 
 # One "step": eight 8 MiB arrays written and freed, as a training step's activations are.
@@ -40,7 +42,9 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 def _faults(tuning: str, call: str = "tune") -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
     env["MINITORCH_MALLOC_TUNING"] = tuning
-    done = subprocess.run([sys.executable, "-c", STEPS, call], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", STEPS, call], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return int(done.stdout.split()[-1])
 

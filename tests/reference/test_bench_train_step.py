@@ -11,8 +11,14 @@ pytestmark = pytest.mark.library
 
 
 def _run(median: float, first: float = 0.5, rss: float = 200.0) -> dict:
-    return {"median_ms": median, "first_step_s": first, "to_first_step_s": first + 1, "first_loss": 0.69,
-            "rss_peak_mib": rss, "step_peak_mib": 3.0}
+    return {
+        "median_ms": median,
+        "first_step_s": first,
+        "to_first_step_s": first + 1,
+        "first_loss": 0.69,
+        "rss_peak_mib": rss,
+        "step_peak_mib": 3.0,
+    }
 
 
 def test_processes_combine_into_medians_and_a_range() -> None:
@@ -24,8 +30,12 @@ def test_processes_combine_into_medians_and_a_range() -> None:
 
 
 def test_table_row_gives_the_ratio_of_the_medians_and_each_spread() -> None:
-    results = {"lstm": {"minitorch": train_step.combine([_run(60.0), _run(50.0), _run(70.0)]),
-                        "torch": train_step.combine([_run(30.0), _run(25.0), _run(35.0)])}}
+    results = {
+        "lstm": {
+            "minitorch": train_step.combine([_run(60.0), _run(50.0), _run(70.0)]),
+            "torch": train_step.combine([_run(30.0), _run(25.0), _run(35.0)]),
+        }
+    }
     header, rule, row = train_step.table(results, {})
     assert "60.0 ms (50.0–70.0)" in row and "30.0 ms (25.0–35.0)" in row
     assert "| 2.00 |" in row

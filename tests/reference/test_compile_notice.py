@@ -54,27 +54,40 @@ def test_many_short_compilations_add_up() -> None:
     notice.on_end(None)
 
 
-KERNELS = '''
+KERNELS = """
 from minitorch.jit import njit
 
 
 @njit
 def double(x):
     return 2 * x
-'''
+"""
 
 RUN = "import kernels; kernels.double(1); kernels.double(1.5); print('done')"
 
 
 def _run(tmp_path: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "MINITORCH_COMPILE_NOTICE_AFTER": "0",
-           "PYTHONPATH": str(tmp_path)}
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+        "MINITORCH_COMPILE_NOTICE_AFTER": "0",
+        "PYTHONPATH": str(tmp_path),
+    }
     env.pop("MINITORCH_COMPILE_NOTICE", None)
-    return subprocess.run([sys.executable, "-c", RUN], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=300, check=True)
+    return subprocess.run(
+        [sys.executable, "-c", RUN],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
 
 
-def test_a_process_that_compiles_says_so_once_and_one_that_loads_the_cache_says_nothing(tmp_path: Path) -> None:
+def test_a_process_that_compiles_says_so_once_and_one_that_loads_the_cache_says_nothing(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "kernels.py").write_text(KERNELS, encoding="utf-8")
     first = _run(tmp_path)
     assert first.stdout.strip() == "done"

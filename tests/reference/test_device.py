@@ -15,10 +15,14 @@ pytestmark = pytest.mark.library
 
 
 def test_device_names_parse_as_pytorchs() -> None:
-    assert str(minitorch.device("cuda:0")) == "cuda:0" and repr(minitorch.device("cpu")) == "device(type='cpu')"
+    assert (
+        str(minitorch.device("cuda:0")) == "cuda:0" and repr(minitorch.device("cpu")) == "device(type='cpu')"
+    )
     assert minitorch.device("cuda") == "cuda:0" and minitorch.device("cuda", 0).index == 0
     assert minitorch.device(minitorch.device("cpu")) == minitorch.device("cpu")
-    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type at start of device string: mps"):
+    with pytest.raises(
+        RuntimeError, match="Expected one of cpu, cuda device type at start of device string: mps"
+    ):
         minitorch.device("mps")
     with pytest.raises(RuntimeError, match="one cuda device: cuda:1 does not exist"):
         minitorch.device("cuda:1")
@@ -35,18 +39,28 @@ def test_to_moves_between_devices_and_the_gradient_comes_back() -> None:
     grad_check(lambda a: (a.to("cuda") * 3.0).cpu(), minitorch.tensor([0.5, -1.5]))
     both = x.to("cuda", minitorch.float32)
     assert (both.device.type, both.dtype) == ("cuda", minitorch.float32)
-    assert x.to(both).dtype == minitorch.float32 and x.to(dtype=minitorch.float32, device="cpu").device.type == "cpu"
+    assert (
+        x.to(both).dtype == minitorch.float32
+        and x.to(dtype=minitorch.float32, device="cpu").device.type == "cpu"
+    )
     with pytest.raises(TypeError, match="unexpected keyword argument 'memory_format'"):
         x.to("cpu", memory_format=None)
 
 
 def test_the_device_keyword_of_the_constructors() -> None:
-    for make in (lambda d: minitorch.zeros(2, device=d), lambda d: minitorch.tensor([1], device=d),
-                 lambda d: minitorch.arange(3, device=d), lambda d: minitorch.randn(2, device=d),
-                 lambda d: minitorch.full((2,), 1.0, device=d), lambda d: minitorch.eye(2, device=d),
-                 lambda d: minitorch.zeros_like(minitorch.ones(2), device=d)):
+    for make in (
+        lambda d: minitorch.zeros(2, device=d),
+        lambda d: minitorch.tensor([1], device=d),
+        lambda d: minitorch.arange(3, device=d),
+        lambda d: minitorch.randn(2, device=d),
+        lambda d: minitorch.full((2,), 1.0, device=d),
+        lambda d: minitorch.eye(2, device=d),
+        lambda d: minitorch.zeros_like(minitorch.ones(2), device=d),
+    ):
         assert make("cuda").device.type == "cuda" and make("cpu").device.type == "cpu"
-    with pytest.raises(ValueError, match="zeros\\(\\): backend=<cuda backend> computes on cuda:0, but device='cpu'"):
+    with pytest.raises(
+        ValueError, match="zeros\\(\\): backend=<cuda backend> computes on cuda:0, but device='cpu'"
+    ):
         minitorch.zeros(2, backend=minitorch.CudaBackend, device="cpu")
 
 
@@ -75,4 +89,9 @@ def test_the_cuda_namespace_answers_pytorchs_idiom() -> None:
 def test_device_strings_and_reprs_are_torchs(name: str) -> None:
     torch = pytest.importorskip("torch")
     ours, theirs = minitorch.device(name), torch.device(name)
-    assert (str(ours), repr(ours), ours.type, ours.index) == (str(theirs), repr(theirs), theirs.type, theirs.index)
+    assert (str(ours), repr(ours), ours.type, ours.index) == (
+        str(theirs),
+        repr(theirs),
+        theirs.type,
+        theirs.index,
+    )

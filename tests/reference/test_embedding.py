@@ -89,8 +89,10 @@ def test_float32_and_state_dict_round_trip_with_torch() -> None:
     assert torch.equal(back.weight, t_layer.weight)
 
 
-@pytest.mark.parametrize("backend", [pytest.param(minitorch.SimpleBackend, id="simple"),
-                                     pytest.param(minitorch.FastBackend, id="fast")])
+@pytest.mark.parametrize(
+    "backend",
+    [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")],
+)
 def test_gather_and_scatter_add_on_each_cpu_backend(backend) -> None:
     """Lookup and scatter-add are backend kernels: the same results on every CPU backend,
     a strided (transposed) table read in place, the padding row left without gradient."""

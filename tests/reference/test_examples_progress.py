@@ -23,7 +23,10 @@ def test_a_metric_reads_a_dash_until_its_first_value() -> None:
     assert metrics() == f"loss {PENDING}" and PENDING == "–"
     assert metrics(show_acc=True, note="compiling…") == "loss –  acc – %  compiling…"
     assert metrics(0.69314, 0.5, 12.4) == "loss 0.693  acc 50.0 %  12 ms/step"
-    assert metrics(0.5, ms=1.25, loss_spec=".4f", ms_spec=".1f", note="evaluating…") == "loss 0.5000  1.2 ms/step  evaluating…"
+    assert (
+        metrics(0.5, ms=1.25, loss_spec=".4f", ms_spec=".1f", note="evaluating…")
+        == "loss 0.5000  1.2 ms/step  evaluating…"
+    )
     assert metric(None, ".3f") == "–" and metric(math.nan, ".3f") == "nan"  # a real NaN (divergence) is shown
     assert first_step_note("fast") == first_step_note("cuda") == "compiling…"
     assert first_step_note("simple") == first_step_note("torch") == "first step…"
@@ -44,15 +47,25 @@ class WatchedProgress(Progress):
 
 
 @pytest.mark.parametrize("example", ["char_lm", "gpt"])
-def test_the_example_bar_shows_no_nan_and_its_elapsed_time_runs_on(example: str, tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_example_bar_shows_no_nan_and_its_elapsed_time_runs_on(
+    example: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import importlib
 
     module = importlib.import_module(f"minitorch.examples.{example}")
     text = tmp_path / "text.txt"
     text.write_text("to be, or not to be: that is the question.\n" * 40)
-    small = dict(steps=4, eval_every=2, batch_size=4, eval_batch_size=16, text=str(text), prompt="to ",
-                 sample_length=5, backend="simple", dtype="float64")
+    small = dict(
+        steps=4,
+        eval_every=2,
+        batch_size=4,
+        eval_batch_size=16,
+        text=str(text),
+        prompt="to ",
+        sample_length=5,
+        backend="simple",
+        dtype="float64",
+    )
     if example == "char_lm":
         config = module.Config(cell="lstm", embedding=4, hidden=8, seq_len=8, **small)
     else:

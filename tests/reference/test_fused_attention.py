@@ -23,7 +23,10 @@ pytestmark = pytest.mark.library
 
 from minitorch.accel import fused_attention  # noqa: E402
 
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+CPU_BACKENDS = [
+    pytest.param(minitorch.SimpleBackend, id="simple"),
+    pytest.param(minitorch.FastBackend, id="fast"),
+]
 TOL = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=1e-4, atol=1e-5)}
 
 
@@ -52,15 +55,22 @@ def _float_mask(shape: tuple[int, ...], seed: int) -> np.ndarray:
 def _run(composed: bool, arrays, mask, kwargs, g_out, g_w, dtype, backend=None, views=False, seed=0):
     """{out, weights, ∂q, ∂k, ∂v, ∂mask} on one path. The loss is Σ out·g_out (+ Σ weights·g_w
     when g_w is given). `views`: q, k, v are transposed views (non-contiguous)."""
-    leaves = [minitorch.tensor((a.swapaxes(-2, -1) if views else a).astype(dtype), requires_grad=True,
-                               backend=backend) for a in arrays]
+    leaves = [
+        minitorch.tensor(
+            (a.swapaxes(-2, -1) if views else a).astype(dtype), requires_grad=True, backend=backend
+        )
+        for a in arrays
+    ]
     q, k, v = (t.transpose(-2, -1) if views else t for t in leaves)
     if views:
         assert not any(t._tensor.is_contiguous() for t in (q, k, v))
     m = None
     if mask is not None:
-        m = (minitorch.tensor(mask, backend=backend) if mask.dtype == bool
-             else minitorch.tensor(mask.astype(dtype), requires_grad=True, backend=backend))
+        m = (
+            minitorch.tensor(mask, backend=backend)
+            if mask.dtype == bool
+            else minitorch.tensor(mask.astype(dtype), requires_grad=True, backend=backend)
+        )
     minitorch.manual_seed(seed)
     with fast_paths.plain_only() if composed else contextlib.nullcontext():
         out, weights = sdpa(q, k, v, attn_mask=m, **kwargs)
@@ -97,13 +107,19 @@ CASES = [
     pytest.param((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 5), ("bool", (4, 6)), {}, id="bool-mask-L-S"),
     pytest.param((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 5), ("bool", (2, 1, 1, 6)), {}, id="bool-key-padding"),
     pytest.param((2, 4, 5), (2, 6, 5), (2, 6, 3), ("float", (2, 4, 6)), {}, id="float-mask"),
-    pytest.param((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 5), ("float", (2, 1, 4, 6)), {}, id="float-mask-broadcast"),
+    pytest.param(
+        (2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 5), ("float", (2, 1, 4, 6)), {}, id="float-mask-broadcast"
+    ),
     pytest.param((2, 5, 4), (2, 5, 4), (2, 5, 3), None, {"is_causal": True}, id="causal-L=S"),
     pytest.param((2, 3, 4), (2, 6, 4), (2, 6, 3), None, {"is_causal": True}, id="causal-L<S"),
     pytest.param((2, 6, 4), (2, 3, 4), (2, 3, 3), None, {"is_causal": True}, id="causal-L>S"),
     pytest.param((2, 4, 5), (2, 6, 5), (2, 6, 3), ("bool", (4, 6)), {"scale": 0.7}, id="scale"),
-    pytest.param((4, 4, 64, 16), (4, 4, 64, 16), (4, 4, 64, 16), None, {"is_causal": True}, id="parallel-causal"),
-    pytest.param((2, 4, 40, 8), (2, 4, 60, 8), (2, 4, 60, 8), ("float", (2, 1, 40, 60)), {}, id="parallel-float"),
+    pytest.param(
+        (4, 4, 64, 16), (4, 4, 64, 16), (4, 4, 64, 16), None, {"is_causal": True}, id="parallel-causal"
+    ),
+    pytest.param(
+        (2, 4, 40, 8), (2, 4, 60, 8), (2, 4, 60, 8), ("float", (2, 1, 40, 60)), {}, id="parallel-float"
+    ),
 ]
 
 
@@ -121,7 +137,9 @@ def _output_shapes(q_shape, k_shape, v_shape):
     return batch + (q_shape[-2], v_shape[-1]), batch + (q_shape[-2], k_shape[-2])
 
 
-@pytest.mark.parametrize("through_weights", [False, True], ids=["loss-on-output", "loss-on-output-and-weights"])
+@pytest.mark.parametrize(
+    "through_weights", [False, True], ids=["loss-on-output", "loss-on-output-and-weights"]
+)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("q_shape, k_shape, v_shape, mask, kwargs", CASES)
 def test_fused_matches_composed(q_shape, k_shape, v_shape, mask, kwargs, dtype, through_weights) -> None:
@@ -137,8 +155,11 @@ def test_fused_matches_composed(q_shape, k_shape, v_shape, mask, kwargs, dtype, 
 
 @pytest.mark.parametrize("backend", CPU_BACKENDS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("mask, kwargs", [(None, {"is_causal": True}), (("bool", (2, 1, 4, 6)), {}),
-                                          (("float", (4, 6)), {})], ids=["causal", "bool", "float"])
+@pytest.mark.parametrize(
+    "mask, kwargs",
+    [(None, {"is_causal": True}), (("bool", (2, 1, 4, 6)), {}), (("float", (4, 6)), {})],
+    ids=["causal", "bool", "float"],
+)
 def test_non_contiguous_inputs_on_both_backends(mask, kwargs, dtype, backend) -> None:
     arrays, m = _inputs((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2), mask)
     g_out, g_w = _rand(2, 3, 4, 2, seed=5), _rand(2, 3, 4, 6, seed=6)
@@ -179,7 +200,9 @@ def test_fully_masked_rows_give_zeros_and_zero_gradients() -> None:
 def test_value_batch_larger_than_the_scores_takes_the_composed_path(monkeypatch) -> None:
     calls = []
     original = fused_attention.AttentionFunction.apply
-    monkeypatch.setattr(fused_attention.AttentionFunction, "apply", lambda *a: calls.append(1) or original(*a))
+    monkeypatch.setattr(
+        fused_attention.AttentionFunction, "apply", lambda *a: calls.append(1) or original(*a)
+    )
     arrays, _ = _inputs((4, 5), (6, 5), (2, 6, 3), None)  # weights [4, 6], output [2, 4, 3]
     fused = _run(False, arrays, None, {}, _rand(2, 4, 3, seed=5), _rand(4, 6, seed=6), np.float64)
     composed = _run(True, arrays, None, {}, _rand(2, 4, 3, seed=5), _rand(4, 6, seed=6), np.float64)
@@ -199,9 +222,16 @@ def test_grad_check_on_the_fused_path() -> None:
     grad_check(lambda q, k, m: sdpa(q, k, v, attn_mask=m)[0], q, k, bias)
 
 
-@pytest.mark.parametrize("mask, kwargs", [(None, {}), (("bool", (2, 4, 6)), {}), (("float", (1, 4, 6)), {}),
-                                          (None, {"is_causal": True, "scale": 0.6})],
-                         ids=["plain", "bool", "float", "causal-scale"])
+@pytest.mark.parametrize(
+    "mask, kwargs",
+    [
+        (None, {}),
+        (("bool", (2, 4, 6)), {}),
+        (("float", (1, 4, 6)), {}),
+        (None, {"is_causal": True, "scale": 0.6}),
+    ],
+    ids=["plain", "bool", "float", "causal-scale"],
+)
 def test_matches_torch_float64(mask, kwargs) -> None:
     torch = pytest.importorskip("torch")
     arrays, m = _inputs((2, 4, 5), (2, 6, 5), (2, 6, 3), mask)
@@ -235,9 +265,12 @@ def test_multihead_attention_with_weights_matches_composed() -> None:
         xs = minitorch.tensor(x, requires_grad=True)
         with fast_paths.plain_only() if composed else contextlib.nullcontext():
             out, weights = mha(xs, xs, xs, key_padding_mask=minitorch.tensor(padding))
-            ((out * minitorch.tensor(_rand(2, 5, 8, seed=2))).sum()
-             + (weights * minitorch.tensor(_rand(2, 5, 5, seed=3))).sum()).backward()
-        results.append([out.numpy(), weights.numpy(), xs.grad.numpy()]
-                       + [p.value.grad.numpy() for p in mha.parameters()])
+            (
+                (out * minitorch.tensor(_rand(2, 5, 8, seed=2))).sum()
+                + (weights * minitorch.tensor(_rand(2, 5, 5, seed=3))).sum()
+            ).backward()
+        results.append(
+            [out.numpy(), weights.numpy(), xs.grad.numpy()] + [p.value.grad.numpy() for p in mha.parameters()]
+        )
     for a, c in zip(*results):
         np.testing.assert_allclose(a, c, rtol=1e-10, atol=1e-12)

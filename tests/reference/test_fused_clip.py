@@ -58,7 +58,9 @@ def _clip(composed: bool, arrays, dtype, max_norm: float, norm_type: float, stri
 def test_fused_matches_composed(norm_type, max_norm, dtype, strided, monkeypatch) -> None:
     calls = []
     original = fused_clip.clip_grad_norm_
-    monkeypatch.setitem(fast_paths._registry, "clip_grad_norm_", lambda *a, **k: calls.append(1) or original(*a, **k))
+    monkeypatch.setitem(
+        fast_paths._registry, "clip_grad_norm_", lambda *a, **k: calls.append(1) or original(*a, **k)
+    )
     arrays = _arrays(1, scale=2.0)
     fused = _clip(False, arrays, dtype, max_norm, norm_type, strided)
     assert calls, "clip_grad_norm_ did not take the fused path"

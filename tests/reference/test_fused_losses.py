@@ -20,7 +20,10 @@ pytestmark = pytest.mark.library
 
 from minitorch.accel import fused_losses  # noqa: E402
 
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+CPU_BACKENDS = [
+    pytest.param(minitorch.SimpleBackend, id="simple"),
+    pytest.param(minitorch.FastBackend, id="fast"),
+]
 TOL = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=2e-5, atol=2e-6)}
 
 
@@ -36,8 +39,16 @@ def _case(shape: tuple[int, ...], seed: int, ignore: int | None = None) -> tuple
     return x, t
 
 
-def _run(composed: bool, x: np.ndarray, t: np.ndarray, dtype, backend=None, weight=None, layout: str = "plain",
-         **kw):
+def _run(
+    composed: bool,
+    x: np.ndarray,
+    t: np.ndarray,
+    dtype,
+    backend=None,
+    weight=None,
+    layout: str = "plain",
+    **kw,
+):
     """(loss, ∂x) of cross_entropy on one path. `layout` "transposed" feeds [N, C] logits as a
     transposed view, "permuted" feeds [N, C, T] as [N, T, C].permute(0, 2, 1) (non-contiguous)."""
     if layout == "transposed":
@@ -150,7 +161,11 @@ def test_the_same_errors_as_the_composed_path() -> None:
         (TypeError, "int64", dict(target=minitorch.tensor([0.0, 1.0, 2.0]))),
         (ValueError, "reduction", dict(target=[0, 1, 2], reduction="avg")),
         (minitorch.ShapeError, "weight must have shape", dict(target=[0, 1, 2], weight=minitorch.ones(3))),
-        (TypeError, "weight", dict(target=[0, 1, 2], weight=minitorch.tensor([1, 1, 1, 1], dtype=minitorch.int64))),
+        (
+            TypeError,
+            "weight",
+            dict(target=[0, 1, 2], weight=minitorch.tensor([1, 1, 1, 1], dtype=minitorch.int64)),
+        ),
     ]
     for error, message, kw in cases:
         target = kw.pop("target")
@@ -165,7 +180,9 @@ def test_the_same_errors_as_the_composed_path() -> None:
 def test_unsupported_cases_take_the_composed_path(monkeypatch) -> None:
     calls = []
     original = fused_losses.CrossEntropyFunction.apply
-    monkeypatch.setattr(fused_losses.CrossEntropyFunction, "apply", lambda *a: calls.append(1) or original(*a))
+    monkeypatch.setattr(
+        fused_losses.CrossEntropyFunction, "apply", lambda *a: calls.append(1) or original(*a)
+    )
     empty = minitorch.tensor(np.zeros((0, 3)), requires_grad=True)
     target = minitorch.tensor(np.zeros(0, dtype=np.int64))
     assert np.isnan(F.cross_entropy(empty, target).item())  # the composed path's answer: 0 / 0
@@ -195,9 +212,13 @@ def test_grad_check_on_the_fused_path() -> None:
     weight = minitorch.tensor([0.5, 1.0, 2.0, 1.5])
     target = minitorch.tensor(t, dtype=minitorch.int64)
     for reduction in ("mean", "sum", "none"):
-        grad_check(lambda x: F.cross_entropy(x, target, weight=weight, ignore_index=2, reduction=reduction),
-                   minitorch.tensor(x))
-    grad_check(lambda x: F.cross_entropy(x, minitorch.tensor(1, dtype=minitorch.int64)), minitorch.tensor(x[0, :, 0]))
+        grad_check(
+            lambda x: F.cross_entropy(x, target, weight=weight, ignore_index=2, reduction=reduction),
+            minitorch.tensor(x),
+        )
+    grad_check(
+        lambda x: F.cross_entropy(x, minitorch.tensor(1, dtype=minitorch.int64)), minitorch.tensor(x[0, :, 0])
+    )
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -209,7 +230,9 @@ def test_matches_torch_float64(shape, reduction) -> None:
     fused = _run(False, x, t, np.float64, weight=weight, reduction=reduction)
     assert fused[0].history.last_fn is fused_losses.CrossEntropyFunction
     tx = torch.tensor(x, requires_grad=True)
-    t_loss = torch.nn.functional.cross_entropy(tx, torch.tensor(t), weight=torch.tensor(weight), reduction=reduction)
+    t_loss = torch.nn.functional.cross_entropy(
+        tx, torch.tensor(t), weight=torch.tensor(weight), reduction=reduction
+    )
     t_loss.backward(torch.tensor(np.random.default_rng(99).standard_normal(t_loss.shape)))
     np.testing.assert_allclose(fused[0].numpy(), t_loss.detach().numpy(), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(fused[1], tx.grad.numpy(), rtol=1e-10, atol=1e-13)

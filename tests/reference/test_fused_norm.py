@@ -19,7 +19,10 @@ pytestmark = pytest.mark.library
 
 from minitorch.accel import fused_norm  # noqa: E402
 
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+CPU_BACKENDS = [
+    pytest.param(minitorch.SimpleBackend, id="simple"),
+    pytest.param(minitorch.FastBackend, id="fast"),
+]
 TOL = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=2e-4, atol=2e-5)}
 
 
@@ -27,8 +30,18 @@ def _rand(*shape: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape) * 3.0 + 1.5  # not already normal
 
 
-def _run(composed: bool, x: np.ndarray, normalized, w, b, g: np.ndarray, dtype, backend=None, eps=1e-5,
-         transpose: bool = False):
+def _run(
+    composed: bool,
+    x: np.ndarray,
+    normalized,
+    w,
+    b,
+    g: np.ndarray,
+    dtype,
+    backend=None,
+    eps=1e-5,
+    transpose: bool = False,
+):
     """(y, ∂x, ∂w, ∂b) of layer_norm on one path; `transpose` feeds a transposed (strided) view."""
     make = lambda a: minitorch.tensor(a.astype(dtype), requires_grad=True, backend=backend)  # noqa: E731
     xs = make(x.swapaxes(0, 1) if transpose else x)
@@ -63,8 +76,11 @@ def test_fused_matches_composed_values_and_gradients(shape, normalized, affine, 
     composed = _run(True, x, normalized, w, b, g, dtype)
     assert fused[0].history.last_fn is fused_norm.LayerNormFunction, "the fused path was not taken"
     assert fused[0].dtype == np.dtype(dtype) and fused[0].shape == shape
-    for what, a, c in zip(("y", "∂x", "∂weight", "∂bias"), (fused[0].numpy(),) + fused[1:],
-                          (composed[0].numpy(),) + composed[1:]):
+    for what, a, c in zip(
+        ("y", "∂x", "∂weight", "∂bias"),
+        (fused[0].numpy(),) + fused[1:],
+        (composed[0].numpy(),) + composed[1:],
+    ):
         if c is None:
             assert a is None
             continue

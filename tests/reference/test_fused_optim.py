@@ -67,16 +67,26 @@ def _run_both(name: str, options: dict, dtype):
 def test_many_steps_match_torch_float64(name: str, options: dict) -> None:
     for step, params, t_params, opt, t_opt in _run_both(name, options, np.float64):
         for k, (p, tp) in enumerate(zip(params, t_params)):
-            np.testing.assert_allclose(p.value.numpy(), tp.detach().numpy(), rtol=1e-12, atol=1e-14,
-                                       err_msg=f"parameter {k} after step {step + 1}")
+            np.testing.assert_allclose(
+                p.value.numpy(),
+                tp.detach().numpy(),
+                rtol=1e-12,
+                atol=1e-14,
+                err_msg=f"parameter {k} after step {step + 1}",
+            )
     # the state too (what a checkpoint saves)
     state = opt.state_dict()["state"]
     for k, tp in enumerate(t_params):
         t_state = t_opt.state[tp]
         for key, value in state.get(k, {}).items():
             expected = t_state[key].detach().numpy() if hasattr(t_state[key], "detach") else t_state[key]
-            np.testing.assert_allclose(np.asarray(value, dtype=np.float64), np.asarray(expected, dtype=np.float64),
-                                       rtol=1e-12, atol=1e-14, err_msg=f"{key} of parameter {k}")
+            np.testing.assert_allclose(
+                np.asarray(value, dtype=np.float64),
+                np.asarray(expected, dtype=np.float64),
+                rtol=1e-12,
+                atol=1e-14,
+                err_msg=f"{key} of parameter {k}",
+            )
 
 
 @pytest.mark.parametrize("name, options", [CONFIGS[4], CONFIGS[6]])
@@ -145,5 +155,8 @@ def test_integer_hyperparameters_and_a_loaded_state() -> None:
         opt.step()
         t_opt.step()
     np.testing.assert_allclose(p.value.numpy(), tp.detach().numpy(), rtol=1e-12)
-    np.testing.assert_allclose(opt.state_dict()["state"][0]["momentum_buffer"],
-                               t_opt.state[tp]["momentum_buffer"].numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        opt.state_dict()["state"][0]["momentum_buffer"],
+        t_opt.state[tp]["momentum_buffer"].numpy(),
+        rtol=1e-12,
+    )

@@ -24,7 +24,10 @@ pytestmark = pytest.mark.library
 
 from minitorch.accel import fused_recurrent as fused  # noqa: E402
 
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+CPU_BACKENDS = [
+    pytest.param(minitorch.SimpleBackend, id="simple"),
+    pytest.param(minitorch.FastBackend, id="fast"),
+]
 TOL = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=2e-4, atol=2e-5)}
 GATES = {"lstm": 4, "gru": 3}
 
@@ -36,8 +39,12 @@ def _rand(*shape: int, seed: int) -> np.ndarray:
 def _case(kind: str, batch: int, hidden: int, bias: bool, seed: int = 0) -> dict[str, np.ndarray]:
     """Random arguments of one step (plus the weights of the loss), as float64 arrays."""
     g = GATES[kind] * hidden
-    arrays = {"x_proj": _rand(batch, g, seed=seed) * 1.5, "h": _rand(batch, hidden, seed=seed + 1),
-              "w_hh": _rand(g, hidden, seed=seed + 2) * 0.7, "dh": _rand(batch, hidden, seed=seed + 3)}
+    arrays = {
+        "x_proj": _rand(batch, g, seed=seed) * 1.5,
+        "h": _rand(batch, hidden, seed=seed + 1),
+        "w_hh": _rand(g, hidden, seed=seed + 2) * 0.7,
+        "dh": _rand(batch, hidden, seed=seed + 3),
+    }
     if kind == "lstm":
         arrays["c"] = _rand(batch, hidden, seed=seed + 4) * 2.0
         arrays["dc"] = _rand(batch, hidden, seed=seed + 5)
@@ -46,7 +53,9 @@ def _case(kind: str, batch: int, hidden: int, bias: bool, seed: int = 0) -> dict
     return arrays
 
 
-def _leaf(a: np.ndarray, dtype, backend, transposed: bool = False) -> tuple[minitorch.Tensor, minitorch.Tensor]:
+def _leaf(
+    a: np.ndarray, dtype, backend, transposed: bool = False
+) -> tuple[minitorch.Tensor, minitorch.Tensor]:
     """(leaf, the tensor fed to the step): with `transposed` the leaf holds aᵀ and the step
     gets its transpose — a's values, non-contiguous."""
     if not transposed:
@@ -58,13 +67,19 @@ def _leaf(a: np.ndarray, dtype, backend, transposed: bool = False) -> tuple[mini
     return t, view
 
 
-def _run(kind: str, arrays: dict, dtype, composed: bool, backend=None, strided: bool = False,
-         use: str = "both") -> tuple[list, object]:
+def _run(
+    kind: str, arrays: dict, dtype, composed: bool, backend=None, strided: bool = False, use: str = "both"
+) -> tuple[list, object]:
     """Values and gradients of one step on one path: [h', (c'), ∂x_proj, ∂h, (∂c), ∂W_hh, (∂b_hh)].
 
     The loss is Σ h' ⊙ dh (+ Σ c' ⊙ dc for the LSTM; `use` = "h" or "c" keeps one term only).
     `strided` feeds non-contiguous h and c (and x_proj)."""
-    names = ["x_proj", "h"] + (["c"] if kind == "lstm" else []) + ["w_hh"] + (["b_hh"] if "b_hh" in arrays else [])
+    names = (
+        ["x_proj", "h"]
+        + (["c"] if kind == "lstm" else [])
+        + ["w_hh"]
+        + (["b_hh"] if "b_hh" in arrays else [])
+    )
     leaves, fed = {}, {}
     for n in names:
         leaves[n], fed[n] = _leaf(arrays[n], dtype, backend, transposed=strided and n in ("x_proj", "h", "c"))
@@ -232,7 +247,9 @@ def test_matches_torch_cells(kind, bias) -> None:
     batch, hidden = 3, 4
     a = _case(kind, batch, hidden, bias, seed=40)
     g = GATES[kind] * hidden
-    cell = (torch.nn.LSTMCell if kind == "lstm" else torch.nn.GRUCell)(g, hidden, bias=bias, dtype=torch.float64)
+    cell = (torch.nn.LSTMCell if kind == "lstm" else torch.nn.GRUCell)(
+        g, hidden, bias=bias, dtype=torch.float64
+    )
     with torch.no_grad():
         cell.weight_ih.copy_(torch.eye(g, dtype=torch.float64))
         cell.weight_hh.copy_(torch.tensor(a["w_hh"]))
@@ -263,12 +280,16 @@ def _layer_run(kind: str, dtype, composed: bool, batch_first: bool, seed: int = 
     state of a 2-layer bidirectional layer (same parameters on both paths)."""
     T, B, I, H = 5, 3, 4, 6
     minitorch.manual_seed(seed)
-    layer = (nn.LSTM if kind == "lstm" else nn.GRU)(I, H, num_layers=2, bidirectional=True,
-                                                    batch_first=batch_first, dtype=dtype)
-    x = minitorch.tensor(_rand(*((B, T, I) if batch_first else (T, B, I)), seed=seed + 1).astype(dtype),
-                         requires_grad=True)
-    states = [minitorch.tensor(_rand(4, B, H, seed=seed + 2 + k).astype(dtype), requires_grad=True)
-              for k in range(2 if kind == "lstm" else 1)]
+    layer = (nn.LSTM if kind == "lstm" else nn.GRU)(
+        I, H, num_layers=2, bidirectional=True, batch_first=batch_first, dtype=dtype
+    )
+    x = minitorch.tensor(
+        _rand(*((B, T, I) if batch_first else (T, B, I)), seed=seed + 1).astype(dtype), requires_grad=True
+    )
+    states = [
+        minitorch.tensor(_rand(4, B, H, seed=seed + 2 + k).astype(dtype), requires_grad=True)
+        for k in range(2 if kind == "lstm" else 1)
+    ]
     with fast_paths.plain_only() if composed else contextlib.nullcontext():
         out, final = layer(x, tuple(states) if kind == "lstm" else states[0])
         finals = list(final) if kind == "lstm" else [final]
@@ -311,7 +332,9 @@ def test_layer_runs_each_sequence_as_one_node(kind, monkeypatch) -> None:
     (`GRUSequence`) node, never step by step, and the composed steps in `plain_only`."""
     calls, steps = [], []
     step_name, node = ("lstm_step", fused.LSTMSequence) if kind == "lstm" else ("gru_step", fused.GRUSequence)
-    monkeypatch.setattr(fused, step_name, lambda *args, real=getattr(fused, step_name): steps.append(1) or real(*args))
+    monkeypatch.setattr(
+        fused, step_name, lambda *args, real=getattr(fused, step_name): steps.append(1) or real(*args)
+    )
     real = node.forward
     monkeypatch.setattr(node, "forward", staticmethod(lambda *args: calls.append(args[-1]) or real(*args)))
     layer = (nn.LSTM if kind == "lstm" else nn.GRU)(3, 4, num_layers=2, bidirectional=True)
@@ -335,7 +358,9 @@ class _HalvedGRU(nn.GRU):
         return super().cell_step(x_proj, state, w_hh, b_hh) * 0.5
 
 
-@pytest.mark.parametrize("plain_cls, changed_cls", [(nn.LSTM, _DoubledLSTM), (nn.GRU, _HalvedGRU)], ids=["lstm", "gru"])
+@pytest.mark.parametrize(
+    "plain_cls, changed_cls", [(nn.LSTM, _DoubledLSTM), (nn.GRU, _HalvedGRU)], ids=["lstm", "gru"]
+)
 def test_a_layer_whose_step_is_overridden_runs_its_own_step(plain_cls, changed_cls) -> None:
     """A subclass that changes `cell_step` gets its step, not the whole-sequence node."""
     minitorch.manual_seed(0)
@@ -351,7 +376,9 @@ def test_a_layer_whose_step_is_overridden_runs_its_own_step(plain_cls, changed_c
     np.testing.assert_allclose(out_changed.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
 
 
-def _sequence_case(T: int, batch: int, hidden: int, bias: bool, seed: int = 0, kind: str = "lstm") -> list[minitorch.Tensor]:
+def _sequence_case(
+    T: int, batch: int, hidden: int, bias: bool, seed: int = 0, kind: str = "lstm"
+) -> list[minitorch.Tensor]:
     """[x_proj, h0, (c0,) w_hh, (b_hh)] for `_sequence(kind, …)`."""
     a = _case(kind, batch, hidden, bias, seed=seed)
     x = _rand(T, batch, GATES[kind] * hidden, seed=seed + 20) * 1.5
@@ -364,9 +391,11 @@ def _sequence(reverse: bool, kind: str = "lstm"):
     """f(x_proj, h0, (c0,) w_hh[, b_hh]) → (outputs, final state) stacked, through
     `fused.unroll` with a layer's step (the weights are the arguments, so every one is checked)."""
     if kind == "gru":
+
         def f(x_proj, h0, w_hh, b_hh=None):
             out, h = fused.unroll(LayerStep(nn.GRU(1, h0.shape[1]), w_hh, b_hh), x_proj, h0, reverse)
             return minitorch.cat([out, h.unsqueeze(0)], dim=0)
+
         return f
 
     def f(x_proj, h0, c0, w_hh, b_hh=None):
@@ -395,8 +424,10 @@ def test_sequence_matches_the_fused_steps(dtype, reverse, T, batch, hidden, kind
     W_hh once."""
     results = []
     for whole in (True, False):
-        leaves = [t.to(minitorch.float32) if dtype == np.float32 else t
-                  for t in _sequence_case(T, batch, hidden, True, seed=3, kind=kind)]
+        leaves = [
+            t.to(minitorch.float32) if dtype == np.float32 else t
+            for t in _sequence_case(T, batch, hidden, True, seed=3, kind=kind)
+        ]
         for t in leaves:
             t.requires_grad_(True)
         x, state, (w, b) = leaves[0], leaves[1:-2], leaves[-2:]
@@ -406,12 +437,18 @@ def test_sequence_matches_the_fused_steps(dtype, reverse, T, batch, hidden, kind
             out, final = fused.unroll(LayerStep(cell, w, b), x, start, reverse)
         else:
             outs, final = [None] * T, start
-            for t in (range(T - 1, -1, -1) if reverse else range(T)):
-                final = fused.lstm_step(x[t], final, w, b) if kind == "lstm" else fused.gru_step(x[t], final, w, b)
+            for t in range(T - 1, -1, -1) if reverse else range(T):
+                final = (
+                    fused.lstm_step(x[t], final, w, b)
+                    if kind == "lstm"
+                    else fused.gru_step(x[t], final, w, b)
+                )
                 outs[t] = final[0] if kind == "lstm" else final
             out = minitorch.stack(outs, dim=0)
         finals = list(final) if kind == "lstm" else [final]
-        weights = [minitorch.tensor(_rand(*v.shape, seed=9 + k).astype(dtype)) for k, v in enumerate([out, *finals])]
+        weights = [
+            minitorch.tensor(_rand(*v.shape, seed=9 + k).astype(dtype)) for k, v in enumerate([out, *finals])
+        ]
         sum((v * wt).sum() for v, wt in zip([out, *finals], weights)).backward()
         results.append([out.numpy()] + [f.numpy() for f in finals] + [t.grad.numpy() for t in leaves])
     whole, steps = results

@@ -44,10 +44,14 @@ def test_multinomial_draws_in_proportion_and_repeatably() -> None:
     assert draws.shape == (2, 4000) and draws.dtype == minitorch.int64
     assert abs((draws.numpy()[0] == 1).mean() - 0.75) < 0.03 and (draws.numpy()[1] == 2).all()
     minitorch.manual_seed(5)
-    np.testing.assert_array_equal(minitorch.multinomial(weights, 4000, replacement=True).numpy(), draws.numpy())
+    np.testing.assert_array_equal(
+        minitorch.multinomial(weights, 4000, replacement=True).numpy(), draws.numpy()
+    )
     no_repeat = minitorch.multinomial(minitorch.tensor([1.0, 1.0, 1.0]), 3)
     assert sorted(no_repeat.tolist()) == [0, 1, 2]
-    with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size\\(-1\\) samples without replacement"):
+    with pytest.raises(
+        RuntimeError, match="cannot sample n_sample > prob_dist.size\\(-1\\) samples without replacement"
+    ):
         minitorch.multinomial(weights, 3)
     with pytest.raises(RuntimeError, match="element < 0"):
         minitorch.multinomial(minitorch.tensor([1.0, -1.0]), 1)
@@ -72,4 +76,7 @@ def test_the_norm_of_zeros_passes_a_zero_gradient() -> None:
 
 def test_variable_is_the_tensor_itself() -> None:
     x = minitorch.tensor([1.0])
-    assert minitorch.autograd.Variable(x) is x and minitorch.autograd.Variable(x, requires_grad=True).requires_grad
+    assert (
+        minitorch.autograd.Variable(x) is x
+        and minitorch.autograd.Variable(x, requires_grad=True).requires_grad
+    )

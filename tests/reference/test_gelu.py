@@ -19,10 +19,19 @@ from minitorch.testing import grad_check
 
 pytestmark = pytest.mark.library
 
-CPU_BACKENDS = [pytest.param(minitorch.SimpleBackend, id="simple"), pytest.param(minitorch.FastBackend, id="fast")]
+CPU_BACKENDS = [
+    pytest.param(minitorch.SimpleBackend, id="simple"),
+    pytest.param(minitorch.FastBackend, id="fast"),
+]
 APPROX = ["none", "tanh"]
 # both tails (where erf and tanh saturate), around 0, and ordinary values
-X = np.concatenate([np.linspace(-9.0, 9.0, 37), [-40.0, -1e-9, 0.0, 1e-9, 40.0], np.random.default_rng(0).standard_normal(20)])
+X = np.concatenate(
+    [
+        np.linspace(-9.0, 9.0, 37),
+        [-40.0, -1e-9, 0.0, 1e-9, 40.0],
+        np.random.default_rng(0).standard_normal(20),
+    ]
+)
 
 
 def _torch():
@@ -53,7 +62,9 @@ def test_values_and_gradients_match_torch_float64(backend, approximate) -> None:
     g = np.random.default_rng(1).standard_normal(x.shape)
     y, grad = _run(x, g, approximate, backend, minitorch.float64)
     t_y, t_grad = _torch_run(x, g, approximate, torch.float64)
-    np.testing.assert_allclose(y, t_y, rtol=1e-14, atol=1e-15)  # atol: 1 + tanh(…) cancels in the far left tail
+    np.testing.assert_allclose(
+        y, t_y, rtol=1e-14, atol=1e-15
+    )  # atol: 1 + tanh(…) cancels in the far left tail
     np.testing.assert_allclose(grad, t_grad, rtol=1e-13, atol=1e-15)
 
 
@@ -72,7 +83,9 @@ def test_values_and_gradients_match_torch_float32(backend, approximate) -> None:
     }
     for name, (t_y, t_grad) in references.items():
         np.testing.assert_allclose(y, t_y, rtol=1e-5, atol=1e-6, err_msg=f"values against torch {name}")
-        np.testing.assert_allclose(grad, t_grad, rtol=1e-5, atol=1e-6, err_msg=f"gradient against torch {name}")
+        np.testing.assert_allclose(
+            grad, t_grad, rtol=1e-5, atol=1e-6, err_msg=f"gradient against torch {name}"
+        )
 
 
 @pytest.mark.skipif(not cuda.is_available(), reason="no CUDA GPU and the CUDA simulator is off")
@@ -139,7 +152,9 @@ def test_relu_and_tanh_modules_match_torch() -> None:
         np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-15, atol=0)
         y.backward(minitorch.tensor(g))
         ty.backward(torch.tensor(g))
-        np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=1e-13, atol=1e-15)  # 1 − tanh² cancels
+        np.testing.assert_allclose(
+            t.grad.numpy(), tt.grad.numpy(), rtol=1e-13, atol=1e-15
+        )  # 1 − tanh² cancels
 
 
 def test_get_activation() -> None:

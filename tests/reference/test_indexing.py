@@ -12,9 +12,19 @@ from minitorch.testing import grad_check
 pytestmark = pytest.mark.library
 
 KEYS = [
-    1, -1, (0, 2), (slice(None), 1), (Ellipsis, slice(1, 3)), (slice(None, None, 2),),
-    (slice(1, None), slice(None, None, 2), -1), (None, 0), (0, None, Ellipsis, None),
-    (slice(-2, None), Ellipsis, slice(3, 1)), (slice(5, 100),), (1, 2, 3), Ellipsis,
+    1,
+    -1,
+    (0, 2),
+    (slice(None), 1),
+    (Ellipsis, slice(1, 3)),
+    (slice(None, None, 2),),
+    (slice(1, None), slice(None, None, 2), -1),
+    (None, 0),
+    (0, None, Ellipsis, None),
+    (slice(-2, None), Ellipsis, slice(3, 1)),
+    (slice(5, 100),),
+    (1, 2, 3),
+    Ellipsis,
     (slice(None), slice(None, None, 3), slice(1, 4, 2)),
 ]
 SHAPE = (3, 4, 5)

@@ -18,12 +18,17 @@ pytestmark = pytest.mark.library
 def test_setitem_writes_through_views_as_numpy_does() -> None:
     x = minitorch.zeros(3, 4)
     expected = np.zeros((3, 4))
-    for key, value in [((slice(None), slice(0, None, 2)), 1.0), ((1,), minitorch.tensor([5.0, 6, 7, 8])),
-                       ((minitorch.tensor([0, 2]), 3), -1.0), ((minitorch.tensor([True, False, True]),), 9.0),
-                       ((Ellipsis, 1), minitorch.tensor([[2.0], [3.0], [4.0]]).view(3))]:
+    for key, value in [
+        ((slice(None), slice(0, None, 2)), 1.0),
+        ((1,), minitorch.tensor([5.0, 6, 7, 8])),
+        ((minitorch.tensor([0, 2]), 3), -1.0),
+        ((minitorch.tensor([True, False, True]),), 9.0),
+        ((Ellipsis, 1), minitorch.tensor([[2.0], [3.0], [4.0]]).view(3)),
+    ]:
         x[key] = value
         expected[tuple(k.numpy() if isinstance(k, minitorch.Tensor) else k for k in key)] = (
-            value.numpy() if isinstance(value, minitorch.Tensor) else value)
+            value.numpy() if isinstance(value, minitorch.Tensor) else value
+        )
         np.testing.assert_array_equal(x.numpy(), expected)
     column = x[:, 1]  # a view: writing it writes x
     column[0] = 100.0
@@ -56,9 +61,13 @@ def test_the_update_methods_and_their_dtype_rule() -> None:
     assert x.tolist() == [7.0, 8.0, 9.0] and x.dtype == minitorch.float64
     assert x.fill_(0.5).tolist() == [0.5] * 3 and x.zero_().tolist() == [0.0] * 3
     ids = minitorch.tensor([1, 2])
-    with pytest.raises(RuntimeError, match="add_: result type float64 can't be cast to the desired output type int64"):
+    with pytest.raises(
+        RuntimeError, match="add_: result type float64 can't be cast to the desired output type int64"
+    ):
         ids.add_(0.5)
-    with pytest.raises(RuntimeError, match="output with shape \\(2,\\) doesn't match the broadcast shape \\(3, 2\\)"):
+    with pytest.raises(
+        RuntimeError, match="output with shape \\(2,\\) doesn't match the broadcast shape \\(3, 2\\)"
+    ):
         ids.add_(minitorch.zeros(3, 2, dtype=minitorch.int64))
     minitorch.manual_seed(0)
     u = minitorch.zeros(1000).uniform_(-1, 1)
@@ -68,7 +77,9 @@ def test_the_update_methods_and_their_dtype_rule() -> None:
 
 def test_writes_that_would_fool_autograd_are_refused() -> None:
     w = minitorch.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
+    with pytest.raises(
+        RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"
+    ):
         w.mul_(2)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         w[0] = 5.0
@@ -87,7 +98,10 @@ def test_a_tensor_saved_for_backward_and_written_after_makes_backward_refuse() -
     x = minitorch.tensor([3.0, 4.0])
     y = (x * w).sum()
     x.add_(1)
-    with pytest.raises(RuntimeError, match="modified by an inplace operation: a tensor of shape \\(2,\\) saved by Mul.forward"):
+    with pytest.raises(
+        RuntimeError,
+        match="modified by an inplace operation: a tensor of shape \\(2,\\) saved by Mul.forward",
+    ):
         y.backward()
     y2 = (x * w).sum()  # made after the write: fine
     y2.backward()

@@ -44,7 +44,9 @@ show("other")
 def _probe(tmp_path: Path, **env: str) -> list[str]:
     environ = {k: v for k, v in os.environ.items() if k != "NUMBA_SLP_VECTORIZE"}
     environ.update(env, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    done = subprocess.run([sys.executable, "-c", PROBE], env=environ, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], env=environ, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
@@ -57,7 +59,9 @@ def test_a_value_the_user_set_is_kept(tmp_path: Path) -> None:
     assert _probe(tmp_path, NUMBA_SLP_VECTORIZE="0") == ["import 0 0", "other 0 0", "ours 0 0", "other 0 0"]
 
 
-def test_the_listener_restores_the_environment_after_nested_compilations(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_listener_restores_the_environment_after_nested_compilations(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from minitorch import fast_ops
     from minitorch.jit import SLP, Vectorised
 

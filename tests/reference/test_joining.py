@@ -97,7 +97,9 @@ def test_cat_errors_name_the_problem() -> None:
         minitorch.cat([])
     with pytest.raises(TypeError, match="element 1 is ndarray"):
         minitorch.cat([minitorch.zeros(2), np.zeros(2)])
-    with pytest.raises(minitorch.ShapeError, match=r"equal size, but got \[2\] at entry 0 and \[3\] at entry 1"):
+    with pytest.raises(
+        minitorch.ShapeError, match=r"equal size, but got \[2\] at entry 0 and \[3\] at entry 1"
+    ):
         minitorch.stack([minitorch.zeros(2), minitorch.zeros(3)])
 
 

@@ -85,18 +85,30 @@ def test_row_major_layout_matches_the_checked_constructor(shape) -> None:
     size = int(np.prod(shape)) if shape else 1
     storage = np.arange(size, dtype=np.float32)
     lean, checked = TensorData.row_major(storage, shape), TensorData(storage, shape)
-    assert (lean.shape, lean.strides, lean.size, lean.dims) == (checked.shape, checked.strides, checked.size, checked.dims)
+    assert (lean.shape, lean.strides, lean.size, lean.dims) == (
+        checked.shape,
+        checked.strides,
+        checked.size,
+        checked.dims,
+    )
     np.testing.assert_array_equal(lean._shape, checked._shape)
     np.testing.assert_array_equal(lean._strides, checked._strides)
     assert lean._storage is storage
 
 
-@pytest.mark.parametrize("shape, strides", [((1, 3, 4), (0, 4, 1)), ((1, 4, 3), (0, 1, 4)), ((2, 3), (1, 2)), ((), ())])
+@pytest.mark.parametrize(
+    "shape, strides", [((1, 3, 4), (0, 4, 1)), ((1, 4, 3), (0, 1, 4)), ((2, 3), (1, 2)), ((), ())]
+)
 def test_view_layout_matches_the_checked_constructor(shape, strides) -> None:
     storage = np.arange(12, dtype=np.float64)
     for _ in range(2):  # made, then taken from the shared layouts
         lean, checked = TensorData.view_of(storage, shape, strides), TensorData(storage, shape, strides)
-        assert (lean.shape, lean.strides, lean.size, lean.dims) == (checked.shape, checked.strides, checked.size, checked.dims)
+        assert (lean.shape, lean.strides, lean.size, lean.dims) == (
+            checked.shape,
+            checked.strides,
+            checked.size,
+            checked.dims,
+        )
         np.testing.assert_array_equal(lean._shape, checked._shape)
         np.testing.assert_array_equal(lean._strides, checked._strides)
         assert lean._storage is storage
@@ -166,11 +178,15 @@ def test_strided_batches_are_multiplied_in_place_with_the_same_values() -> None:
     rng = np.random.default_rng(4)
     x, y = rng.standard_normal((2, 3, 5, 4)), rng.standard_normal((2, 3, 5, 6))
     a, b = _t(x), _t(y)
-    np.testing.assert_allclose(batched_matmul(a.transpose(-1, -2), b).numpy(),
-                               np.swapaxes(x, -1, -2) @ y, rtol=1e-12)
-    heads = _t(x.transpose(0, 2, 1, 3).copy()).permute(0, 2, 1, 3)  # [2, 3, 5, 4] from [2, 5, 3, 4]: batch does not merge
-    np.testing.assert_allclose(batched_matmul(heads.transpose(-1, -2), b).numpy(),
-                               np.swapaxes(x, -1, -2) @ y, rtol=1e-12)
+    np.testing.assert_allclose(
+        batched_matmul(a.transpose(-1, -2), b).numpy(), np.swapaxes(x, -1, -2) @ y, rtol=1e-12
+    )
+    heads = _t(x.transpose(0, 2, 1, 3).copy()).permute(
+        0, 2, 1, 3
+    )  # [2, 3, 5, 4] from [2, 5, 3, 4]: batch does not merge
+    np.testing.assert_allclose(
+        batched_matmul(heads.transpose(-1, -2), b).numpy(), np.swapaxes(x, -1, -2) @ y, rtol=1e-12
+    )
     wide = _t(rng.standard_normal((2, 1, 4, 5)))  # a batch dimension of size 1, broadcast
     np.testing.assert_allclose(batched_matmul(wide, _t(y)).numpy(), wide.numpy() @ y, rtol=1e-12)
 

@@ -27,17 +27,37 @@ def _cases() -> list:
     out = []
     for reduction in ("mean", "sum", "none"):
         out += [
-            (nn.MSELoss(reduction=reduction), lambda x, t, r=reduction: F.mse_loss(x, t, reduction=r), PROBS, TARGETS01),
-            (nn.BCELoss(reduction=reduction), lambda x, t, r=reduction: F.binary_cross_entropy(x, t, reduction=r), PROBS, TARGETS01),
-            (nn.NLLLoss(weight, ignore_index=3, reduction=reduction),
-             lambda x, t, r=reduction: F.nll_loss(x, t, weight, ignore_index=3, reduction=r), -np.abs(LOGITS), CLASSES),
-            (nn.CrossEntropyLoss(weight=weight, ignore_index=1, reduction=reduction),
-             lambda x, t, r=reduction: F.cross_entropy(x, t, weight, ignore_index=1, reduction=r), LOGITS, CLASSES),
+            (
+                nn.MSELoss(reduction=reduction),
+                lambda x, t, r=reduction: F.mse_loss(x, t, reduction=r),
+                PROBS,
+                TARGETS01,
+            ),
+            (
+                nn.BCELoss(reduction=reduction),
+                lambda x, t, r=reduction: F.binary_cross_entropy(x, t, reduction=r),
+                PROBS,
+                TARGETS01,
+            ),
+            (
+                nn.NLLLoss(weight, ignore_index=3, reduction=reduction),
+                lambda x, t, r=reduction: F.nll_loss(x, t, weight, ignore_index=3, reduction=r),
+                -np.abs(LOGITS),
+                CLASSES,
+            ),
+            (
+                nn.CrossEntropyLoss(weight=weight, ignore_index=1, reduction=reduction),
+                lambda x, t, r=reduction: F.cross_entropy(x, t, weight, ignore_index=1, reduction=r),
+                LOGITS,
+                CLASSES,
+            ),
         ]
     return out
 
 
-@pytest.mark.parametrize("module, function, x, t", _cases(), ids=lambda v: repr(v) if isinstance(v, nn.Module) else "")
+@pytest.mark.parametrize(
+    "module, function, x, t", _cases(), ids=lambda v: repr(v) if isinstance(v, nn.Module) else ""
+)
 def test_a_loss_module_is_its_function_with_its_options(module, function, x, t) -> None:
     target = minitorch.tensor(t)
     got, expected = module(minitorch.tensor(x), target), function(minitorch.tensor(x), target)
@@ -48,7 +68,9 @@ def test_a_loss_module_is_its_function_with_its_options(module, function, x, t) 
 def test_the_default_reduction_is_the_mean() -> None:
     x, t = minitorch.tensor(LOGITS), minitorch.tensor(CLASSES)
     assert nn.CrossEntropyLoss()(x, t).item() == pytest.approx(F.cross_entropy(x, t).item(), rel=1e-15)
-    assert nn.CrossEntropyLoss()(x, t).item() == pytest.approx(nn.CrossEntropyLoss(reduction="sum")(x, t).item() / 5)
+    assert nn.CrossEntropyLoss()(x, t).item() == pytest.approx(
+        nn.CrossEntropyLoss(reduction="sum")(x, t).item() / 5
+    )
 
 
 @pytest.mark.parametrize(
@@ -68,10 +90,16 @@ def test_unsupported_options_fail_when_the_module_is_made(make, message) -> None
 
 def test_pytorch_dtype_names() -> None:
     assert (minitorch.float, minitorch.double, minitorch.long, minitorch.bool) == (
-        minitorch.float32, minitorch.float64, minitorch.int64, minitorch.bool_)
+        minitorch.float32,
+        minitorch.float64,
+        minitorch.int64,
+        minitorch.bool_,
+    )
     assert minitorch.tensor([1, 2], dtype=minitorch.float).dtype == minitorch.float32
     assert minitorch.zeros(2, dtype=minitorch.long).dtype == minitorch.int64
-    with pytest.raises(AttributeError, match=r"no dtype int32 \(torch.int32: 32-bit integers\).*int64 \(torch.long\)"):
+    with pytest.raises(
+        AttributeError, match=r"no dtype int32 \(torch.int32: 32-bit integers\).*int64 \(torch.long\)"
+    ):
         minitorch.int32
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
         minitorch.nonsense

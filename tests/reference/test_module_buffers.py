@@ -63,13 +63,20 @@ def test_apply_visits_every_module_children_first() -> None:
             nn.init.constant_(m.weight, 0.25)
 
     model.apply(init_weights)
-    assert all(np.all(p.value.numpy() == 0.25) for name, p in model.named_parameters() if name.endswith("weight"))
+    assert all(
+        np.all(p.value.numpy() == 0.25) for name, p in model.named_parameters() if name.endswith("weight")
+    )
 
 
 def test_module_dict_registers_its_modules_under_their_keys() -> None:
     heads = nn.ModuleDict({"sentiment": nn.Linear(4, 2), "topic": nn.Linear(4, 5)})
     assert list(heads) == ["sentiment", "topic"] and "topic" in heads and len(heads) == 2
-    assert [n for n, _ in heads.named_parameters()] == ["sentiment.weight", "sentiment.bias", "topic.weight", "topic.bias"]
+    assert [n for n, _ in heads.named_parameters()] == [
+        "sentiment.weight",
+        "sentiment.bias",
+        "topic.weight",
+        "topic.bias",
+    ]
     heads["topic"] = nn.Linear(4, 3)  # replaced in place: the order stays
     heads.update([("lang", nn.Linear(4, 7))])
     assert heads.keys() == ["sentiment", "topic", "lang"] and heads["topic"].out_features == 3

@@ -65,10 +65,20 @@ def test_fans_and_gains() -> None:
         (lambda t: init.uniform_(t, -0.5, 1.5), -0.5, 1.5, 2 / math.sqrt(12)),
         (lambda t: init.normal_(t, 0.0, 0.3), None, None, 0.3),
         (lambda t: init.trunc_normal_(t, 0.0, 1.0, -1.0, 1.5), -1.0, 1.5, None),
-        (lambda t: init.xavier_uniform_(t, gain=2.0), -2 * math.sqrt(6 / 700), 2 * math.sqrt(6 / 700), 2 * math.sqrt(2 / 700)),
+        (
+            lambda t: init.xavier_uniform_(t, gain=2.0),
+            -2 * math.sqrt(6 / 700),
+            2 * math.sqrt(6 / 700),
+            2 * math.sqrt(2 / 700),
+        ),
         (lambda t: init.xavier_normal_(t), None, None, math.sqrt(2 / 700)),
         (lambda t: init.kaiming_uniform_(t, a=math.sqrt(5)), -1 / math.sqrt(300), 1 / math.sqrt(300), None),
-        (lambda t: init.kaiming_normal_(t, mode="fan_out", nonlinearity="relu"), None, None, math.sqrt(2 / 400)),
+        (
+            lambda t: init.kaiming_normal_(t, mode="fan_out", nonlinearity="relu"),
+            None,
+            None,
+            math.sqrt(2 / 400),
+        ),
     ],
 )
 def test_each_distribution_has_its_bounds_and_spread(fill, low, high, std) -> None:
@@ -97,11 +107,15 @@ def test_orthogonal_gives_orthonormal_rows_or_columns(shape) -> None:
 
 
 def test_random_fills_need_a_float_tensor_and_fills_of_constants_do_not() -> None:
-    with pytest.raises(TypeError, match="nn.init.normal_: the tensor must be float32 or float64, got dtype int64"):
+    with pytest.raises(
+        TypeError, match="nn.init.normal_: the tensor must be float32 or float64, got dtype int64"
+    ):
         init.normal_(minitorch.zeros(3, dtype=minitorch.int64))
     ids = init.constant_(minitorch.zeros(3, dtype=minitorch.int64), 7)
     np.testing.assert_array_equal(ids.numpy(), [7, 7, 7])
-    with pytest.raises(TypeError, match="expected a minitorch Tensor or a Parameter holding one, got ndarray"):
+    with pytest.raises(
+        TypeError, match="expected a minitorch Tensor or a Parameter holding one, got ndarray"
+    ):
         init.zeros_(np.zeros(3))
     with pytest.raises(ValueError, match="generator= is not supported"):
         init.uniform_(minitorch.zeros(3), generator=object())

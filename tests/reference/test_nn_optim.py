@@ -23,7 +23,9 @@ def test_linear_layout_and_state_dict_from_torch() -> None:
     assert [name for name, _ in layer.named_parameters()] == ["weight", "bias"]
     layer.load_state_dict({k: v.detach().numpy() for k, v in tl.state_dict().items()})
     x = np.random.default_rng(0).standard_normal((2, 5, 4))
-    np.testing.assert_allclose(layer(minitorch.tensor(x, backend=B)).numpy(), tl(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        layer(minitorch.tensor(x, backend=B)).numpy(), tl(torch.tensor(x)).detach().numpy(), rtol=1e-12
+    )
     with pytest.raises(ValueError, match="last dimension"):
         layer(minitorch.zeros(2, 5, backend=B))
 
@@ -93,7 +95,9 @@ def test_regression_and_binary_losses_run_on_the_cuda_backend() -> None:
     loss = Fn.binary_cross_entropy(p, minitorch.tensor(t_np, backend=C), reduction="sum")
     assert loss.backend is C and loss.item() == pytest.approx(200.0 - np.log(0.25))
     loss.backward()
-    np.testing.assert_allclose(p.grad.numpy(), (p_np - t_np) / np.maximum(p_np * (1 - p_np), 1e-12), rtol=1e-12)
+    np.testing.assert_allclose(
+        p.grad.numpy(), (p_np - t_np) / np.maximum(p_np * (1 - p_np), 1e-12), rtol=1e-12
+    )
     y = minitorch.tensor([1.0, 2.0, 4.0], backend=C, requires_grad=True)
     Fn.mse_loss(y, minitorch.tensor([0.0, 2.0, 1.0], backend=C)).backward()
     np.testing.assert_allclose(y.grad.numpy(), [2 / 3, 0.0, 2.0], rtol=1e-12)
@@ -114,7 +118,10 @@ def test_loss_errors() -> None:
         lambda ps, torch: (minitorch.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01), torch.optim.SGD),
         lambda ps, torch: (minitorch.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True), torch.optim.SGD),
         lambda ps, torch: (minitorch.optim.Adam(ps, lr=0.01), torch.optim.Adam),
-        lambda ps, torch: (minitorch.optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), weight_decay=0.1), torch.optim.Adam),
+        lambda ps, torch: (
+            minitorch.optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), weight_decay=0.1),
+            torch.optim.Adam,
+        ),
     ],
     ids=["sgd", "sgd-momentum-wd", "sgd-nesterov", "adam", "adam-wd"],
 )
@@ -150,8 +157,11 @@ def test_optimizer_state_dict_resumes_exactly(momentum: bool) -> None:
     def build():
         model = nn.Linear(3, 2, backend=B)
         model.load_state_dict({"weight": w0, "bias": np.zeros(2)})
-        opt = (minitorch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9) if momentum
-               else minitorch.optim.Adam(model.parameters(), lr=0.05))
+        opt = (
+            minitorch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+            if momentum
+            else minitorch.optim.Adam(model.parameters(), lr=0.05)
+        )
         return model, opt
 
     def steps(model, opt, n):

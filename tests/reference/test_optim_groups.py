@@ -84,7 +84,9 @@ def test_a_schedule_changes_every_groups_rate_from_its_base() -> None:
         seen.append(schedule.get_last_lr())
     for t, (w_lr, b_lr) in enumerate(seen):
         factor = (1 + math.cos(math.pi * t / 4)) / 2
-        assert w_lr == pytest.approx(1.0 * factor, abs=1e-15) and b_lr == pytest.approx(0.1 * factor, abs=1e-15)
+        assert w_lr == pytest.approx(1.0 * factor, abs=1e-15) and b_lr == pytest.approx(
+            0.1 * factor, abs=1e-15
+        )
     assert [g["initial_lr"] for g in opt.param_groups] == [1.0, 0.1]
     warm = lr_scheduler.LambdaLR(optim.SGD(layer.parameters(), lr=2.0), lambda t: min(1.0, (t + 1) / 3))
     assert warm.get_last_lr() == [pytest.approx(2 / 3)]

@@ -65,7 +65,9 @@ def test_bar_chart_one_bar_per_label_top_down_with_the_values(tmp_path: Path) ->
     assert good[2] > good[0] + 0.2 and negative[0] > negative[2] + 0.2
     # more labels, a taller picture; longer labels, a wider one
     taller = bar_chart(tmp_path / "taller.png", list("abcdefgh"), np.arange(8.0))
-    wider = bar_chart(tmp_path / "wider.png", ["a rather long label", "b", "c"], [1.0, 0.5, -0.25], title="saliency")
+    wider = bar_chart(
+        tmp_path / "wider.png", ["a rather long label", "b", "c"], [1.0, 0.5, -0.25], title="saliency"
+    )
     assert _pixels(tmp_path / "taller.png", taller).shape[0] > image.shape[0]
     assert _pixels(tmp_path / "wider.png", wider).shape[1] > image.shape[1]
 
@@ -87,7 +89,9 @@ def test_heatmap_larger_values_are_darker_and_labels_are_drawn(tmp_path: Path) -
     assert ax.get_title() == "attention"
     assert (ax.images[0].norm.vmin, ax.images[0].norm.vmax) == (0.0, 1.0)
     # labels too wide for a cell are turned, and make the picture taller
-    turned = heatmap(tmp_path / "t.png", m, row_labels=["a", "b"], col_labels=["<sos>", "hello", "z"], title="attention")
+    turned = heatmap(
+        tmp_path / "t.png", m, row_labels=["a", "b"], col_labels=["<sos>", "hello", "z"], title="attention"
+    )
     assert all(t.get_rotation() == 90 for t in turned.axes[0].get_xticklabels())
     assert _pixels(tmp_path / "t.png", turned).shape[0] > image.shape[0]
     # clipped to [vmin, vmax]: 0.5 and 1.0 get the same, darkest colour
@@ -138,7 +142,9 @@ def test_loss_curve_draws_the_steps_a_running_mean_and_the_evaluations(tmp_path:
     ax = fig.axes[0]
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert list(lines) == ["train (batch)", "train (mean of 10)", "validation"]
-    np.testing.assert_array_equal(lines["train (batch)"].get_xdata(), np.arange(1, 101))  # step 1 is the first
+    np.testing.assert_array_equal(
+        lines["train (batch)"].get_xdata(), np.arange(1, 101)
+    )  # step 1 is the first
     np.testing.assert_allclose(lines["train (mean of 10)"].get_ydata()[0], losses[:10].mean())
     np.testing.assert_array_equal(lines["validation"].get_xydata(), [[50, 2.2], [100, 1.5]])
     assert (ax.get_title(), ax.get_ylabel()) == ("char LM", "nats")
@@ -172,23 +178,51 @@ def test_color_range_is_unit_for_weights_else_the_matrix_range() -> None:
     assert color_range(np.array([[0.5]]), vmin=0.5, vmax=0.5) == (0.5, 1.5)
 
 
-@pytest.mark.parametrize("draw, message", [
-    (lambda p: bar_chart(p, ["a", "b"], [1.0]), "bar_chart: 2 labels but 1 values"),
-    (lambda p: bar_chart(p, [], []), r"bar_chart: expected a non-empty sequence of values, got shape \(0,\)"),
-    (lambda p: bar_chart(p, ["a", "b"], [1.0, np.inf]), "bar_chart: the values have non-finite entries"),
-    (lambda p: heatmap(p, np.ones(3)), r"heatmap: expected a non-empty matrix \[R, C\], got shape \(3,\)"),
-    (lambda p: heatmap(p, np.ones((0, 2))), r"heatmap: .*got shape \(0, 2\)"),
-    (lambda p: heatmap(p, np.array([[0.5, np.nan]])), r"heatmap: the matrix of shape \(1, 2\) has non-finite values"),
-    (lambda p: heatmap(p, np.ones((3, 2)), row_labels=["a", "b"]), r"heatmap: 2 row labels for a matrix of shape \(3, 2\)"),
-    (lambda p: heatmap(p, np.ones((3, 2)), col_labels=list("abc")), r"heatmap: 3 column labels .*\(3, 2\)"),
-    (lambda p: heatmap(p, np.ones((2, 2)), vmin=1.0, vmax=0.0), r"heatmap: vmax \(0.0\) is below vmin \(1.0\)"),
-    (lambda p: heatmaps(p, []), "heatmaps: expected at least one Heatmap"),
-    (lambda p: heatmaps(p, [Heatmap(np.ones((2, 2))), Heatmap(np.ones((2, 2)), ["a"])]),
-     r"heatmaps: panel 1: 1 row labels for a matrix of shape \(2, 2\)"),
-    (lambda p: loss_curve(p, np.ones((2, 2))), r"loss_curve: expected a sequence of losses, got shape \(2, 2\)"),
-    (lambda p: loss_curve(p, [1.0], [(1, 2.0, 3.0)]), r"loss_curve: evals must be \(step, loss\) pairs"),
-])
-def test_bad_inputs_are_refused_with_the_function_name(tmp_path: Path, monkeypatch, draw, message: str) -> None:
+@pytest.mark.parametrize(
+    "draw, message",
+    [
+        (lambda p: bar_chart(p, ["a", "b"], [1.0]), "bar_chart: 2 labels but 1 values"),
+        (
+            lambda p: bar_chart(p, [], []),
+            r"bar_chart: expected a non-empty sequence of values, got shape \(0,\)",
+        ),
+        (lambda p: bar_chart(p, ["a", "b"], [1.0, np.inf]), "bar_chart: the values have non-finite entries"),
+        (
+            lambda p: heatmap(p, np.ones(3)),
+            r"heatmap: expected a non-empty matrix \[R, C\], got shape \(3,\)",
+        ),
+        (lambda p: heatmap(p, np.ones((0, 2))), r"heatmap: .*got shape \(0, 2\)"),
+        (
+            lambda p: heatmap(p, np.array([[0.5, np.nan]])),
+            r"heatmap: the matrix of shape \(1, 2\) has non-finite values",
+        ),
+        (
+            lambda p: heatmap(p, np.ones((3, 2)), row_labels=["a", "b"]),
+            r"heatmap: 2 row labels for a matrix of shape \(3, 2\)",
+        ),
+        (
+            lambda p: heatmap(p, np.ones((3, 2)), col_labels=list("abc")),
+            r"heatmap: 3 column labels .*\(3, 2\)",
+        ),
+        (
+            lambda p: heatmap(p, np.ones((2, 2)), vmin=1.0, vmax=0.0),
+            r"heatmap: vmax \(0.0\) is below vmin \(1.0\)",
+        ),
+        (lambda p: heatmaps(p, []), "heatmaps: expected at least one Heatmap"),
+        (
+            lambda p: heatmaps(p, [Heatmap(np.ones((2, 2))), Heatmap(np.ones((2, 2)), ["a"])]),
+            r"heatmaps: panel 1: 1 row labels for a matrix of shape \(2, 2\)",
+        ),
+        (
+            lambda p: loss_curve(p, np.ones((2, 2))),
+            r"loss_curve: expected a sequence of losses, got shape \(2, 2\)",
+        ),
+        (lambda p: loss_curve(p, [1.0], [(1, 2.0, 3.0)]), r"loss_curve: evals must be \(step, loss\) pairs"),
+    ],
+)
+def test_bad_inputs_are_refused_with_the_function_name(
+    tmp_path: Path, monkeypatch, draw, message: str
+) -> None:
     path = tmp_path / "bad.png"
     with pytest.raises(ValueError, match=message):
         draw(path)
@@ -213,8 +247,10 @@ def test_without_matplotlib_each_function_says_what_to_install(tmp_path: Path, m
     for name, draw in calls.items():
         with pytest.raises(ModuleNotFoundError) as error:
             draw(tmp_path / f"{name}.png")
-        assert str(error.value) == (f"{name} needs matplotlib, which is not installed: pip install matplotlib "
-                                    "(or, in the kit's checkout, pip install -e \".[plot]\")")
+        assert str(error.value) == (
+            f"{name} needs matplotlib, which is not installed: pip install matplotlib "
+            '(or, in the kit\'s checkout, pip install -e ".[plot]")'
+        )
         assert error.value.name == "matplotlib"
         assert not (tmp_path / f"{name}.png").exists()
 
@@ -233,16 +269,29 @@ def test_without_matplotlib_the_examples_say_so_and_go_on(tmp_path: Path, monkey
     minitorch.manual_seed(0)
     printed = io.StringIO()
     console = Console(file=printed, width=200)
-    scores = sentiment.explain(TextCNN(len(vocab), 4, 2, num_filters=2), vocab, "a gorgeous movie", console,
-                               str(tmp_path / "saliency.png"))
+    scores = sentiment.explain(
+        TextCNN(len(vocab), 4, 2, num_filters=2),
+        vocab,
+        "a gorgeous movie",
+        console,
+        str(tmp_path / "saliency.png"),
+    )
     assert [token for token, _ in scores] == ["a", "gorgeous", "movie"]
     assert "no bar chart: bar_chart needs matplotlib" in printed.getvalue()
-    weights = sentiment_attention.explain(sentiment_attention.AttentionClassifier(len(vocab), emb=4, hidden=4), vocab,
-                                          "a gorgeous movie", console, str(tmp_path / "attention.png"))
+    weights = sentiment_attention.explain(
+        sentiment_attention.AttentionClassifier(len(vocab), emb=4, hidden=4),
+        vocab,
+        "a gorgeous movie",
+        console,
+        str(tmp_path / "attention.png"),
+    )
     assert len(weights) == 3 and "no heatmap: heatmap needs matplotlib" in printed.getvalue()
     write_loss_curve(tmp_path, [3.0, 2.5], [EvalResult(2, 2.4, 2.7, 1.0)], "LM", console)
-    assert (tmp_path / "loss_curve.csv").read_text().splitlines() == ["step,train_loss,val_loss", "1,3.000000,",
-                                                                      "2,2.500000,2.400000"]
+    assert (tmp_path / "loss_curve.csv").read_text().splitlines() == [
+        "step,train_loss,val_loss",
+        "1,3.000000,",
+        "2,2.500000,2.400000",
+    ]
     assert "loss_curve.csv only: loss_curve needs matplotlib" in printed.getvalue().replace("\n", "")
     assert not list(tmp_path.glob("*.png"))
 

@@ -22,8 +22,18 @@ pytestmark = pytest.mark.library
 
 def test_training_smoke_loss_decreases_and_beats_chance() -> None:
     """One epoch on 1,000 sentences (40 steps of a small model, float64, deterministic)."""
-    result = sa.train(epochs=1, emb=16, hidden=16, batch=25, limit=1000, lr=1e-2, dtype="float64",
-                      quiet=True, evaluate=False, measure_train_loss=True)
+    result = sa.train(
+        epochs=1,
+        emb=16,
+        hidden=16,
+        batch=25,
+        limit=1000,
+        lr=1e-2,
+        dtype="float64",
+        quiet=True,
+        evaluate=False,
+        measure_train_loss=True,
+    )
     assert len(result.epochs) == 1 and np.isfinite(result.epochs[0].loss)
     assert result.final_train_loss < result.initial_train_loss - 0.03  # 0.693 → 0.642
     subset = load_sst2("train").subset(1000)
@@ -51,8 +61,24 @@ def test_padding_changes_no_prediction() -> None:
 def test_heatmap_cli_prints_the_weights_and_writes_the_png(tmp_path: Path, capsys) -> None:
     png = tmp_path / "attention.png"
     sentence = "a gorgeous , witty movie"
-    result = sa.main(["--epochs", "1", "--limit", "100", "--emb", "8", "--hidden", "8", "--dtype", "float64",
-                      "--heatmap", sentence, "--heatmap-png", str(png)])
+    result = sa.main(
+        [
+            "--epochs",
+            "1",
+            "--limit",
+            "100",
+            "--emb",
+            "8",
+            "--hidden",
+            "8",
+            "--dtype",
+            "float64",
+            "--heatmap",
+            sentence,
+            "--heatmap-png",
+            str(png),
+        ]
+    )
     printed = capsys.readouterr().out
     assert "dev" in printed and "attention" in printed and "gorgeous" in printed
     tokens, weights, probs = sa.attention_weights(result.model, result.vocab, sentence)
@@ -71,11 +97,19 @@ def test_heatmap_cli_prints_the_weights_and_writes_the_png(tmp_path: Path, capsy
     label = int(np.argmax(probs))
     shown = [t if t in result.vocab else f"{t} (unk)" for t in tokens]
     expected = tmp_path / "expected.png"
-    heatmap(expected, weights[None, :], ["attention"], shown,
-            f"attention - predicted {('negative', 'positive')[label]} (p = {probs[label]:.3f})",
-            vmin=0.0, vmax=float(weights.max()))
+    heatmap(
+        expected,
+        weights[None, :],
+        ["attention"],
+        shown,
+        f"attention - predicted {('negative', 'positive')[label]} (p = {probs[label]:.3f})",
+        vmin=0.0,
+        vmax=float(weights.max()),
+    )
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.name in printed
-    np.testing.assert_array_equal(imread(png), imread(expected))  # the one-row heatmap of the weights, pixel for pixel
+    np.testing.assert_array_equal(
+        imread(png), imread(expected)
+    )  # the one-row heatmap of the weights, pixel for pixel
 
 
 def test_empty_sentence_is_an_error() -> None:

@@ -60,9 +60,13 @@ def _torch_encoder(torch, model: Seq2Seq):
     """torch's bidirectional GRU loaded with the encoder's two directions."""
     sd = {k: torch.tensor(v) for k, v in model.state_dict().items()}
     gru = torch.nn.GRU(E, H, batch_first=True, bidirectional=True).double()
-    gru.load_state_dict({f"{name}{suffix}": sd[f"encoder.{direction}.{name}"]
-                         for direction, suffix in (("forward_rnn", ""), ("backward_rnn", "_reverse"))
-                         for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")})
+    gru.load_state_dict(
+        {
+            f"{name}{suffix}": sd[f"encoder.{direction}.{name}"]
+            for direction, suffix in (("forward_rnn", ""), ("backward_rnn", "_reverse"))
+            for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
+        }
+    )
     return sd, gru
 
 
@@ -97,7 +101,9 @@ def test_encoder_does_not_see_padding() -> None:
     keys, summary = model.encoder(batch.src, batch.src_lengths)
     wider = np.concatenate([batch.src, np.zeros((4, 3), dtype=np.int64)], axis=1)  # three more pad columns
     keys2, summary2 = model.encoder(wider, batch.src_lengths)
-    alone, alone_summary = model.encoder(batch.src[1:2, :2], batch.src_lengths[1:2])  # row 1 without the others
+    alone, alone_summary = model.encoder(
+        batch.src[1:2, :2], batch.src_lengths[1:2]
+    )  # row 1 without the others
     np.testing.assert_allclose(summary2.numpy(), summary.numpy(), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(alone_summary.numpy()[0], summary.numpy()[1], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(alone.numpy()[0], keys.numpy()[1, :2], rtol=1e-12, atol=1e-14)
@@ -121,18 +127,31 @@ def _torch_loss(torch, model: Seq2Seq, batch):
     embedded = F.embedding(torch.tensor(batch.tgt_in), params["decoder.embedding.weight"], padding_idx=0)
     logits = []
     for t in range(batch.tgt_in.shape[1]):
-        scores = torch.tanh((state @ params["decoder.attention.query_proj.weight"].T)[:, None, :] + projected) \
+        scores = (
+            torch.tanh((state @ params["decoder.attention.query_proj.weight"].T)[:, None, :] + projected)
             @ params["decoder.attention.v"]
+        )
         weights = torch.softmax(scores.masked_fill(padding, float("-inf")), dim=1)
         context = (weights[:, :, None] * keys).sum(1)
-        state = torch.gru_cell(torch.cat([embedded[:, t], context], 1), state, params["decoder.cell.weight_ih"],
-                               params["decoder.cell.weight_hh"], params["decoder.cell.bias_ih"],
-                               params["decoder.cell.bias_hh"])
-        logits.append(F.linear(torch.cat([state, context, embedded[:, t]], 1), params["decoder.out.weight"],
-                               params["decoder.out.bias"]))
+        state = torch.gru_cell(
+            torch.cat([embedded[:, t], context], 1),
+            state,
+            params["decoder.cell.weight_ih"],
+            params["decoder.cell.weight_hh"],
+            params["decoder.cell.bias_ih"],
+            params["decoder.cell.bias_hh"],
+        )
+        logits.append(
+            F.linear(
+                torch.cat([state, context, embedded[:, t]], 1),
+                params["decoder.out.weight"],
+                params["decoder.out.bias"],
+            )
+        )
     logits = torch.stack(logits, 1)
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), torch.tensor(batch.tgt_out).reshape(-1),
-                           ignore_index=0)
+    loss = F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), torch.tensor(batch.tgt_out).reshape(-1), ignore_index=0
+    )
     loss.backward()
     grads = {k: p.grad for k, p in params.items() if not k.startswith("encoder.") or "embedding" in k}
     for direction, suffix in (("forward_rnn", ""), ("backward_rnn", "_reverse")):
@@ -153,7 +172,9 @@ def test_loss_and_every_gradient_match_a_torch_twin() -> None:
     assert set(named) == set(t_grads)
     for name, p in named.items():
         assert p.value.grad is not None, name
-        np.testing.assert_allclose(p.value.grad.numpy(), t_grads[name].numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(
+            p.value.grad.numpy(), t_grads[name].numpy(), rtol=1e-9, atol=1e-12, err_msg=name
+        )
     assert np.abs(named["decoder.attention.v"].value.grad.numpy()).max() > 1e-6  # attention is in the graph
     np.testing.assert_array_equal(named["encoder.embedding.weight"].value.grad.numpy()[0], 0)  # <pad> row
 
@@ -196,9 +217,21 @@ def test_training_smoke_run_learns_decodes_and_draws(tmp_path: Path, capsys, mon
     the run says what to install, even when quiet, and goes on."""
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now fails
     # small sizes: every tensor stays under the fast backend's one-thread size (one thread: quick on a busy machine)
-    config = Config(steps=30, batch_size=8, embedding=16, hidden=16, attention=16, lr=1e-2, eval_every=15,
-                    eval_size=20, n_train=1000, n_val=40, n_test=40, heatmap_png=str(tmp_path / "att.png"),
-                    heatmap_examples=2)
+    config = Config(
+        steps=30,
+        batch_size=8,
+        embedding=16,
+        hidden=16,
+        attention=16,
+        lr=1e-2,
+        eval_every=15,
+        eval_size=20,
+        n_train=1000,
+        n_val=40,
+        n_test=40,
+        heatmap_png=str(tmp_path / "att.png"),
+        heatmap_examples=2,
+    )
     result = train(config, quiet=True)
     losses = result.train_losses
     assert len(losses) == 30 and all(np.isfinite(losses))
@@ -213,16 +246,44 @@ def test_training_smoke_run_learns_decodes_and_draws(tmp_path: Path, capsys, mon
     # the exact-match score counts whole strings
     data = result.data
     got = seq2seq.exact_match(result.model, data, data.test, batch_size=7)
-    expected = np.mean([o == t for o, t in zip(seq2seq.translate(result.model, data, data.test.sources)[0],
-                                                  data.test.targets)])
+    expected = np.mean(
+        [
+            o == t
+            for o, t in zip(seq2seq.translate(result.model, data, data.test.sources)[0], data.test.targets)
+        ]
+    )
     assert got == pytest.approx(expected)
 
 
 def test_command_line_prints_the_scores(tmp_path: Path, capsys) -> None:
     png = tmp_path / "att.png"
-    seq2seq.main(["--steps", "4", "--eval-every", "2", "--eval-size", "8", "--n-train", "200", "--n-val", "8",
-                  "--n-test", "8", "--hidden", "8", "--embedding", "8", "--attention", "8", "--unidirectional",
-                  "--heatmap-png", str(png), "--heatmap-examples", "1"])
+    seq2seq.main(
+        [
+            "--steps",
+            "4",
+            "--eval-every",
+            "2",
+            "--eval-size",
+            "8",
+            "--n-train",
+            "200",
+            "--n-val",
+            "8",
+            "--n-test",
+            "8",
+            "--hidden",
+            "8",
+            "--embedding",
+            "8",
+            "--attention",
+            "8",
+            "--unidirectional",
+            "--heatmap-png",
+            str(png),
+            "--heatmap-examples",
+            "1",
+        ]
+    )
     out = capsys.readouterr().out
     assert "exact match: validation" in out and "test" in out and "attention" in out
     if importlib.util.find_spec("matplotlib") is not None:
@@ -240,7 +301,9 @@ def test_command_line_prints_the_scores(tmp_path: Path, capsys) -> None:
 def test_real_data_batches_run_through_the_model() -> None:
     data = date_translation(20, 2, 2, seed=0)
     minitorch.manual_seed(0)
-    model = Seq2Seq(len(data.src_vocab), len(data.tgt_vocab), 4, 6, 5, dtype=minitorch.float64, backend=BACKEND)
+    model = Seq2Seq(
+        len(data.src_vocab), len(data.tgt_vocab), 4, 6, 5, dtype=minitorch.float64, backend=BACKEND
+    )
     batch = encode_batch(data.train.sources[:5], data.train.targets[:5], data.src_vocab, data.tgt_vocab)
     logits = model(batch)
     assert logits.shape == (5, 11, len(data.tgt_vocab))

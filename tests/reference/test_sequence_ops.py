@@ -76,12 +76,26 @@ ADVANCED_KEYS: list[tuple[str, Callable[[], Any], Callable[[Any], Any]]] = [
     ("x[..., t]", lambda: (Ellipsis, idx(4, 4, 1)), lambda arr: (Ellipsis, arr([4, 4, 1]))),
     ("x[t2d]", lambda: minitorch.tensor([[0, 2], [1, 1]]), lambda arr: arr([[0, 2], [1, 1]])),
     ("x[a, b]", lambda: (idx(0, 2, 2), idx(1, 3, 3)), lambda arr: (arr([0, 2, 2]), arr([1, 3, 3]))),
-    ("x[a, :, b] (apart)", lambda: (idx(0, 2), slice(None), idx(4, 0)), lambda arr: (arr([0, 2]), slice(None), arr([4, 0]))),
-    ("x[:, a, b]", lambda: (slice(None), idx(1, 3), idx(0, 4)), lambda arr: (slice(None), arr([1, 3]), arr([0, 4]))),
-    ("x[a[:, None], b] (broadcast)", lambda: (minitorch.tensor([[0], [2]]), idx(1, 2, 3)),
-     lambda arr: (arr([[0], [2]]), arr([1, 2, 3]))),
-    ("x[1:, t, ::2]", lambda: (slice(1, None), idx(0, 3), slice(None, None, 2)),
-     lambda arr: (slice(1, None), arr([0, 3]), slice(None, None, 2))),
+    (
+        "x[a, :, b] (apart)",
+        lambda: (idx(0, 2), slice(None), idx(4, 0)),
+        lambda arr: (arr([0, 2]), slice(None), arr([4, 0])),
+    ),
+    (
+        "x[:, a, b]",
+        lambda: (slice(None), idx(1, 3), idx(0, 4)),
+        lambda arr: (slice(None), arr([1, 3]), arr([0, 4])),
+    ),
+    (
+        "x[a[:, None], b] (broadcast)",
+        lambda: (minitorch.tensor([[0], [2]]), idx(1, 2, 3)),
+        lambda arr: (arr([[0], [2]]), arr([1, 2, 3])),
+    ),
+    (
+        "x[1:, t, ::2]",
+        lambda: (slice(1, None), idx(0, 3), slice(None, None, 2)),
+        lambda arr: (slice(1, None), arr([0, 3]), slice(None, None, 2)),
+    ),
     ("x[None, t]", lambda: (None, idx(1, 0)), lambda arr: (None, arr([1, 0]))),
     ("x[t0d]", lambda: minitorch.tensor(1), lambda arr: arr(1)),
     ("x[[]]", lambda: [], lambda arr: arr([])),
@@ -106,7 +120,9 @@ def test_advanced_indexing_matches_numpy_and_is_a_copy(case: Any, backend: minit
 def test_advanced_indexing_matches_torch_values_and_gradients(case: Any) -> None:
     torch = torch_or_skip()
     _, ours, theirs = case
-    same_as_torch(lambda t: t[ours()], lambda t: t[theirs(lambda v: torch.tensor(v, dtype=torch.long))], rand(SHAPE))
+    same_as_torch(
+        lambda t: t[ours()], lambda t: t[theirs(lambda v: torch.tensor(v, dtype=torch.long))], rand(SHAPE)
+    )
 
 
 @pytest.mark.parametrize("backend", BACKENDS, ids=lambda b: b.name)
@@ -130,7 +146,9 @@ def test_boolean_mask_indexing(backend: minitorch.TensorBackend) -> None:
     np.testing.assert_array_equal(x[x > 0].numpy(), a[a > 0])
     rows = [True, False, True]
     np.testing.assert_array_equal(x[rows].numpy(), a[rows])
-    np.testing.assert_array_equal(x[:, np.array([True, False, False, True])].numpy(), a[:, [True, False, False, True]])
+    np.testing.assert_array_equal(
+        x[:, np.array([True, False, False, True])].numpy(), a[:, [True, False, False, True]]
+    )
     mask = a > 0
     same_as_torch(lambda t: t[minitorch.tensor(mask)], lambda t: t[torch.tensor(mask)], a, backend=backend)
 
@@ -223,11 +241,25 @@ def test_split_errors_match_torch() -> None:
 
 
 ELEMENTWISE: list[tuple[str, Callable[..., Any], Callable[..., Any], list[tuple[int, ...]]]] = [
-    ("where", lambda a, b: minitorch.where(a > b, a, b * 2.0), lambda a, b: _torch().where(a > b, a, b * 2.0), [(3, 4), (4,)]),
-    ("where scalar", lambda a: minitorch.where(a > 0, a, 0.5), lambda a: _torch().where(a > 0, a, 0.5), [(2, 3)]),
+    (
+        "where",
+        lambda a, b: minitorch.where(a > b, a, b * 2.0),
+        lambda a, b: _torch().where(a > b, a, b * 2.0),
+        [(3, 4), (4,)],
+    ),
+    (
+        "where scalar",
+        lambda a: minitorch.where(a > 0, a, 0.5),
+        lambda a: _torch().where(a > 0, a, 0.5),
+        [(2, 3)],
+    ),
     ("masked_fill", lambda a: a.masked_fill(a < 0, -1.5), lambda a: a.masked_fill(a < 0, -1.5), [(3, 4)]),
-    ("masked_fill row mask", lambda a, b: a.masked_fill(b.sum(1, keepdim=True) > 0, 0.0) * b,
-     lambda a, b: a.masked_fill(b.sum(1, keepdim=True) > 0, 0.0) * b, [(4, 3), (4, 3)]),
+    (
+        "masked_fill row mask",
+        lambda a, b: a.masked_fill(b.sum(1, keepdim=True) > 0, 0.0) * b,
+        lambda a, b: a.masked_fill(b.sum(1, keepdim=True) > 0, 0.0) * b,
+        [(4, 3), (4, 3)],
+    ),
     ("tril", lambda a: a.tril(), lambda a: a.tril(), [(2, 4, 3)]),
     ("tril(-1)", lambda a: minitorch.tril(a, -1), lambda a: a.tril(-1), [(4, 4)]),
     ("triu(1)", lambda a: a.triu(1), lambda a: a.triu(1), [(3, 5)]),
@@ -239,8 +271,12 @@ ELEMENTWISE: list[tuple[str, Callable[..., Any], Callable[..., Any], list[tuple[
     ("abs", lambda a: a.abs() * a, lambda a: a.abs() * a, [(3, 4)]),
     ("var()", lambda a: a.var(), lambda a: a.var(), [(3, 4)]),
     ("var(1)", lambda a: a.var(1), lambda a: a.var(1), [(3, 4)]),
-    ("var(0, unbiased=False, keepdim)", lambda a: a.var(0, unbiased=False, keepdim=True),
-     lambda a: a.var(0, unbiased=False, keepdim=True), [(3, 4)]),
+    (
+        "var(0, unbiased=False, keepdim)",
+        lambda a: a.var(0, unbiased=False, keepdim=True),
+        lambda a: a.var(0, unbiased=False, keepdim=True),
+        [(3, 4)],
+    ),
     ("std(-1)", lambda a: a.std(-1), lambda a: a.std(-1), [(3, 4)]),
 ]
 
@@ -370,7 +406,9 @@ def test_type_promotion_matches_torch_with_float64_default(op: str) -> None:
                 got = fn(make_a(minitorch, _MinitorchDtypes), make_b(minitorch, _MinitorchDtypes))
                 want = np.dtype(str(expected.dtype).replace("torch.", ""))
                 assert got.dtype == want, f"{name_a} {op} {name_b}: {got.dtype}, torch gives {want}"
-                np.testing.assert_allclose(got.numpy().astype(float), expected.numpy().astype(float), rtol=1e-6)
+                np.testing.assert_allclose(
+                    got.numpy().astype(float), expected.numpy().astype(float), rtol=1e-6
+                )
     finally:
         torch.set_default_dtype(old)
 
@@ -383,7 +421,7 @@ def test_integer_arithmetic_stays_integer() -> None:
     assert ids.sum().item() == 15 and isinstance(ids.sum().item(), int)
     assert ids.max().item() == 7 and ids.max().dtype == minitorch.int64
     assert (ids / 2).tolist() == [1.5, 2.5, 3.5]
-    assert (ids ** 2).tolist() == [9, 25, 49] and (ids ** 2).dtype == minitorch.int64
+    assert (ids**2).tolist() == [9, 25, 49] and (ids**2).dtype == minitorch.int64
     assert ids.contiguous().dtype == minitorch.int64 and ids.T.contiguous().dtype == minitorch.int64
     with pytest.raises(RuntimeError, match="bool"):
         -minitorch.tensor([True])
@@ -405,10 +443,20 @@ def test_comparisons_give_bool_tensors_outside_the_graph(backend: minitorch.Tens
     a[0, :2] = b[:2]  # some ties
     x = minitorch.tensor(a, requires_grad=True, backend=backend)
     y = minitorch.tensor(b, backend=backend)
-    for ours, theirs in [(x < y, a < b), (x > y, a > b), (x <= y, a <= b), (x >= y, a >= b),
-                         (x == y, a == b), (x != y, a != b), (x.lt(0.0), a < 0), (x.ge(0.0), a >= 0),
-                         (~(x > 0), ~(a > 0)), ((x > 0) & (x < 1), (a > 0) & (a < 1)),
-                         ((x > 1) | (x < -1), (a > 1) | (a < -1)), ((x > 0) ^ (y > 0), (a > 0) ^ (b > 0))]:
+    for ours, theirs in [
+        (x < y, a < b),
+        (x > y, a > b),
+        (x <= y, a <= b),
+        (x >= y, a >= b),
+        (x == y, a == b),
+        (x != y, a != b),
+        (x.lt(0.0), a < 0),
+        (x.ge(0.0), a >= 0),
+        (~(x > 0), ~(a > 0)),
+        ((x > 0) & (x < 1), (a > 0) & (a < 1)),
+        ((x > 1) | (x < -1), (a > 1) | (a < -1)),
+        ((x > 0) ^ (y > 0), (a > 0) ^ (b > 0)),
+    ]:
         assert ours.dtype == minitorch.bool_
         assert not ours.requires_grad
         np.testing.assert_array_equal(ours.numpy(), theirs)
@@ -419,7 +467,12 @@ def test_comparisons_give_bool_tensors_outside_the_graph(backend: minitorch.Tens
 def test_comparison_results_mix_with_float_tensors() -> None:
     torch = torch_or_skip()
     a, b = rand((4, 3)), rand((4, 3), seed=1)
-    same_as_torch(lambda x, y: (x < y) * x + (x == y) * y - (x >= 0.0) * x * y, lambda x, y: (x < y) * x + (x == y) * y - (x >= 0.0) * x * y, a, b)
+    same_as_torch(
+        lambda x, y: (x < y) * x + (x == y) * y - (x >= 0.0) * x * y,
+        lambda x, y: (x < y) * x + (x == y) * y - (x >= 0.0) * x * y,
+        a,
+        b,
+    )
     labels, pred = minitorch.tensor([0, 2, 1, 1]), minitorch.tensor([0, 1, 1, 1])
     correct = (pred == labels).sum()
     assert correct.dtype == minitorch.int64 and correct.item() == 3
@@ -457,7 +510,9 @@ def test_sequential_as_torch() -> None:
     torch = torch_or_skip()
     nn = minitorch.nn
     model = nn.Sequential(nn.Linear(3, 4), Double(), nn.Linear(4, 2))
-    reference = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Identity(), torch.nn.Linear(4, 2)).double()
+    reference = torch.nn.Sequential(
+        torch.nn.Linear(3, 4), torch.nn.Identity(), torch.nn.Linear(4, 2)
+    ).double()
     assert list(model.state_dict()) == list(reference.state_dict())
     model.load_state_dict({k: v.numpy() for k, v in reference.state_dict().items()})
     x = rand((5, 3))
@@ -466,7 +521,11 @@ def test_sequential_as_torch() -> None:
     assert len(model) == 3 and isinstance(model[1], Double) and isinstance(model[-1], nn.Linear)
     assert [type(m).__name__ for m in model] == ["Linear", "Double", "Linear"]
     head = model[:2]
-    assert isinstance(head, nn.Sequential) and len(head) == 2 and list(head.state_dict()) == ["0.weight", "0.bias"]
+    assert (
+        isinstance(head, nn.Sequential)
+        and len(head) == 2
+        and list(head.state_dict()) == ["0.weight", "0.bias"]
+    )
     model.append(Double())
     assert len(model) == 4 and list(dict(model.named_children())) == ["0", "1", "2", "3"]
     model[1] = nn.Linear(4, 4)

@@ -31,8 +31,16 @@ def test_a_state_dict_round_trips_into_another_model(tmp_path: Path) -> None:
         assert a.dtype == b.dtype, name
 
 
-@pytest.mark.parametrize("value", [np.arange(6.0).reshape(2, 3), np.float32([[1.5]]), np.array([3, 4]), np.array([True, False]),
-                                   np.array(2.5)])
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.arange(6.0).reshape(2, 3),
+        np.float32([[1.5]]),
+        np.array([3, 4]),
+        np.array([True, False]),
+        np.array(2.5),
+    ],
+)
 def test_a_tensor_round_trips_with_its_dtype_and_shape(tmp_path: Path, value: np.ndarray) -> None:
     minitorch.save(minitorch.tensor(value), tmp_path / "t")
     out = minitorch.load(tmp_path / "t")
@@ -51,10 +59,17 @@ def test_a_transposed_tensor_is_saved_as_its_values(tmp_path: Path) -> None:
 def test_other_dtypes_are_converted_and_others_refused(tmp_path: Path) -> None:
     from safetensors.numpy import save_file
 
-    save_file({"ids": np.array([1, 2], np.int32), "half": np.float16([0.5]), "bytes": np.uint8([255])}, str(tmp_path / "f"))
+    save_file(
+        {"ids": np.array([1, 2], np.int32), "half": np.float16([0.5]), "bytes": np.uint8([255])},
+        str(tmp_path / "f"),
+    )
     out = minitorch.load(tmp_path / "f")
     assert list(out) == ["bytes", "half", "ids"]  # a file from elsewhere: sorted, as safetensors lists it
-    assert (out["ids"].dtype, out["half"].dtype, out["bytes"].dtype) == (minitorch.int64, minitorch.float32, minitorch.int64)
+    assert (out["ids"].dtype, out["half"].dtype, out["bytes"].dtype) == (
+        minitorch.int64,
+        minitorch.float32,
+        minitorch.int64,
+    )
     assert out["bytes"].tolist() == [255]
     save_file({"z": np.complex64([1j])}, str(tmp_path / "c"))
     with pytest.raises(TypeError, match="'z' has dtype complex64, which minitorch cannot hold"):

@@ -28,19 +28,32 @@ def counters(*readings: tuple[int, int]):
     return lambda: queue.pop(0)
 
 
-@pytest.mark.parametrize("total, idle, cpus, busy", [(200, 200, 2, 0.0), (200, 100, 2, 1.0), (400, 100, 4, 3.0),
-                                                     (200, 0, 2, 2.0)])
-def test_busy_cores_are_the_cpus_times_the_share_of_ticks_not_idle(monkeypatch: pytest.MonkeyPatch, total: int,
-                                                                   idle: int, cpus: int, busy: float) -> None:
+@pytest.mark.parametrize(
+    "total, idle, cpus, busy", [(200, 200, 2, 0.0), (200, 100, 2, 1.0), (400, 100, 4, 3.0), (200, 0, 2, 2.0)]
+)
+def test_busy_cores_are_the_cpus_times_the_share_of_ticks_not_idle(
+    monkeypatch: pytest.MonkeyPatch, total: int, idle: int, cpus: int, busy: float
+) -> None:
     monkeypatch.setattr(threads, "_cpu_times", counters((1000, 500), (1000 + total, 500 + idle)))
     monkeypatch.setattr(os, "cpu_count", lambda: cpus)
     assert threads.busy_cores(interval=0.0) == pytest.approx(busy)
 
 
-@pytest.mark.parametrize("busy, usable, cpus, free", [(0.0, 2, 2, 2), (1.0, 2, 2, 1), (0.4, 2, 2, 2), (0.6, 2, 2, 1),
-                                                      (2.0, 2, 2, 1), (3.0, 2, 8, 2), (6.0, 8, 8, 2)])
+@pytest.mark.parametrize(
+    "busy, usable, cpus, free",
+    [
+        (0.0, 2, 2, 2),
+        (1.0, 2, 2, 1),
+        (0.4, 2, 2, 2),
+        (0.6, 2, 2, 1),
+        (2.0, 2, 2, 1),
+        (3.0, 2, 8, 2),
+        (6.0, 8, 8, 2),
+    ],
+)
 def test_free_cores_are_the_usable_ones_less_the_busy_ones_and_at_least_one(
-        monkeypatch: pytest.MonkeyPatch, busy: float, usable: int, cpus: int, free: int) -> None:
+    monkeypatch: pytest.MonkeyPatch, busy: float, usable: int, cpus: int, free: int
+) -> None:
     monkeypatch.setattr(threads, "busy_cores", lambda interval=0.1: busy)
     monkeypatch.setattr(threads, "_usable_cores", lambda: usable)
     monkeypatch.setattr(os, "cpu_count", lambda: cpus)
@@ -78,22 +91,33 @@ print(json.dumps({"count": count, "numba": numba.get_num_threads(), "pool": numb
 def share(*args: int, **env: str) -> dict:
     environ = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "MINITORCH_SHARE_CPU")}
     environ.update(env)
-    done = subprocess.run([sys.executable, "-c", SHARE, *map(str, args)], cwd=ROOT, env=environ,
-                          capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", SHARE, *map(str, args)],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("free, usable, pool, threads, expected", [
-    (2, 2, 2, None, (2, False)),   # idle: all threads, OpenMP's spinning wait
-    (8, 8, 4, None, (4, False)),   # never more than Numba's pool
-    (1, 2, 2, None, (1, True)),    # one core busy: one thread, passive
-    (3, 8, 8, None, (3, True)),
-    (1, 2, 2, 2, (2, True)),       # a count asked for is kept; the wait still follows the load
-    (2, 2, 2, 1, (1, False)),
-    (2, 2, 2, 0, (1, False)),      # at least one
-])
+@pytest.mark.parametrize(
+    "free, usable, pool, threads, expected",
+    [
+        (2, 2, 2, None, (2, False)),  # idle: all threads, OpenMP's spinning wait
+        (8, 8, 4, None, (4, False)),  # never more than Numba's pool
+        (1, 2, 2, None, (1, True)),  # one core busy: one thread, passive
+        (3, 8, 8, None, (3, True)),
+        (1, 2, 2, 2, (2, True)),  # a count asked for is kept; the wait still follows the load
+        (2, 2, 2, 1, (1, False)),
+        (2, 2, 2, 0, (1, False)),  # at least one
+    ],
+)
 def test_an_idle_machine_keeps_all_threads_spinning_and_a_busy_one_shares(
-        free: int, usable: int, pool: int, threads: int | None, expected: tuple[int, bool]) -> None:
+    free: int, usable: int, pool: int, threads: int | None, expected: tuple[int, bool]
+) -> None:
     assert threads_settings(free, usable, pool, threads) == expected
 
 
@@ -123,6 +147,17 @@ def test_a_wait_policy_already_set_is_kept_and_the_switch_turns_everything_off()
 
 def test_importing_minitorch_sets_no_wait_policy() -> None:
     environ = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    done = subprocess.run([sys.executable, "-c", "import os, minitorch, minitorch.threads; print(os.environ.get('OMP_WAIT_POLICY'))"],
-                          cwd=ROOT, env=environ, capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, minitorch, minitorch.threads; print(os.environ.get('OMP_WAIT_POLICY'))",
+        ],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     assert done.stdout.strip() == "None"

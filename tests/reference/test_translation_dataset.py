@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 
 from minitorch.datasets import (
-    DATE_FORMATS, Seq2SeqVocab, TranslationSplit, date_translation, encode_batch, seq2seq_batches,
+    DATE_FORMATS,
+    Seq2SeqVocab,
+    TranslationSplit,
+    date_translation,
+    encode_batch,
+    seq2seq_batches,
 )
 from minitorch.datasets.translation import EOS, PAD, SOS, format_date
 
@@ -145,14 +150,19 @@ def test_encode_batch_pads_and_shifts() -> None:
 def test_batches_cover_the_split_once(data) -> None:
     split = TranslationSplit(data.val.sources[:50], data.val.targets[:50])
     seen = []
-    for batch in seq2seq_batches(split, data.src_vocab, data.tgt_vocab, 16, shuffle=True, rng=np.random.default_rng(0)):
+    for batch in seq2seq_batches(
+        split, data.src_vocab, data.tgt_vocab, 16, shuffle=True, rng=np.random.default_rng(0)
+    ):
         assert len(batch) <= 16 and batch.src.shape[1] == batch.src_lengths.max()
         for row, n, out in zip(batch.src, batch.src_lengths, batch.tgt_out):
             assert (row[n:] == 0).all() and (row[:n] != 0).all()
             seen.append((data.src_vocab.decode(row), data.tgt_vocab.decode(out)))
     assert sorted(seen) == sorted(zip(split.sources, split.targets))
-    in_order = [data.src_vocab.decode(row)
-                for b in seq2seq_batches(split, data.src_vocab, data.tgt_vocab, 16) for row in b.src]
+    in_order = [
+        data.src_vocab.decode(row)
+        for b in seq2seq_batches(split, data.src_vocab, data.tgt_vocab, 16)
+        for row in b.src
+    ]
     assert in_order == list(split.sources)
     with pytest.raises(ValueError, match="seq2seq_batches"):
         next(seq2seq_batches(split, data.src_vocab, data.tgt_vocab, 0))

@@ -71,8 +71,12 @@ def test_every_elementwise_path(case: str, dtype: type) -> None:
     path = PATHS[case]
     a, b = (layout(shape, order, dtype, seed=k) for k, (shape, order) in enumerate(operands))
     expected = a.to_numpy() * b.to_numpy()
-    assert tuned_kernels.elementwise_path(out_shape, layout(out_shape, out_order).strides,
-                                       (a.shape, a.strides), (b.shape, b.strides)) == path
+    assert (
+        tuned_kernels.elementwise_path(
+            out_shape, layout(out_shape, out_order).strides, (a.shape, a.strides), (b.shape, b.strides)
+        )
+        == path
+    )
     runs = {"TunedOps": TunedOps.zip_kernel(operators.mul)}
     if path != "general":
         fast = tuned_kernels.tensor_zip_fast(operators.mul)
@@ -80,10 +84,16 @@ def test_every_elementwise_path(case: str, dtype: type) -> None:
     for name, kernel in runs.items():
         out = layout(out_shape, out_order, dtype, values=np.zeros(out_shape))
         kernel(*out.tuple(), *a.tuple(), *b.tuple())
-        np.testing.assert_allclose(out.to_numpy(), expected, **tol(dtype), err_msg=f"mul, {path} path, {name}")
+        np.testing.assert_allclose(
+            out.to_numpy(), expected, **tol(dtype), err_msg=f"mul, {path} path, {name}"
+        )
     if a.shape == out_shape:
         out = layout(out_shape, out_order, dtype, values=np.zeros(out_shape))
-        assert tuned_kernels.elementwise_path(out.shape, out.strides, (a.shape, a.strides)) in ("flat", "rows", "general")
+        assert tuned_kernels.elementwise_path(out.shape, out.strides, (a.shape, a.strides)) in (
+            "flat",
+            "rows",
+            "general",
+        )
         TunedOps.map_kernel(operators.neg)(*out.tuple(), *a.tuple())
         np.testing.assert_array_equal(out.to_numpy(), -a.to_numpy(), err_msg=f"neg, {case}")
 
@@ -148,8 +158,9 @@ def test_matmul_routing() -> None:
 
     def routes(a: TensorData, b: TensorData, dtype: type = np.float64) -> bool:
         out = empty((max(a.shape[0], b.shape[0]), a.shape[1], b.shape[2]), dtype)
-        return tuned_kernels.tiled_applies(out._storage, out._shape, out._strides, a._shape, a._strides,
-                                        b._shape, b._strides)
+        return tuned_kernels.tiled_applies(
+            out._storage, out._shape, out._strides, a._shape, a._strides, b._shape, b._strides
+        )
 
     big = layout((1, 40, 40), (0, 1, 2))
     assert routes(big, big)
@@ -220,7 +231,13 @@ def test_a3_release_stub_fails_on_contiguous_tensors(tmp_path: Path) -> None:
         """
     ).format(root=str(tmp_path), site_dirs=site_dirs)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
-    run = subprocess.run([sys.executable, "-I", "-S", "-c", script], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "raised: Task 3.1" in run.stdout, run.stdout + run.stderr

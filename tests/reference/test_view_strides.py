@@ -61,5 +61,9 @@ def test_split_then_view_is_a_view_and_its_gradient_flows_back() -> None:
     left, _ = x.split(3, dim=1)
     assert view_strides(left.shape, left._tensor.strides, (2, 2, 3)) == (12, 6, 1)
     assert view_strides(left.shape, left._tensor.strides, (12,)) is None
-    grad_check(lambda a: a.split(3, dim=1)[0].view(2, 2, 3) * 2.0, minitorch.tensor(np.arange(24.0).reshape(4, 6)))
-    grad_check(lambda a: a.permute(1, 0).view(6, 2, 2).sum(2), minitorch.tensor(np.arange(24.0).reshape(4, 6)))
+    grad_check(
+        lambda a: a.split(3, dim=1)[0].view(2, 2, 3) * 2.0, minitorch.tensor(np.arange(24.0).reshape(4, 6))
+    )
+    grad_check(
+        lambda a: a.permute(1, 0).view(6, 2, 2).sum(2), minitorch.tensor(np.arange(24.0).reshape(4, 6))
+    )

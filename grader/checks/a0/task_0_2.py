@@ -41,7 +41,13 @@ def map_(ctx: CheckContext) -> None:
     probes = []
     for ls in LISTS:
         for fn in MAP_FNS:
-            probes.append(_hof(f"map(math.{fn})({ls})", lambda p, fn=fn, ls=ls: p.call(p.call(f"{OPS}.map", _math(p, fn)), ls), True))
+            probes.append(
+                _hof(
+                    f"map(math.{fn})({ls})",
+                    lambda p, fn=fn, ls=ls: p.call(p.call(f"{OPS}.map", _math(p, fn)), ls),
+                    True,
+                )
+            )
     ctx.equivalent(probes, TOL)
 
 
@@ -52,8 +58,13 @@ def zip_with(ctx: CheckContext) -> None:
     for ls in LISTS:
         rev = [x * 2 - 1 for x in reversed(ls)]
         for fn in ZIP_FNS:
-            probes.append(_hof(f"zipWith(math.{fn})({ls}, {rev})",
-                               lambda p, fn=fn, ls=ls, rev=rev: p.call(p.call(f"{OPS}.zipWith", _math(p, fn)), ls, rev), True))
+            probes.append(
+                _hof(
+                    f"zipWith(math.{fn})({ls}, {rev})",
+                    lambda p, fn=fn, ls=ls, rev=rev: p.call(p.call(f"{OPS}.zipWith", _math(p, fn)), ls, rev),
+                    True,
+                )
+            )
     ctx.equivalent(probes, TOL)
 
 
@@ -64,11 +75,23 @@ def reduce_(ctx: CheckContext) -> None:
     probes = []
     for ls in LISTS:
         for fn, start in REDUCE_FNS:
-            probes.append(_hof(f"reduce(math.{fn}, {start})({ls})",
-                               lambda p, fn=fn, start=start, ls=ls: p.call(p.call(f"{OPS}.reduce", _math(p, fn), start), ls)))
+            probes.append(
+                _hof(
+                    f"reduce(math.{fn}, {start})({ls})",
+                    lambda p, fn=fn, start=start, ls=ls: p.call(
+                        p.call(f"{OPS}.reduce", _math(p, fn), start), ls
+                    ),
+                )
+            )
     for ls in LISTS[2:]:
-        probes.append(_hof(f"reduce(math.atan2, 0.0)(iter({ls}))",
-                           lambda p, ls=ls: p.call(p.call(f"{OPS}.reduce", _math(p, "atan2"), 0.0), p.method(p.const(ls), "__iter__"))))
+        probes.append(
+            _hof(
+                f"reduce(math.atan2, 0.0)(iter({ls}))",
+                lambda p, ls=ls: p.call(
+                    p.call(f"{OPS}.reduce", _math(p, "atan2"), 0.0), p.method(p.const(ls), "__iter__")
+                ),
+            )
+        )
     ctx.equivalent(probes, TOL)
 
 
@@ -94,12 +117,36 @@ def list_functions(ctx: CheckContext) -> None:
     cases: list[tuple[Probe, Probe]] = []  # (the list function, your operator on each element)
     for ls in LISTS:
         rev = [x * 2 - 1 for x in reversed(ls)]
-        cases.append((_hof(f"negList({ls})", lambda p, ls=ls: p.call(f"{OPS}.negList", ls), True),
-                      _own_operator_values(Probe(f"[neg(x) for x in {ls}]"), "neg", [(x,) for x in ls])))
-        cases.append((_hof(f"addLists({ls}, {rev})", lambda p, ls=ls, rev=rev: p.call(f"{OPS}.addLists", ls, rev), True),
-                      _own_operator_values(Probe(f"[add(x, y) for x, y in zip({ls}, {rev})]"), "add", list(zip(ls, rev)))))
-        cases.append((_hof(f"sum({ls})", lambda p, ls=ls: p.call(f"{OPS}.sum", ls)), _folded(Probe(f"sum({ls}) with your add"), "add", 0.0, ls)))
-        cases.append((_hof(f"prod({ls})", lambda p, ls=ls: p.call(f"{OPS}.prod", ls)), _folded(Probe(f"prod({ls}) with your mul"), "mul", 1.0, ls)))
+        cases.append(
+            (
+                _hof(f"negList({ls})", lambda p, ls=ls: p.call(f"{OPS}.negList", ls), True),
+                _own_operator_values(Probe(f"[neg(x) for x in {ls}]"), "neg", [(x,) for x in ls]),
+            )
+        )
+        cases.append(
+            (
+                _hof(
+                    f"addLists({ls}, {rev})",
+                    lambda p, ls=ls, rev=rev: p.call(f"{OPS}.addLists", ls, rev),
+                    True,
+                ),
+                _own_operator_values(
+                    Probe(f"[add(x, y) for x, y in zip({ls}, {rev})]"), "add", list(zip(ls, rev))
+                ),
+            )
+        )
+        cases.append(
+            (
+                _hof(f"sum({ls})", lambda p, ls=ls: p.call(f"{OPS}.sum", ls)),
+                _folded(Probe(f"sum({ls}) with your add"), "add", 0.0, ls),
+            )
+        )
+        cases.append(
+            (
+                _hof(f"prod({ls})", lambda p, ls=ls: p.call(f"{OPS}.prod", ls)),
+                _folded(Probe(f"prod({ls}) with your mul"), "mul", 1.0, ls),
+            )
+        )
     # the shape of each answer (a list, a float) is the reference's
     shapes = ctx.reference([c[0] for c in cases])
     answers = ctx.child([x for c in cases for x in c])

@@ -67,19 +67,31 @@ def _named_modules(tree: str, kwargs: dict) -> Probe:
     def build(p: Probe, r: Ref) -> Outputs:
         nm = p.list(p.method(r, "named_modules", **kwargs))  # any iterable of pairs will do
         same = p.op("eq", p.project(nm, [1]), p.const([_node(p, r, path) for path in paths]))
-        return [p.project(nm, [0]), same], ["names", f"the modules are the tree's own objects ({', '.join(x or 'root' for x in paths)})"]
+        return [p.project(nm, [0]), same], [
+            "names",
+            f"the modules are the tree's own objects ({', '.join(x or 'root' for x in paths)})",
+        ]
+
     return _tree(tree, f"named_modules({_args(kwargs)})", build)
 
 
 def _named_parameters(tree: str, kwargs: dict) -> Probe:
     def build(p: Probe, r: Ref) -> Outputs:
         res = p.method(r, "named_parameters", **kwargs)
-        outs = [_type_name(p, res), p.project(res, ["__class__", "__name__"]), p.project(res, [0]), p.project(res, [1, "value"])]
+        outs = [
+            _type_name(p, res),
+            p.project(res, ["__class__", "__name__"]),
+            p.project(res, [0]),
+            p.project(res, [1, "value"]),
+        ]
         names = ["type of the result", "type of each item", "names", "values"]
         if not kwargs:
-            outs.append(p.op("eq", p.project(res, [1]), p.const([_node(p, r, path) for path in PARAMS[tree]])))
+            outs.append(
+                p.op("eq", p.project(res, [1]), p.const([_node(p, r, path) for path in PARAMS[tree]]))
+            )
             names.append("the parameters are the tree's own Parameter objects")
         return outs, names
+
     return _tree(tree, f"named_parameters({_args(kwargs)})", build)
 
 
@@ -87,14 +99,21 @@ def _parameters(tree: str) -> Probe:
     def build(p: Probe, r: Ref) -> Outputs:
         res = p.method(r, "parameters")
         same = p.op("eq", p.project(res, []), p.const([_node(p, r, path) for path in PARAMS[tree]]))
-        return [_type_name(p, res), p.project(res, ["value"]), same], ["type of the result", "values", "the parameters are the tree's own Parameter objects"]
+        return [_type_name(p, res), p.project(res, ["value"]), same], [
+            "type of the result",
+            "values",
+            "the parameters are the tree's own Parameter objects",
+        ]
+
     return _tree(tree, "parameters()", build)
 
 
 @check("0.3", "named_modules", kind="equivalence")
 def named_modules(ctx: CheckContext) -> None:
     """named_modules: the root (named by prefix) and every sub-module by its dotted path, parents first."""
-    ctx.equivalent([_named_modules("TREE", kw) for kw in ({}, {"prefix": "net"}, {"remove_duplicate": False})])
+    ctx.equivalent(
+        [_named_modules("TREE", kw) for kw in ({}, {"prefix": "net"}, {"remove_duplicate": False})]
+    )
 
 
 @check("0.3", "named_parameters", kind="equivalence")
@@ -121,7 +140,10 @@ def _modes(calls: list[tuple[str, str]]) -> Probe:
             else:
                 p.method(node, "train", *([False] if call == "train(False)" else []))
         paths = MODULES["TREE"]
-        return [p.attr(_node(p, r, path), "training") for path in paths], [f"{path or 'root'}.training" for path in paths]
+        return [p.attr(_node(p, r, path), "training") for path in paths], [
+            f"{path or 'root'}.training" for path in paths
+        ]
+
     return _tree("TREE", f"{shown}, then the training flags", build)
 
 
@@ -129,10 +151,26 @@ def _modes(calls: list[tuple[str, str]]) -> Probe:
 def train_eval(ctx: CheckContext) -> None:
     """train() / train(False) / eval() set the mode of a module and of every module below
     it, and return the module itself."""
-    probes = [_modes(calls) for calls in ([("", "eval()")], [("", "train(False)")], [("", "eval()"), ("", "train()")],
-                                          [("a", "eval()")], [("", "eval()"), ("d", "train()")])]
-    probes.append(_tree("TREE", "net.train() is net, net.eval() is net",
-                        lambda p, r: ([p.op("eq", p.method(r, "train"), r), p.op("eq", p.method(r, "eval"), r)], ["net.train() is net", "net.eval() is net"])))
+    probes = [
+        _modes(calls)
+        for calls in (
+            [("", "eval()")],
+            [("", "train(False)")],
+            [("", "eval()"), ("", "train()")],
+            [("a", "eval()")],
+            [("", "eval()"), ("d", "train()")],
+        )
+    ]
+    probes.append(
+        _tree(
+            "TREE",
+            "net.train() is net, net.eval() is net",
+            lambda p, r: (
+                [p.op("eq", p.method(r, "train"), r), p.op("eq", p.method(r, "eval"), r)],
+                ["net.train() is net", "net.eval() is net"],
+            ),
+        )
+    )
     ctx.equivalent(probes)
 
 
@@ -150,5 +188,8 @@ def shared_submodules(ctx: CheckContext) -> None:
 def _modes_shared() -> Probe:
     def build(p: Probe, r: Ref) -> Outputs:
         p.method(r, "eval")
-        return [p.attr(_node(p, r, path), "training") for path in MODULES["SHARED"]], [f"{x or 'root'}.training" for x in MODULES["SHARED"]]
+        return [p.attr(_node(p, r, path), "training") for path in MODULES["SHARED"]], [
+            f"{x or 'root'}.training" for x in MODULES["SHARED"]
+        ]
+
     return _tree("SHARED", "root.eval(), then the training flags", build)

@@ -75,7 +75,9 @@ def describe(graph: Graph, limit: int = 14) -> str:
         elif op == "const":
             parts.append(f"{name} = Scalar({ins[0]!r}, history=None)")
         else:
-            parts.append(f"{name} = {op}.apply({', '.join(i if isinstance(i, str) else repr(i) for i in ins)})")
+            parts.append(
+                f"{name} = {op}.apply({', '.join(i if isinstance(i, str) else repr(i) for i in ins)})"
+            )
     if len(graph) > limit:
         parts.append(f"… ({len(graph) - limit} more nodes, the same way)")
     return "; ".join(parts)
@@ -115,7 +117,9 @@ def levels(graph: Graph, out: str = "o") -> list[list[str]]:
         for i in ins:
             if name in level and isinstance(i, str) and i in reach:
                 level[i] = max(level.get(i, 0), level[name] + 1)
-    groups = [[n for n, _, _ in graph if n in inner and level.get(n) == k] for k in range(max(level.values()) + 1)]
+    groups = [
+        [n for n, _, _ in graph if n in inner and level.get(n) == k] for k in range(max(level.values()) + 1)
+    ]
     return [g for g in groups if g]
 
 
@@ -132,9 +136,14 @@ class Expected:
     calls: list[tuple[str, float, list[tuple[str, float]]]]
 
     def text(self, limit: int = 12) -> str:
-        lines = [f"  {node}.chain_rule({d:.6g}) → " + ", ".join(f"({x}, {der:.6g})" for x, der in pairs)
-                 for node, d, pairs in self.calls[:limit]]
-        return "\n".join(["what your chain_rule gives at each node:", *lines] + (["  …"] if len(self.calls) > limit else []))
+        lines = [
+            f"  {node}.chain_rule({d:.6g}) → " + ", ".join(f"({x}, {der:.6g})" for x, der in pairs)
+            for node, d, pairs in self.calls[:limit]
+        ]
+        return "\n".join(
+            ["what your chain_rule gives at each node:", *lines]
+            + (["  …"] if len(self.calls) > limit else [])
+        )
 
 
 def expected_backprop(run: Run, cases: Sequence[tuple[str, Graph, float]]) -> list[Expected]:
@@ -149,7 +158,9 @@ def expected_backprop(run: Run, cases: Sequence[tuple[str, Graph, float]]) -> li
         probes = []
         for k, names in batch:
             label, graph, _ = cases[k]
-            p = Probe(f"{', '.join(f'{n}.chain_rule({out[k].derivative[n]:.6g})' for n in names)} for {label}")
+            p = Probe(
+                f"{', '.join(f'{n}.chain_rule({out[k].derivative[n]:.6g})' for n in names)} for {label}"
+            )
             nodes = build(p, graph)
             steps = []
             for name in names:
@@ -159,11 +170,17 @@ def expected_backprop(run: Run, cases: Sequence[tuple[str, Graph, float]]) -> li
         for (k, names), p, answer in zip(batch, probes, run(probes)):
             graph = cases[k][1]
             if answer.error is not None:
-                raise StudentError(p.label, answer.error, f"graph: {describe(graph)}", expected="(input, derivative) pairs")
+                raise StudentError(
+                    p.label, answer.error, f"graph: {describe(graph)}", expected="(input, derivative) pairs"
+                )
             name_of = {i: name for (name, _, _), i in zip(graph, answer.values[0])}
             for j, name in enumerate(names):
                 ids, ders = answer.values[1 + 2 * j], answer.values[2 + 2 * j]
-                pairs = [(name_of.get(i, "a constant"), float(der)) for i, der in zip(ids, ders) if isinstance(der, (int, float))]
+                pairs = [
+                    (name_of.get(i, "a constant"), float(der))
+                    for i, der in zip(ids, ders)
+                    if isinstance(der, (int, float))
+                ]
                 out[k].calls.append((name, out[k].derivative[name], pairs))
                 for x, der in pairs:
                     if x in out[k].derivative:
@@ -171,8 +188,12 @@ def expected_backprop(run: Run, cases: Sequence[tuple[str, Graph, float]]) -> li
     return out
 
 
-def run_checked(ctx: CheckContext, probes: Sequence[Probe], validator: Callable[[Run], Callable[[int, Answer], None]],
-                reference: bool = True) -> None:
+def run_checked(
+    ctx: CheckContext,
+    probes: Sequence[Probe],
+    validator: Callable[[Run], Callable[[int, Answer], None]],
+    reference: bool = True,
+) -> None:
     """Run `probes` in the child and check each answer with ``validator(ctx.child)`` (which
     prepares its expectations with the run it is given, and raises CheckFailed /
     StudentError). With `reference`, the reference's answers must pass

@@ -12,14 +12,45 @@ TOL = Tol(rtol=1e-9, atol=1e-12)
 
 #: (function, inputs): ordinary inputs, away from relu's kink and log(≤ 0).
 FORWARDS: list[tuple[str, tuple[float, ...]]] = [
-    ("Add", (2.0, 3.0)), ("Add", (-1.5, 0.25)), ("Mul", (2.0, -3.0)), ("Mul", (0.5, 8.0)), ("Neg", (4.0,)), ("Neg", (-0.5,)),
-    ("Inv", (4.0,)), ("Inv", (-0.2,)), ("Log", (2.0,)), ("Log", (0.25,)), ("Exp", (1.5,)), ("Exp", (-2.0,)),
-    ("Sigmoid", (-2.0,)), ("Sigmoid", (0.75,)), ("ReLU", (-1.0,)), ("ReLU", (2.5,)),
-    ("LT", (1.0, 2.0)), ("LT", (2.0, 1.0)), ("LT", (3.0, 3.0)), ("EQ", (2.0, 2.0)), ("EQ", (2.0, -2.0)),
+    ("Add", (2.0, 3.0)),
+    ("Add", (-1.5, 0.25)),
+    ("Mul", (2.0, -3.0)),
+    ("Mul", (0.5, 8.0)),
+    ("Neg", (4.0,)),
+    ("Neg", (-0.5,)),
+    ("Inv", (4.0,)),
+    ("Inv", (-0.2,)),
+    ("Log", (2.0,)),
+    ("Log", (0.25,)),
+    ("Exp", (1.5,)),
+    ("Exp", (-2.0,)),
+    ("Sigmoid", (-2.0,)),
+    ("Sigmoid", (0.75,)),
+    ("ReLU", (-1.0,)),
+    ("ReLU", (2.5,)),
+    ("LT", (1.0, 2.0)),
+    ("LT", (2.0, 1.0)),
+    ("LT", (3.0, 3.0)),
+    ("EQ", (2.0, 2.0)),
+    ("EQ", (2.0, -2.0)),
 ]
 #: (operator, as written): unary ones on x, binary ones on x and y.
-UNARY = [("neg", "-x"), ("log", "x.log()"), ("exp", "x.exp()"), ("sigmoid", "x.sigmoid()"), ("relu", "x.relu()")]
-BINARY = [("add", "x + y"), ("sub", "x - y"), ("mul", "x * y"), ("truediv", "x / y"), ("lt", "x < y"), ("gt", "x > y"), ("eq", "x == y")]
+UNARY = [
+    ("neg", "-x"),
+    ("log", "x.log()"),
+    ("exp", "x.exp()"),
+    ("sigmoid", "x.sigmoid()"),
+    ("relu", "x.relu()"),
+]
+BINARY = [
+    ("add", "x + y"),
+    ("sub", "x - y"),
+    ("mul", "x * y"),
+    ("truediv", "x / y"),
+    ("lt", "x < y"),
+    ("gt", "x > y"),
+    ("eq", "x == y"),
+]
 XS = [1.0, 2.0, 0.5, -1.5, 3.0, -4.0, 10.0]
 YS = [(1.0, 2.0), (2.0, 1.0), (3.0, 3.0), (-1.5, 0.5), (0.25, -4.0), (7.0, 2.5)]
 #: What Scalar(…) results are compared by: the value, the type, whether it needs a derivative.
@@ -45,7 +76,9 @@ def function_forwards(ctx: CheckContext) -> None:
     probes = []
     for cls, args in FORWARDS:
         p = Probe(f"{cls}.forward(ctx, {', '.join(map(repr, args))})")
-        probes.append(p.returns(p.call(p.attr(p.get(f"{SF}.{cls}"), "_forward"), p.call(f"{MT}.Context"), *args)))
+        probes.append(
+            p.returns(p.call(p.attr(p.get(f"{SF}.{cls}"), "_forward"), p.call(f"{MT}.Context"), *args))
+        )
     ctx.equivalent(probes, TOL)
 
 
@@ -75,8 +108,19 @@ def scalar_operators(ctx: CheckContext) -> None:
         p = Probe(f"z = x {'*' if name == 'mul' else '+'} y for x = Scalar(2.0), y = Scalar(3.0): z.history")
         x, y = _scalar(p, 2.0), _scalar(p, 3.0)
         h = p.attr(p.op(name, x, y), "history")
-        same = p.op("eq", p.project(p.attr(h, "inputs"), ["unique_id"]), p.project(p.const([x, y]), ["unique_id"]))
-        probes.append(p.returns(p.attr(p.attr(h, "last_fn"), "__name__"), same, names=["z.history.last_fn.__name__", f"z.history.inputs are (x, y) (made by {fn}.apply(x, y))"]))
+        same = p.op(
+            "eq", p.project(p.attr(h, "inputs"), ["unique_id"]), p.project(p.const([x, y]), ["unique_id"])
+        )
+        probes.append(
+            p.returns(
+                p.attr(p.attr(h, "last_fn"), "__name__"),
+                same,
+                names=[
+                    "z.history.last_fn.__name__",
+                    f"z.history.inputs are (x, y) (made by {fn}.apply(x, y))",
+                ],
+            )
+        )
     ctx.equivalent(probes, TOL)
 
 
@@ -88,11 +132,19 @@ def python_numbers(ctx: CheckContext) -> None:
     for name, shown in BINARY:
         for a, b in YS[:4] + [(4.0, 2)]:
             for side in ("right", "left"):
-                text = shown.replace("y", repr(b)) if side == "right" else shown.replace("x", "#").replace("y", "x").replace("#", repr(b))
+                text = (
+                    shown.replace("y", repr(b))
+                    if side == "right"
+                    else shown.replace("x", "#").replace("y", "x").replace("#", repr(b))
+                )
                 p = Probe(f"{text} for x = Scalar({a}) (a Python number on the {side})")
                 probes.append(_result(p, _mixed(p, name, a, b, side)))
-                q = Probe(f"{text} for x = Scalar({a}): the inputs of its history that need a derivative (the number is a constant)")
-                needs = q.project(q.attr(q.attr(_mixed(q, name, a, b, side), "history"), "inputs"), ["requires_grad"])
+                q = Probe(
+                    f"{text} for x = Scalar({a}): the inputs of its history that need a derivative (the number is a constant)"
+                )
+                needs = q.project(
+                    q.attr(q.attr(_mixed(q, name, a, b, side), "history"), "inputs"), ["requires_grad"]
+                )
                 probes.append(q.returns(q.method(needs, "count", True), names=["how many"]))
     ctx.equivalent(probes, TOL)
 

@@ -50,7 +50,12 @@ def _chain_rule_probe(graph: G.Graph, d: float) -> Probe:
     pairs = p.list(p.method(z, "chain_rule", d))
     h = p.attr(z, "history")
     own = p.call(p.attr(p.get(f"{SF}.{cls}"), "_backward"), p.attr(h, "ctx"), d)
-    return p.returns(p.project(pairs, [0, "unique_id"]), p.project(pairs, [1]), p.project(p.attr(h, "inputs"), ["unique_id"]), own)
+    return p.returns(
+        p.project(pairs, [0, "unique_id"]),
+        p.project(pairs, [1]),
+        p.project(p.attr(h, "inputs"), ["unique_id"]),
+        own,
+    )
 
 
 @check("1.3", "chain_rule", kind="property")
@@ -68,37 +73,98 @@ def chain_rule(ctx: CheckContext) -> None:
         pair_ids, ders, input_ids, own = a.values
         n = len(input_ids)
         if len(pair_ids) != n:
-            raise CheckFailed(f"{p.label}: {len(pair_ids)} pair(s) for the {n} inputs of z: pair every input, "
-                              "constants included (backpropagate skips the constants)", f"z.history.inputs: {n} Scalars")
+            raise CheckFailed(
+                f"{p.label}: {len(pair_ids)} pair(s) for the {n} inputs of z: pair every input, "
+                "constants included (backpropagate skips the constants)",
+                f"z.history.inputs: {n} Scalars",
+            )
         for i, (got, want) in enumerate(zip(pair_ids, input_ids)):
             if got != want:
-                raise CheckFailed(f"{p.label}: pair {i} does not hold input {i} of z (z.history.inputs[{i}]): pair the inputs in order")
+                raise CheckFailed(
+                    f"{p.label}: pair {i} does not hold input {i} of z (z.history.inputs[{i}]): pair the inputs in order"
+                )
         problem = diff(list(own), list(ders), Tol(rtol=1e-12, atol=0.0))
         if problem:
-            raise CheckFailed(f"{p.label}: the derivatives differ from {cls[k]}.backward(ctx, {d}) for z's own ctx ({problem})",
-                              f"{cls[k]}._backward(z.history.ctx, {d}) = {describe(own)}\nyour pairs' derivatives: {describe(ders)}")
+            raise CheckFailed(
+                f"{p.label}: the derivatives differ from {cls[k]}.backward(ctx, {d}) for z's own ctx ({problem})",
+                f"{cls[k]}._backward(z.history.ctx, {d}) = {describe(own)}\nyour pairs' derivatives: {describe(ders)}",
+            )
 
     G.run_checked(ctx, probes, lambda run: validate)
 
 
 #: Expressions as graphs (the output is o); values away from kinks and log(≤ 0).
 EXPRESSIONS: list[tuple[str, G.Graph]] = [
-    ("x * y + x", [("x", "leaf", [2.0]), ("y", "leaf", [3.0]), ("a", "Mul", ["x", "y"]), ("o", "Add", ["a", "x"])]),
+    (
+        "x * y + x",
+        [("x", "leaf", [2.0]), ("y", "leaf", [3.0]), ("a", "Mul", ["x", "y"]), ("o", "Add", ["a", "x"])],
+    ),
     ("(x * x).sigmoid()", [("x", "leaf", [0.7]), ("a", "Mul", ["x", "x"]), ("o", "Sigmoid", ["a"])]),
-    ("(x + y).log()", [("x", "leaf", [1.5]), ("y", "leaf", [0.25]), ("a", "Add", ["x", "y"]), ("o", "Log", ["a"])]),
+    (
+        "(x + y).log()",
+        [("x", "leaf", [1.5]), ("y", "leaf", [0.25]), ("a", "Add", ["x", "y"]), ("o", "Log", ["a"])],
+    ),
     ("x.exp() * x", [("x", "leaf", [-0.3]), ("a", "Exp", ["x"]), ("o", "Mul", ["a", "x"])]),
-    ("x / y - y", [("x", "leaf", [2.0]), ("y", "leaf", [-1.5]), ("i", "Inv", ["y"]), ("a", "Mul", ["x", "i"]),
-                   ("n", "Neg", ["y"]), ("o", "Add", ["a", "n"])]),
-    ("(x * 2.0 - 1.0).relu() * y", [("x", "leaf", [1.25]), ("y", "leaf", [3.0]), ("a", "Mul", ["x", 2.0]),
-                                    ("b", "Add", ["a", -1.0]), ("r", "ReLU", ["b"]), ("o", "Mul", ["r", "y"])]),
-    ("3.0 / (x * x + 1.0)", [("x", "leaf", [0.4]), ("a", "Mul", ["x", "x"]), ("b", "Add", ["a", 1.0]),
-                             ("i", "Inv", ["b"]), ("o", "Mul", [3.0, "i"])]),
-    ("z = x * y; (z + z * x).sigmoid() + z.exp() * y",
-     [("x", "leaf", [0.5]), ("y", "leaf", [-1.2]), ("z", "Mul", ["x", "y"]), ("a", "Mul", ["z", "x"]), ("b", "Add", ["z", "a"]),
-      ("s", "Sigmoid", ["b"]), ("e", "Exp", ["z"]), ("m", "Mul", ["e", "y"]), ("o", "Add", ["s", "m"])]),
-    ("-(x * y * w).exp() + w.log()", [("x", "leaf", [0.3]), ("y", "leaf", [-0.4]), ("w", "leaf", [2.0]), ("a", "Mul", ["x", "y"]),
-                                      ("b", "Mul", ["a", "w"]), ("e", "Exp", ["b"]), ("n", "Neg", ["e"]), ("l", "Log", ["w"]),
-                                      ("o", "Add", ["n", "l"])]),
+    (
+        "x / y - y",
+        [
+            ("x", "leaf", [2.0]),
+            ("y", "leaf", [-1.5]),
+            ("i", "Inv", ["y"]),
+            ("a", "Mul", ["x", "i"]),
+            ("n", "Neg", ["y"]),
+            ("o", "Add", ["a", "n"]),
+        ],
+    ),
+    (
+        "(x * 2.0 - 1.0).relu() * y",
+        [
+            ("x", "leaf", [1.25]),
+            ("y", "leaf", [3.0]),
+            ("a", "Mul", ["x", 2.0]),
+            ("b", "Add", ["a", -1.0]),
+            ("r", "ReLU", ["b"]),
+            ("o", "Mul", ["r", "y"]),
+        ],
+    ),
+    (
+        "3.0 / (x * x + 1.0)",
+        [
+            ("x", "leaf", [0.4]),
+            ("a", "Mul", ["x", "x"]),
+            ("b", "Add", ["a", 1.0]),
+            ("i", "Inv", ["b"]),
+            ("o", "Mul", [3.0, "i"]),
+        ],
+    ),
+    (
+        "z = x * y; (z + z * x).sigmoid() + z.exp() * y",
+        [
+            ("x", "leaf", [0.5]),
+            ("y", "leaf", [-1.2]),
+            ("z", "Mul", ["x", "y"]),
+            ("a", "Mul", ["z", "x"]),
+            ("b", "Add", ["z", "a"]),
+            ("s", "Sigmoid", ["b"]),
+            ("e", "Exp", ["z"]),
+            ("m", "Mul", ["e", "y"]),
+            ("o", "Add", ["s", "m"]),
+        ],
+    ),
+    (
+        "-(x * y * w).exp() + w.log()",
+        [
+            ("x", "leaf", [0.3]),
+            ("y", "leaf", [-0.4]),
+            ("w", "leaf", [2.0]),
+            ("a", "Mul", ["x", "y"]),
+            ("b", "Mul", ["a", "w"]),
+            ("e", "Exp", ["b"]),
+            ("n", "Neg", ["e"]),
+            ("l", "Log", ["w"]),
+            ("o", "Add", ["n", "l"]),
+        ],
+    ),
 ]
 
 
@@ -108,7 +174,10 @@ def gradient_check(ctx: CheckContext) -> None:
     node (with a random upstream derivative d), against d · (o(leaf + ε) − o(leaf − ε)) / 2ε
     of the student's own forward."""
     eps = 1e-6
-    cases = [(f"o = {label}", graph, float(np.round(ctx.rng.uniform(0.5, 2.0) * ctx.rng.choice([-1, 1]), 3))) for label, graph in EXPRESSIONS]
+    cases = [
+        (f"o = {label}", graph, float(np.round(ctx.rng.uniform(0.5, 2.0) * ctx.rng.choice([-1, 1]), 3)))
+        for label, graph in EXPRESSIONS
+    ]
     expected = G.expected_backprop(ctx.child, cases)
     probes: list[Probe] = []
     for label, graph, _ in cases:
@@ -127,11 +196,15 @@ def gradient_check(ctx: CheckContext) -> None:
                 if a.error is not None:
                     raise StudentError(probe.label, a.error, details)
                 if not isinstance(a.values[0], float):
-                    raise CheckFailed(f"{probe.label}: o.data is {describe(a.values[0])[:60]}, not a float", details)
+                    raise CheckFailed(
+                        f"{probe.label}: o.data is {describe(a.values[0])[:60]}, not a float", details
+                    )
             numeric = d * (up.values[0] - down.values[0]) / (2 * eps)
             problem = diff(float(numeric), want.derivative[leaf], Tol(rtol=1e-4, atol=1e-6))
             if problem:
                 raise CheckFailed(
                     f"{label}: the derivative for {leaf} from your chain_rule disagrees with the central difference of your forward ({problem})",
-                    details + f"\ncentral difference × d: {numeric:.10g}\nbackpropagated from your chain_rule: {want.derivative[leaf]:.10g}\n" + want.text(),
+                    details
+                    + f"\ncentral difference × d: {numeric:.10g}\nbackpropagated from your chain_rule: {want.derivative[leaf]:.10g}\n"
+                    + want.text(),
                 )

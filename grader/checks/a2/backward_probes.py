@@ -26,13 +26,21 @@ def _reversed(ndim: int) -> tuple[int, ...]:
     return tuple(reversed(range(ndim)))
 
 
-def _backward_probe(ctx: CheckContext, function: str, arrays: list[np.ndarray], orders: list, out_shape: tuple[int, ...],
-                    extra: tuple = ()) -> Probe:
+def _backward_probe(
+    ctx: CheckContext,
+    function: str,
+    arrays: list[np.ndarray],
+    orders: list,
+    out_shape: tuple[int, ...],
+    extra: tuple = (),
+) -> Probe:
     """``out = <function>.apply(*tensors, *extra); out.backward(g)``; returns the gradients."""
     names = "ab"[: len(arrays)]
     shapes = ", ".join(f"{n} {a.shape} ({layout_text(o)})" for n, a, o in zip(names, arrays, orders))
     tail = "".join(f", {x!r}" for x in extra)
-    p = Probe(f"{function}.apply({', '.join(names)}{tail}).backward(g) for {shapes}", dict(zip(names, arrays)))
+    p = Probe(
+        f"{function}.apply({', '.join(names)}{tail}).backward(g) for {shapes}", dict(zip(names, arrays))
+    )
     tensors = [p.tensor(a, o, requires_grad=True) for a, o in zip(arrays, orders)]
     out = p.call(p.get(f"{FUNCTIONS}.{function}.apply"), *tensors, *extra)
     g = ctx.rng.standard_normal(out_shape)
@@ -49,6 +57,7 @@ def _unary(positive: bool = False) -> Callable[[CheckContext, str], list[Probe]]
                 a = ctx.rng.uniform(0.5, 2.0, shape) if positive else ctx.rng.standard_normal(shape) + 0.01
                 out.append(_backward_probe(ctx, function, [a], [order], shape))
         return out
+
     return probes
 
 

@@ -35,7 +35,9 @@ def index_to_position(ctx: CheckContext) -> None:
             strides = np.array(strides_for(shape, order), dtype=I64)
             for _ in range(3):
                 index = np.array([ctx.rng.integers(0, s) for s in shape], dtype=I64)
-                p = Probe(f"index_to_position({tuple(int(i) for i in index)}, strides={tuple(int(s) for s in strides)})")
+                p = Probe(
+                    f"index_to_position({tuple(int(i) for i in index)}, strides={tuple(int(s) for s in strides)})"
+                )
                 p.returns(p.call(f"{TD}.index_to_position", index, strides))
                 probes.append(p)
     ctx.equivalent(probes)
@@ -68,10 +70,17 @@ def permute(ctx: CheckContext) -> None:
             for layout in (None, tuple(reversed(range(len(shape))))):
                 strides = strides_for(shape, layout)
                 storage = np.arange(size, dtype=np.float64)
-                p = Probe(f"TensorData(storage=arange({size}), shape={shape}, strides={strides}).permute(*{order}): shape, strides, values")
+                p = Probe(
+                    f"TensorData(storage=arange({size}), shape={shape}, strides={strides}).permute(*{order}): shape, strides, values"
+                )
                 td = p.call(f"{TD}.TensorData", storage, shape, strides)
                 out = p.method(td, "permute", *order)
-                p.returns(p.attr(out, "shape"), p.attr(out, "strides"), p.method(out, "to_numpy"), names=["shape", "strides", "values"])
+                p.returns(
+                    p.attr(out, "shape"),
+                    p.attr(out, "strides"),
+                    p.method(out, "to_numpy"),
+                    names=["shape", "strides", "values"],
+                )
                 probes.append(p)
     # permuting twice: the second permutation acts on the first's result
     p = Probe("TensorData(arange(24), (2, 3, 4)).permute(2, 0, 1).permute(1, 2, 0): shape, strides")
@@ -80,9 +89,18 @@ def permute(ctx: CheckContext) -> None:
     p.returns(p.attr(out, "shape"), p.attr(out, "strides"), names=["shape", "strides"])
     probes.append(p)
     # not a permutation of the dimensions: a dimension twice, too few, too many, out of range
-    for shape, order in [((2, 3), (0, 0)), ((2, 3), (1,)), ((2, 3), (0, 1, 2)), ((2, 3), (0, 2)), ((2, 3, 4), (2, 0, 0))]:
-        p = Probe(f"TensorData(arange({int(np.prod(shape))}), {shape}).permute(*{order}) (not a permutation: must raise ShapeError)",
-                  expect_error=True, error_match="exactly once")
+    for shape, order in [
+        ((2, 3), (0, 0)),
+        ((2, 3), (1,)),
+        ((2, 3), (0, 1, 2)),
+        ((2, 3), (0, 2)),
+        ((2, 3, 4), (2, 0, 0)),
+    ]:
+        p = Probe(
+            f"TensorData(arange({int(np.prod(shape))}), {shape}).permute(*{order}) (not a permutation: must raise ShapeError)",
+            expect_error=True,
+            error_match="exactly once",
+        )
         td = p.call(f"{TD}.TensorData", np.arange(int(np.prod(shape)), dtype=np.float64), shape)
         p.returns(p.method(td, "permute", *order))
         probes.append(p)

@@ -13,9 +13,19 @@ from .common import TD
 MT = "minitorch"
 
 BROADCAST_PAIRS = [
-    ((1,), (3,)), ((3,), (1,)), ((2, 3), (3,)), ((3,), (2, 3)), ((2, 1), (1, 2)), ((), (2, 3)),
-    ((2, 3), ()), ((2, 3), (2, 3)), ((4, 1, 3), (5, 1)), ((5, 1), (4, 1, 3)), ((1, 1, 1), (4,)),
-    ((2, 1, 3), (2, 4, 3)), ((6, 1, 1, 2), (3, 1, 1)),
+    ((1,), (3,)),
+    ((3,), (1,)),
+    ((2, 3), (3,)),
+    ((3,), (2, 3)),
+    ((2, 1), (1, 2)),
+    ((), (2, 3)),
+    ((2, 3), ()),
+    ((2, 3), (2, 3)),
+    ((4, 1, 3), (5, 1)),
+    ((5, 1), (4, 1, 3)),
+    ((1, 1, 1), (4,)),
+    ((2, 1, 3), (2, 4, 3)),
+    ((6, 1, 1, 2), (3, 1, 1)),
 ]
 INCOMPATIBLE = [((2, 3), (3, 2)), ((4,), (5,)), ((2, 1, 3), (2, 4, 2)), ((3,), (2, 4))]
 
@@ -47,10 +57,20 @@ def broadcast_index(ctx: CheckContext) -> None:
     """broadcast_index maps an index of the big shape to the index of the smaller operand
     (out_index arrives zeroed: the reference fills its own copy)."""
     probes = []
-    for big, small in [((3,), (1,)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3, 4), (3, 1)), ((2, 3, 4), (1, 3, 4)), ((2, 3, 4), (2, 1, 4)), ((2, 3, 4), ())]:
+    for big, small in [
+        ((3,), (1,)),
+        ((2, 3), (3,)),
+        ((2, 3), (2, 1)),
+        ((2, 3, 4), (3, 1)),
+        ((2, 3, 4), (1, 3, 4)),
+        ((2, 3, 4), (2, 1, 4)),
+        ((2, 3, 4), ()),
+    ]:
         for ordinal in range(int(np.prod(big))):
             index = np.array(np.unravel_index(ordinal, big), dtype=I64)
-            p = Probe(f"broadcast_index(big_index={tuple(int(i) for i in index)}, big_shape={big}, shape={small}, out_index) — out_index afterwards")
+            p = Probe(
+                f"broadcast_index(big_index={tuple(int(i) for i in index)}, big_shape={big}, shape={small}, out_index) — out_index afterwards"
+            )
             out = p.const(np.zeros(len(small), dtype=I64))
             p.call(f"{TD}.broadcast_index", index, np.array(big, dtype=I64), np.array(small, dtype=I64), out)
             p.returns(out)
@@ -63,16 +83,29 @@ def reduce_to_shape(ctx: CheckContext) -> None:
     """reduce_to_shape: a gradient summed back over the dimensions broadcasting stretched;
     ShapeError for a gradient with fewer dimensions than the operand."""
     probes = []
-    for big, small in [((3,), (1,)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3), ()), ((2, 3, 4), (3, 1)), ((4, 2, 3), (1, 2, 1))]:
+    for big, small in [
+        ((3,), (1,)),
+        ((2, 3), (3,)),
+        ((2, 3), (2, 1)),
+        ((2, 3), ()),
+        ((2, 3, 4), (3, 1)),
+        ((4, 2, 3), (1, 2, 1)),
+    ]:
         g = ctx.rng.standard_normal(big)
-        p = Probe(f"reduce_to_shape(grad of shape {big}, {small}): the gradient summed back to the operand's shape", {"grad": g})
+        p = Probe(
+            f"reduce_to_shape(grad of shape {big}, {small}): the gradient summed back to the operand's shape",
+            {"grad": g},
+        )
         p.returns(p.call(f"{MT}.tensor.reduce_to_shape", p.tensor(g), small))
         probes.append(p)
     # a gradient with fewer dimensions than the operand (a wrong backward): ShapeError
     for big, small in [((3,), (3, 1)), ((3,), (2, 3))]:
         g = ctx.rng.standard_normal(big)
-        p = Probe(f"reduce_to_shape(grad of shape {big}, {small}) (fewer dimensions than the operand: must raise ShapeError)",
-                  {"grad": g}, expect_error=True)
+        p = Probe(
+            f"reduce_to_shape(grad of shape {big}, {small}) (fewer dimensions than the operand: must raise ShapeError)",
+            {"grad": g},
+            expect_error=True,
+        )
         p.returns(p.call(f"{MT}.tensor.reduce_to_shape", p.tensor(g), small))
         probes.append(p)
     ctx.equivalent(probes)

@@ -18,7 +18,14 @@ BACKEND = "minitorch.SimpleBackend"
 MAPS = ["neg_map", "id_map", "sigmoid_map", "relu_map", "exp_map", "log_map", "inv_map", "tanh_map"]
 ZIPS = ["add_zip", "mul_zip", "lt_zip", "eq_zip", "relu_back_zip", "log_back_zip", "inv_back_zip"]
 REDUCES = ["add_reduce", "mul_reduce", "max_reduce"]
-ZIP_SHAPES = [((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((3, 1, 2), (4, 1)), ((2, 3, 4), (2, 3, 4))]
+ZIP_SHAPES = [
+    ((3,), (3,)),
+    ((2, 3), (2, 3)),
+    ((2, 3), (3,)),
+    ((2, 1), (1, 3)),
+    ((3, 1, 2), (4, 1)),
+    ((2, 3, 4), (2, 3, 4)),
+]
 
 
 def _backend_op(p: Probe, name: str) -> Ref:
@@ -40,7 +47,10 @@ def map_kernel(ctx: CheckContext) -> None:
                 probes.append(p)
     for small, big in [((1,), (3,)), ((3,), (2, 3)), ((2, 1), (2, 3)), ((4, 1), (3, 4, 2))]:
         a = values(ctx.rng, small)
-        p = Probe(f"SimpleBackend.neg_map(a, out) for a of shape {small} broadcast into out of shape {big}", {"a": a})
+        p = Probe(
+            f"SimpleBackend.neg_map(a, out) for a of shape {small} broadcast into out of shape {big}",
+            {"a": a},
+        )
         out = p.tensor(np.zeros(big))
         p.call(_backend_op(p, "neg_map"), p.tensor(a), out)
         p.returns(out)
@@ -57,7 +67,10 @@ def zip_kernel(ctx: CheckContext) -> None:
             for name in ZIPS:
                 positive = name in ("log_back_zip", "inv_back_zip")
                 a, b = values(ctx.rng, sa, positive), values(ctx.rng, sb)
-                p = Probe(f"SimpleBackend.{name}(a, b) for a {sa} ({layout_text(oa)}), b {sb} ({layout_text(ob)})", {"a": a, "b": b})
+                p = Probe(
+                    f"SimpleBackend.{name}(a, b) for a {sa} ({layout_text(oa)}), b {sb} ({layout_text(ob)})",
+                    {"a": a, "b": b},
+                )
                 p.returns(p.call(_backend_op(p, name), p.tensor(a, oa), p.tensor(b, ob)))
                 probes.append(p)
     ctx.equivalent(probes, Tol(rtol=1e-9, atol=1e-12))
@@ -72,7 +85,10 @@ def reduce_kernel(ctx: CheckContext) -> None:
             for dim in range(len(shape)):
                 for name in REDUCES:
                     a = values(ctx.rng, shape)
-                    p = Probe(f"SimpleBackend.{name}(a, dim={dim}) for a of shape {shape}, {layout_text(order)}", {"a": a})
+                    p = Probe(
+                        f"SimpleBackend.{name}(a, dim={dim}) for a of shape {shape}, {layout_text(order)}",
+                        {"a": a},
+                    )
                     p.returns(p.call(_backend_op(p, name), p.tensor(a, order), dim))
                     probes.append(p)
     ctx.equivalent(probes, Tol(rtol=1e-9, atol=1e-12))
@@ -83,10 +99,19 @@ def matmul_kernel(ctx: CheckContext) -> None:
     """The simple backend's batched matrix_multiply, with broadcast batch dimensions and
     permuted layouts."""
     probes = []
-    for sa, sb in [((1, 1, 1), (1, 1, 1)), ((1, 2, 3), (1, 3, 2)), ((2, 2, 3), (2, 3, 4)), ((1, 3, 2), (4, 2, 3)), ((3, 2, 4), (1, 4, 2))]:
+    for sa, sb in [
+        ((1, 1, 1), (1, 1, 1)),
+        ((1, 2, 3), (1, 3, 2)),
+        ((2, 2, 3), (2, 3, 4)),
+        ((1, 3, 2), (4, 2, 3)),
+        ((3, 2, 4), (1, 4, 2)),
+    ]:
         for oa, ob in [(None, None), ((0, 2, 1), (0, 2, 1)), ((2, 1, 0), None)]:
             a, b = ctx.rng.standard_normal(sa), ctx.rng.standard_normal(sb)
-            p = Probe(f"SimpleBackend.matrix_multiply(a, b) for a {sa} ({layout_text(oa)}), b {sb} ({layout_text(ob)})", {"a": a, "b": b})
+            p = Probe(
+                f"SimpleBackend.matrix_multiply(a, b) for a {sa} ({layout_text(oa)}), b {sb} ({layout_text(ob)})",
+                {"a": a, "b": b},
+            )
             p.returns(p.call(p.get(f"{BACKEND}.matrix_multiply"), p.tensor(a, oa), p.tensor(b, ob)))
             probes.append(p)
     ctx.equivalent(probes, Tol(rtol=1e-9, atol=1e-12))
@@ -143,7 +168,13 @@ def _binary_probes(ctx: CheckContext) -> list[Probe]:
     return probes
 
 
-MATMUL_SHAPES = [((2, 3), (3, 4)), ((3,), (3, 2)), ((2, 3), (3,)), ((2, 2, 3), (3, 4)), ((2, 1, 2, 3), (4, 3, 2))]
+MATMUL_SHAPES = [
+    ((2, 3), (3, 4)),
+    ((3,), (3, 2)),
+    ((2, 3), (3,)),
+    ((2, 2, 3), (3, 4)),
+    ((2, 1, 2, 3), (4, 3, 2)),
+]
 
 
 def _matmul_probes(ctx: CheckContext) -> list[Probe]:

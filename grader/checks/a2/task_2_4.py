@@ -28,8 +28,10 @@ def _register(name: str, function: str, make: Callable[[CheckContext, str], list
     def run(ctx: CheckContext) -> None:
         ctx.equivalent(make(ctx, function), TOL)
 
-    run.__doc__ = (f"{function}.backward alone: {function}.apply(...).backward(g) with a random g, "
-                   "against the reference's gradients (several shapes, a permuted layout).")
+    run.__doc__ = (
+        f"{function}.backward alone: {function}.apply(...).backward(g) with a random g, "
+        "against the reference's gradients (several shapes, a permuted layout)."
+    )
     check("2.4", name, kind="equivalence")(run)
 
 
@@ -40,12 +42,52 @@ for _name, (_function, _make) in BACKWARDS.items():
 Build = Callable[[Probe, list[Ref]], Ref]
 GRADCHECK: list[tuple[str, Build, list[tuple[int, ...]], bool]] = [
     ("(a * b).sum(1)", lambda p, t: p.method(p.op("mul", t[0], t[1]), "sum", 1), [(2, 3), (2, 3)], False),
-    ("(a @ b).sigmoid() * c", lambda p, t: p.op("mul", p.method(p.op("matmul", t[0], t[1]), "sigmoid"), t[2]), [(2, 3), (3, 2), (2,)], False),
-    ("(a * a + 1.0).log() - a.exp() / (b + 3.0)", lambda p, t: p.op("sub", p.method(p.op("add", p.op("mul", t[0], t[0]), 1.0), "log"), p.op("truediv", p.method(t[0], "exp"), p.op("add", t[1], 3.0))), [(3, 2), (2,)], False),
-    ("a.permute(1, 0) * b", lambda p, t: p.op("mul", p.method(t[0], "permute", 1, 0), t[1]), [(2, 3), (3, 1)], False),
-    ("(a.tanh() * b).mean(0) + a.sum(0)", lambda p, t: p.op("add", p.method(p.op("mul", p.method(t[0], "tanh"), t[1]), "mean", 0), p.method(t[0], "sum", 0)), [(3, 2), (1, 2)], False),
-    ("(a - b).relu() ** 2 + (a < b) * a", lambda p, t: p.op("add", p.op("pow", p.method(p.op("sub", t[0], t[1]), "relu"), 2), p.op("mul", p.op("lt", t[0], t[1]), t[0])), [(2, 2), (2, 2)], False),
-    ("1.0 / a + a ** 3", lambda p, t: p.op("add", p.op("truediv", 1.0, t[0]), p.op("pow", t[0], 3)), [(2, 2)], True),
+    (
+        "(a @ b).sigmoid() * c",
+        lambda p, t: p.op("mul", p.method(p.op("matmul", t[0], t[1]), "sigmoid"), t[2]),
+        [(2, 3), (3, 2), (2,)],
+        False,
+    ),
+    (
+        "(a * a + 1.0).log() - a.exp() / (b + 3.0)",
+        lambda p, t: p.op(
+            "sub",
+            p.method(p.op("add", p.op("mul", t[0], t[0]), 1.0), "log"),
+            p.op("truediv", p.method(t[0], "exp"), p.op("add", t[1], 3.0)),
+        ),
+        [(3, 2), (2,)],
+        False,
+    ),
+    (
+        "a.permute(1, 0) * b",
+        lambda p, t: p.op("mul", p.method(t[0], "permute", 1, 0), t[1]),
+        [(2, 3), (3, 1)],
+        False,
+    ),
+    (
+        "(a.tanh() * b).mean(0) + a.sum(0)",
+        lambda p, t: p.op(
+            "add", p.method(p.op("mul", p.method(t[0], "tanh"), t[1]), "mean", 0), p.method(t[0], "sum", 0)
+        ),
+        [(3, 2), (1, 2)],
+        False,
+    ),
+    (
+        "(a - b).relu() ** 2 + (a < b) * a",
+        lambda p, t: p.op(
+            "add",
+            p.op("pow", p.method(p.op("sub", t[0], t[1]), "relu"), 2),
+            p.op("mul", p.op("lt", t[0], t[1]), t[0]),
+        ),
+        [(2, 2), (2, 2)],
+        False,
+    ),
+    (
+        "1.0 / a + a ** 3",
+        lambda p, t: p.op("add", p.op("truediv", 1.0, t[0]), p.op("pow", t[0], 3)),
+        [(2, 2)],
+        True,
+    ),
 ]
 
 

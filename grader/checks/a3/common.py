@@ -62,8 +62,17 @@ def _elementwise_probes(ctx: CheckContext, backend: str, small: bool) -> list[Pr
             a, b = values(ctx.rng, sa), values(ctx.rng, sb)
             if op == "lt_zip":
                 b = np.round(b)  # ties
-            p = Probe(f"{name}.{op}(a, b) for a {sa} ({layout_text(oa)}), b {sb} ({layout_text(ob)})", {"a": a, "b": b})
-            p.returns(p.call(f"minitorch.{name}.{op}", p.tensor(a, oa, backend=backend), p.tensor(b, ob, backend=backend)))
+            p = Probe(
+                f"{name}.{op}(a, b) for a {sa} ({layout_text(oa)}), b {sb} ({layout_text(ob)})",
+                {"a": a, "b": b},
+            )
+            p.returns(
+                p.call(
+                    f"minitorch.{name}.{op}",
+                    p.tensor(a, oa, backend=backend),
+                    p.tensor(b, ob, backend=backend),
+                )
+            )
             probes.append(p)
     reduce_layouts = [((3, 4), (1, 0)), ((2, 3, 5), (2, 1, 0)), ((3, 4), None)]
     if not small:
@@ -78,7 +87,11 @@ def _elementwise_probes(ctx: CheckContext, backend: str, small: bool) -> list[Pr
     # float32 keeps float32
     a, b = values(ctx.rng, (2, 3), dtype=np.float32), values(ctx.rng, (3,), dtype=np.float32)
     p = Probe(f"{name}.add_zip(a, b) for float32 a (2, 3) ({layout_text((1, 0))}), b (3,)", {"a": a, "b": b})
-    p.returns(p.call(f"minitorch.{name}.add_zip", p.tensor(a, (1, 0), backend=backend), p.tensor(b, backend=backend)))
+    p.returns(
+        p.call(
+            f"minitorch.{name}.add_zip", p.tensor(a, (1, 0), backend=backend), p.tensor(b, backend=backend)
+        )
+    )
     probes.append(p)
     return probes
 
@@ -116,4 +129,5 @@ def _race_free(ctx: CheckContext, probes: list[Probe]) -> None:
                 "Numba runs the iterations of a prange on several threads at once, in any order: two of them "
                 "updating the same output cell lose updates or read half-written values, on some runs and not "
                 "others. Give each iteration its own output cells (prange over output elements or rows, and "
-                "accumulate in a local variable).")
+                "accumulate in a local variable).",
+            )

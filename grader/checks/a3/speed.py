@@ -138,7 +138,10 @@ class Timed:
     def layouts(self, p: Probe) -> list[tuple[Ref, Ref]]:
         """(shape, strides) registers of `out` and of each input, made once per probe."""
         layouts = [(self.out_shape, strides_for(self.out_shape)), *self.inputs]
-        return [(p.const(np.array(shape, dtype=I64)), p.const(np.array(strides, dtype=I64))) for shape, strides in layouts]
+        return [
+            (p.const(np.array(shape, dtype=I64)), p.const(np.array(strides, dtype=I64)))
+            for shape, strides in layouts
+        ]
 
     def args(self, layouts: list[tuple[Ref, Ref]], out: Ref, storages: list[Ref]) -> list:
         """(out, out_shape, out_strides, storage, shape, strides, …, *extra)."""
@@ -159,7 +162,9 @@ def _batch(t: Timed, seeds: list[list[int]], run: bool = True) -> Probe:
     same inputs and outputs, no call (the set-up that is subtracted)."""
     p = Probe(t.label)
     kernel, layouts = t.kernel(p), t.layouts(p)
-    made = [(p.full(math.prod(t.out_shape)), [p.random(s, n) for s, n in zip(call, t.sizes)]) for call in seeds]
+    made = [
+        (p.full(math.prod(t.out_shape)), [p.random(s, n) for s, n in zip(call, t.sizes)]) for call in seeds
+    ]
     if run:
         for out, storages in made:
             p.call(kernel, *t.args(layouts, out, storages))
@@ -181,17 +186,23 @@ def _check_outputs(t: Timed, expected: Answer, got: Answer, when: str) -> None:
     if got.error is not None:
         raise StudentError(t.label, got.error, FRESH)
     if len(got.values) != len(expected.values):
-        raise CheckFailed(f"{t.label}: {len(got.values)} outputs came back from {len(expected.values)} timed calls", FRESH)
+        raise CheckFailed(
+            f"{t.label}: {len(got.values)} outputs came back from {len(expected.values)} timed calls", FRESH
+        )
     for i, (e, g) in enumerate(zip(expected.values, got.values)):
         where = f"{t.label}: wrong out after timed call {i + 1} of {len(expected.values)} ({when})"
         if t.exact:
             if g != e:
-                raise CheckFailed(f"{where}: its values differ from the reference's",
-                                  f"{FRESH}; the values must equal the reference's exactly (compared by their SHA-256).")
+                raise CheckFailed(
+                    f"{where}: its values differ from the reference's",
+                    f"{FRESH}; the values must equal the reference's exactly (compared by their SHA-256).",
+                )
             continue
         problem = diff(e, g, TIMED_TOL)
         if problem:
-            raise CheckFailed(f"{where}: {problem}", f"{FRESH}.\nexpected: {describe(e)}\ngot:      {describe(g)}")
+            raise CheckFailed(
+                f"{where}: {problem}", f"{FRESH}.\nexpected: {describe(e)}\ngot:      {describe(g)}"
+            )
 
 
 def _usage(session: object) -> Usage:
@@ -225,7 +236,11 @@ def _reference_per_call(ctx: CheckContext, t: Timed) -> Run:
         if rn.wall - r0.wall >= RELIABLE_S or n >= 512:
             break
         n *= 4
-    return Run(max((rn.wall - r0.wall) / n, 1e-6), max((rn.cpu - r0.cpu) / n, 0.0), max((rn.waited - r0.waited) / n, 0.0))
+    return Run(
+        max((rn.wall - r0.wall) / n, 1e-6),
+        max((rn.cpu - r0.cpu) / n, 0.0),
+        max((rn.waited - r0.waited) / n, 0.0),
+    )
 
 
 def _per_call(timed: Run, setup: Run, calls: int) -> tuple[float, float]:
@@ -260,8 +275,10 @@ def _measure(ctx: CheckContext, t: Timed, calls: int) -> Ratios:
         _check_outputs(t, outputs["reference"], outputs["student"], f"round {r + 1}")
     ref_wall, ref_cpu = _per_call(best["reference"], setup["reference"], 1)
     s = setup["student"]  # counted at most as the reference's plus SETUP_SLACK of its kernel time
-    setup["student"] = Run(min(s.wall, setup["reference"].wall + SETUP_SLACK * ref_wall),
-                           min(s.cpu, setup["reference"].cpu + SETUP_SLACK * ref_cpu))
+    setup["student"] = Run(
+        min(s.wall, setup["reference"].wall + SETUP_SLACK * ref_wall),
+        min(s.cpu, setup["reference"].cpu + SETUP_SLACK * ref_cpu),
+    )
     (sw, sc), (rw, rc) = (_per_call(best[w], setup[w], calls) for w in ("student", "reference"))
     measured = best["student"].cpu > 0 and best["reference"].cpu > 0
     return Ratios(sw / rw, sc / rc if measured else math.nan, max(waits.values()), sw, rw, calls)
@@ -277,7 +294,9 @@ def _once(ctx: CheckContext, t: Timed, per_call: Run, limit: float) -> Ratios | 
         raise StudentError(t.label, one.error, FRESH)
     wall, cpu = _per_call(s1, s0, 1)
     work = cpu / per_call.cpu if s1.cpu > 0 and per_call.cpu > 0 else math.nan
-    once = Ratios(wall / per_call.wall, work, max(s1.wait_share(), per_call.wait_share()), wall, per_call.wall, 1)
+    once = Ratios(
+        wall / per_call.wall, work, max(s1.wait_share(), per_call.wait_share()), wall, per_call.wall, 1
+    )
     if s1.wall - s0.wall >= RELIABLE_S and once.wall > 2 * limit and once.verdict(limit) == "failed":
         return once
     return None
@@ -293,7 +312,11 @@ def _speed(ctx: CheckContext, t: Timed) -> Ratios:
     per_call = _reference_per_call(ctx, t)
     calls = int(max(MIN_CALLS, min(math.ceil(TARGET_S / per_call.wall), t.most_calls())))
     ratios = _once(ctx, t, per_call, limit) or _measure(ctx, t, calls)
-    if ratios.calls > 1 and ratios.verdict(limit) != "passed" and (ratios.wall < 2 * limit or ratios.work < 2 * limit):
+    if (
+        ratios.calls > 1
+        and ratios.verdict(limit) != "passed"
+        and (ratios.wall < 2 * limit or ratios.work < 2 * limit)
+    ):
         again = _measure(ctx, t, calls)  # near the limit, or a busy machine: once more, the better kept
         ratios = min(ratios, again, key=lambda r: (RANK[r.verdict(limit)], r.wall))
     ctx.services.timings.append((t.label, ratios.student, ratios.reference, ratios.wall, ratios.calls))
@@ -308,9 +331,15 @@ def _threshold(ctx: CheckContext) -> float:
 
 
 def _figures(label: str, r: Ratios) -> str:
-    how = f"best of {ROUNDS} rounds of {r.calls} calls, each on fresh inputs" if r.calls > 1 else "one call: far over the limit"
-    return (f"{label}: yours {r.student * 1e3:.2f} ms, reference {r.reference * 1e3:.2f} ms per run (ratio {r.wall:.2f}, "
-            f"{how}); CPU time ratio {r.work:.2f}; waited for a CPU {100 * r.waited:.0f} % of the time")
+    how = (
+        f"best of {ROUNDS} rounds of {r.calls} calls, each on fresh inputs"
+        if r.calls > 1
+        else "one call: far over the limit"
+    )
+    return (
+        f"{label}: yours {r.student * 1e3:.2f} ms, reference {r.reference * 1e3:.2f} ms per run (ratio {r.wall:.2f}, "
+        f"{how}); CPU time ratio {r.work:.2f}; waited for a CPU {100 * r.waited:.0f} % of the time"
+    )
 
 
 def _verdict(ctx: CheckContext, results: list[tuple[Timed, Ratios]]) -> str:
@@ -321,16 +350,25 @@ def _verdict(ctx: CheckContext, results: list[tuple[Timed, Ratios]]) -> str:
     verdicts = [(t, r, r.verdict(limit)) for t, r in results]
     for t, r, v in verdicts:
         if v == "failed" and r.work > limit:
-            raise CheckFailed(f"{t.name} is {r.work:.1f}× slower than the reference (limit {limit:g}×) in CPU time per call "
-                              f"(the work it does, whatever the load); all: {shown}", details)
+            raise CheckFailed(
+                f"{t.name} is {r.work:.1f}× slower than the reference (limit {limit:g}×) in CPU time per call "
+                f"(the work it does, whatever the load); all: {shown}",
+                details,
+            )
         if v == "failed":
-            raise CheckFailed(f"{t.name} is {r.wall:.1f}× slower than the reference (limit {limit:g}×); all: {shown}", details)
+            raise CheckFailed(
+                f"{t.name} is {r.wall:.1f}× slower than the reference (limit {limit:g}×); all: {shown}",
+                details,
+            )
     withheld = [(t, r) for t, r, v in verdicts if v == "withheld"]
     if withheld:
         t, r = withheld[0]
         what = f"timed {r.wall:.1f}×" if r.wall > limit else f"did {r.work:.1f}× the work (CPU time) of"
-        raise VerdictWithheld(f"{t.name} {what} the reference (limit {limit:g}×) while the machine was too busy "
-                              f"to judge (a timed batch waited for a CPU {100 * r.waited:.0f} % of the time, over "
-                              f"{100 * BUSY:.0f} %); grade task {ctx.services.task.id if ctx.services.task else '?'} again "
-                              "on a quiet machine", details)
+        raise VerdictWithheld(
+            f"{t.name} {what} the reference (limit {limit:g}×) while the machine was too busy "
+            f"to judge (a timed batch waited for a CPU {100 * r.waited:.0f} % of the time, over "
+            f"{100 * BUSY:.0f} %); grade task {ctx.services.task.id if ctx.services.task else '?'} again "
+            "on a quiet machine",
+            details,
+        )
     return f"time / reference: {shown} (limit {limit:g}×)"

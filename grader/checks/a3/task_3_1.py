@@ -60,14 +60,21 @@ def fast_kernels_race_free(ctx: CheckContext) -> None:
     a, b = values(ctx.rng, (3, 1100)), values(ctx.rng, (1100,))
     p = Probe("fast_ops.tensor_zip(mul) on a row-major a (3, 1100) and b (1100,), traced", {"a": a, "b": b})
     out, *out_layout = _raw_out(p, (3, 1100))
-    p.returns(p.prange_trace(_kernel(p, "tensor_zip", "mul"), 0, out, *out_layout, *_raw(a, None), *_raw(b, None)))
+    p.returns(
+        p.prange_trace(_kernel(p, "tensor_zip", "mul"), 0, out, *out_layout, *_raw(a, None), *_raw(b, None))
+    )
     probes.append(p)
     a = values(ctx.rng, (5, 6, 70))
     for dim in range(3):
         shape = tuple(1 if d == dim else s for d, s in enumerate(a.shape))
-        p = Probe(f"fast_ops.tensor_reduce(add) over dim {dim} of a (5, 6, 70) stored {layout_text((2, 0, 1))}, traced", {"a": a})
+        p = Probe(
+            f"fast_ops.tensor_reduce(add) over dim {dim} of a (5, 6, 70) stored {layout_text((2, 0, 1))}, traced",
+            {"a": a},
+        )
         out, *out_layout = _raw_out(p, shape)
-        p.returns(p.prange_trace(_kernel(p, "tensor_reduce", "add"), 0, out, *out_layout, *_raw(a, (2, 0, 1)), dim))
+        p.returns(
+            p.prange_trace(_kernel(p, "tensor_reduce", "add"), 0, out, *out_layout, *_raw(a, (2, 0, 1)), dim)
+        )
         probes.append(p)
     _race_free(ctx, probes)
 
@@ -79,10 +86,25 @@ ON = f"on a {ELEMENTWISE} tensor stored in order {ORDER}"
 BIAS = (1250, 1)
 REDUCED = (ELEMENTWISE[0], 1, ELEMENTWISE[2])
 TASK_3_1 = [
-    Timed("map", f"fast_ops.tensor_map(neg) {ON}", ("tensor_map", "neg"), (PERMUTED,), ELEMENTWISE, exact=True),
-    Timed("zip", f"fast_ops.tensor_zip(mul) with b {BIAS} {ON}", ("tensor_zip", "mul"),
-          (PERMUTED, (BIAS, strides_for(BIAS))), ELEMENTWISE, exact=True),
-    Timed("reduce", f"fast_ops.tensor_reduce(add) over dim 1 {ON}", ("tensor_reduce", "add"), (PERMUTED,), REDUCED, (1,)),
+    Timed(
+        "map", f"fast_ops.tensor_map(neg) {ON}", ("tensor_map", "neg"), (PERMUTED,), ELEMENTWISE, exact=True
+    ),
+    Timed(
+        "zip",
+        f"fast_ops.tensor_zip(mul) with b {BIAS} {ON}",
+        ("tensor_zip", "mul"),
+        (PERMUTED, (BIAS, strides_for(BIAS))),
+        ELEMENTWISE,
+        exact=True,
+    ),
+    Timed(
+        "reduce",
+        f"fast_ops.tensor_reduce(add) over dim 1 {ON}",
+        ("tensor_reduce", "add"),
+        (PERMUTED,),
+        REDUCED,
+        (1,),
+    ),
 ]
 
 

@@ -62,14 +62,23 @@ def fast_matmul_race_free(ctx: CheckContext) -> None:
         a, b = ctx.rng.standard_normal(sa), ctx.rng.standard_normal(sb)
         p = Probe(f"fast_ops.tensor_matmul: a {sa} @ b {sb}, traced", {"a": a, "b": b})
         out, *out_layout = _raw_out(p, (max(sa[0], sb[0]), sa[1], sb[2]))
-        p.returns(p.prange_trace(p.get("minitorch.fast_ops.tensor_matmul"), 0, out, *out_layout, *_raw(a, None), *_raw(b, None)))
+        p.returns(
+            p.prange_trace(
+                p.get("minitorch.fast_ops.tensor_matmul"), 0, out, *out_layout, *_raw(a, None), *_raw(b, None)
+            )
+        )
         probes.append(p)
     _race_free(ctx, probes)
 
 
 MATMUL = (8, 96, 96)
-TASK_3_2 = Timed("matmul", f"fast_ops.tensor_matmul on {list(MATMUL)} @ {list(MATMUL)}", None,
-                 ((MATMUL, strides_for(MATMUL)), (MATMUL, strides_for(MATMUL))), MATMUL)
+TASK_3_2 = Timed(
+    "matmul",
+    f"fast_ops.tensor_matmul on {list(MATMUL)} @ {list(MATMUL)}",
+    None,
+    ((MATMUL, strides_for(MATMUL)), (MATMUL, strides_for(MATMUL))),
+    MATMUL,
+)
 
 
 @check("3.2", "fast_matmul_speed", kind="performance", timeout_scale=4.0)

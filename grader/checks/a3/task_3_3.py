@@ -30,6 +30,8 @@ def cuda_reduce(ctx: CheckContext) -> None:
     """CudaBackend reductions (simulator) over every dimension, and one longer than a block."""
     probes = _cuda_elementwise(ctx, "reduce")
     a = values(ctx.rng, (2, 300))
-    p = Probe("CudaBackend.add_reduce(a, dim=1) for a of shape (2, 300) (more than 256 values per output)", {"a": a})
+    p = Probe(
+        "CudaBackend.add_reduce(a, dim=1) for a of shape (2, 300) (more than 256 values per output)", {"a": a}
+    )
     p.returns(p.call(f"{CUDA}.add_reduce", p.tensor(a, backend="cuda"), 1))
     ctx.equivalent(probes + [p], Tol(rtol=1e-9, atol=1e-12))

@@ -14,8 +14,15 @@ def _cuda_matmul_probes(ctx: CheckContext, cases: list) -> list[Probe]:
     probes = []
     for sa, oa, sb, ob in cases:
         a, b = ctx.rng.standard_normal(sa), ctx.rng.standard_normal(sb)
-        p = Probe(f"CudaBackend.matrix_multiply(a, b) for a {sa} ({layout_text(oa)}), b {sb} ({layout_text(ob)})", {"a": a, "b": b})
-        p.returns(p.call(f"{CUDA}.matrix_multiply", p.tensor(a, oa, backend="cuda"), p.tensor(b, ob, backend="cuda")))
+        p = Probe(
+            f"CudaBackend.matrix_multiply(a, b) for a {sa} ({layout_text(oa)}), b {sb} ({layout_text(ob)})",
+            {"a": a, "b": b},
+        )
+        p.returns(
+            p.call(
+                f"{CUDA}.matrix_multiply", p.tensor(a, oa, backend="cuda"), p.tensor(b, ob, backend="cuda")
+            )
+        )
         probes.append(p)
     return probes
 
@@ -39,7 +46,10 @@ def cuda_matmul_batches(ctx: CheckContext) -> None:
 def cuda_matmul_float32(ctx: CheckContext) -> None:
     """a @ b on CudaBackend for float32 tensors: float32 out (its sums in another order than
     the reference's, so to float32's tolerance)."""
-    a, b = ctx.rng.standard_normal((3, 4)).astype(np.float32), ctx.rng.standard_normal((4, 2)).astype(np.float32)
+    a, b = (
+        ctx.rng.standard_normal((3, 4)).astype(np.float32),
+        ctx.rng.standard_normal((4, 2)).astype(np.float32),
+    )
     p = Probe("a @ b on CudaBackend for float32 a (3, 4), b (4, 2)", {"a": a, "b": b})
     p.returns(p.op("matmul", p.tensor(a, backend="cuda"), p.tensor(b, backend="cuda")))
     ctx.equivalent([p], F32)

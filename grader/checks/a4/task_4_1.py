@@ -32,18 +32,46 @@ def conv1d(ctx: CheckContext) -> None:
         length = xs[2] if padding == "same" else out_len(xs[2], k, stride, padding, dilation)
         label = _conv_label("conv1d", xs, w.shape, stride, padding, dilation, bias)
         kwargs = {"stride": stride, "padding": padding, "dilation": dilation}
-        probes.append(fwd_bwd(ctx, label, {"x": x, "weight": w, "bias": b},
-                               lambda p, t, kw=kwargs: p.call(f"{CONV}.conv1d", *t, **kw), (xs[0], c_out, length)))
+        probes.append(
+            fwd_bwd(
+                ctx,
+                label,
+                {"x": x, "weight": w, "bias": b},
+                lambda p, t, kw=kwargs: p.call(f"{CONV}.conv1d", *t, **kw),
+                (xs[0], c_out, length),
+            )
+        )
     # a permuted (non-contiguous) input
     x = ctx.rng.standard_normal((2, 3, 5))
     w = ctx.rng.standard_normal((2, 3, 2))
-    probes.append(fwd_bwd(ctx, "conv1d(x (2, 3, 5) stored in dimension order (2, 1, 0), weight (2, 3, 2))", {"x": x, "weight": w},
-                           lambda p, t: p.call(f"{CONV}.conv1d", *t), (2, 2, 4), order={"x": (2, 1, 0)}))
+    probes.append(
+        fwd_bwd(
+            ctx,
+            "conv1d(x (2, 3, 5) stored in dimension order (2, 1, 0), weight (2, 3, 2))",
+            {"x": x, "weight": w},
+            lambda p, t: p.call(f"{CONV}.conv1d", *t),
+            (2, 2, 4),
+            order={"x": (2, 1, 0)},
+        )
+    )
     # float32 stays float32
-    x32, w32 = ctx.rng.standard_normal((1, 2, 5)).astype(np.float32), ctx.rng.standard_normal((3, 2, 2)).astype(np.float32)
+    x32, w32 = (
+        ctx.rng.standard_normal((1, 2, 5)).astype(np.float32),
+        ctx.rng.standard_normal((3, 2, 2)).astype(np.float32),
+    )
     ctx.equivalent(probes, TOL)
-    ctx.equivalent([fwd_bwd(ctx, "conv1d on float32 x (1, 2, 5), weight (3, 2, 2)", {"x": x32, "weight": w32},
-                             lambda p, t: p.call(f"{CONV}.conv1d", *t), (1, 3, 4))], F32)
+    ctx.equivalent(
+        [
+            fwd_bwd(
+                ctx,
+                "conv1d on float32 x (1, 2, 5), weight (3, 2, 2)",
+                {"x": x32, "weight": w32},
+                lambda p, t: p.call(f"{CONV}.conv1d", *t),
+                (1, 3, 4),
+            )
+        ],
+        F32,
+    )
 
 
 @check("4.1", "im2col1d", kind="equivalence")
@@ -55,17 +83,42 @@ def im2col1d(ctx: CheckContext) -> None:
         l_out = out_len(length, k, stride, pad, dil)
         x = ctx.rng.standard_normal((n, c, length))
         geometry = f"kernel_size={k}, stride={stride}, padding={pad}, dilation={dil}"
-        probes.append(kernel_probe(f"im2col1d(cols {(n, l_out, c * k)}, x {x.shape} stored in order (2, 0, 1), {geometry})",
-                                    f"{CONV}.im2col1d", (n, l_out, c * k), x, (2, 0, 1), k, stride, pad, dil))
+        probes.append(
+            kernel_probe(
+                f"im2col1d(cols {(n, l_out, c * k)}, x {x.shape} stored in order (2, 0, 1), {geometry})",
+                f"{CONV}.im2col1d",
+                (n, l_out, c * k),
+                x,
+                (2, 0, 1),
+                k,
+                stride,
+                pad,
+                dil,
+            )
+        )
         cols = ctx.rng.standard_normal((n, l_out, c * k))
-        probes.append(kernel_probe(f"col2im1d(x {x.shape} holding garbage, cols {cols.shape} stored in order (1, 2, 0), {geometry})",
-                                    f"{CONV}.col2im1d", (n, c, length), cols, (1, 2, 0), k, stride, pad, dil))
+        probes.append(
+            kernel_probe(
+                f"col2im1d(x {x.shape} holding garbage, cols {cols.shape} stored in order (1, 2, 0), {geometry})",
+                f"{CONV}.col2im1d",
+                (n, c, length),
+                cols,
+                (1, 2, 0),
+                k,
+                stride,
+                pad,
+                dil,
+            )
+        )
     ctx.equivalent(probes, TOL)
 
 
 @check("4.1", "conv1d_gradcheck", kind="gradient")
 def conv1d_gradcheck(ctx: CheckContext) -> None:
     """conv1d: backward against central differences of the student's forward."""
-    for xs, ws, kwargs in [((2, 2, 5), (3, 2, 3), {"stride": 1, "padding": 1}), ((1, 2, 7), (2, 2, 2), {"stride": 2, "dilation": 2})]:
+    for xs, ws, kwargs in [
+        ((2, 2, 5), (3, 2, 3), {"stride": 1, "padding": 1}),
+        ((1, 2, 7), (2, 2, 2), {"stride": 2, "dilation": 2}),
+    ]:
         arrays = [ctx.rng.standard_normal(xs), ctx.rng.standard_normal(ws), ctx.rng.standard_normal(ws[0])]
         gradcheck_call(ctx, f"conv1d(x {xs}, weight {ws}, bias, {kwargs})", f"{CONV}.conv1d", arrays, kwargs)

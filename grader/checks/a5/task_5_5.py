@@ -36,7 +36,9 @@ def _weights(ctx: CheckContext, kwargs: dict) -> dict[str, np.ndarray]:
     from minitorch.nn.language_model import CharLanguageModel
 
     model = CharLanguageModel(V, **kwargs, backend=minitorch.SimpleBackend)
-    return {name: ctx.rng.standard_normal(np.shape(v)) * 0.7 for name, v in sorted(model.state_dict().items())}
+    return {
+        name: ctx.rng.standard_normal(np.shape(v)) * 0.7 for name, v in sorted(model.state_dict().items())
+    }
 
 
 def _model(ctx: CheckContext, p: Probe, **kwargs: Any) -> tuple[Ref, str]:
@@ -61,8 +63,10 @@ def lm_loss(ctx: CheckContext) -> None:
         logits = ctx.rng.standard_normal((b, t, v)) * (30.0 if v == 4 else 2.0)
         targets = ctx.rng.integers(0, v, size=(b, t)).astype(np.int64)
         big = ", logits of about ±100 (must not overflow)" if v == 4 else ""
-        p = Probe(f"sequence_loss(logits ({b}, {t}, {v}), targets ({b}, {t}) as {'an int64 tensor' if as_tensor else 'a NumPy array'}{big}), then backward",
-                  {"logits": logits, "targets": targets})
+        p = Probe(
+            f"sequence_loss(logits ({b}, {t}, {v}), targets ({b}, {t}) as {'an int64 tensor' if as_tensor else 'a NumPy array'}{big}), then backward",
+            {"logits": logits, "targets": targets},
+        )
         lt = p.tensor(logits, requires_grad=True)
         loss = p.call(f"{LM}.sequence_loss", lt, p.tensor(targets) if as_tensor else p.const(targets))
         p.method(loss, "backward")
@@ -70,13 +74,22 @@ def lm_loss(ctx: CheckContext) -> None:
     for nll in [0.0, math.log(V), 1.7, 2000.0]:
         p = Probe(f"perplexity({nll!r})" + (" (exp overflows: inf)" if nll > 700 else ""))
         probes.append(p.returns(p.call(f"{LM}.perplexity", nll)))
-    for n, seq_len, batch, kwargs in [(2, 4, 2, {}), (23, 4, 2, {}), (22, 5, 3, {"embedding_dim": 2}), (9, 30, 2, {}),
-                                      (17, 3, 4, {"num_layers": 2, "dropout": 0.5})]:
+    for n, seq_len, batch, kwargs in [
+        (2, 4, 2, {}),
+        (23, 4, 2, {}),
+        (22, 5, 3, {"embedding_dim": 2}),
+        (9, 30, 2, {}),
+        (17, 3, 4, {"num_layers": 2, "dropout": 0.5}),
+    ]:
         data = _ids(ctx, n)
         p = Probe("", {"data": data})
         model, text = _model(ctx, p, **kwargs)
         p.label = f"evaluate({text} in training mode, data of {n} ids, seq_len={seq_len}, batch_size={batch}), then model.training"
-        p.returns(p.call(f"{LM}.evaluate", model, data, seq_len, batch), p.attr(model, "training"), names=["mean NLL", "model.training afterwards"])
+        p.returns(
+            p.call(f"{LM}.evaluate", model, data, seq_len, batch),
+            p.attr(model, "training"),
+            names=["mean NLL", "model.training afterwards"],
+        )
         probes.append(p)
     ctx.equivalent(probes, TOL)
 
@@ -86,8 +99,12 @@ def lm_train_step(ctx: CheckContext) -> None:
     """train_step: the losses it returns and every parameter after two steps (SGD with and
     without momentum, Adam; clipping that bites and none), against the reference."""
     probes = []
-    cases = [("SGD", {"lr": 0.5}, 1.0, {}), ("SGD", {"lr": 0.3, "momentum": 0.9}, 0.05, {"hidden_size": 3}),
-             ("Adam", {"lr": 0.01}, None, {}), ("Adam", {"lr": 0.02}, 0.1, {"num_layers": 2})]
+    cases = [
+        ("SGD", {"lr": 0.5}, 1.0, {}),
+        ("SGD", {"lr": 0.3, "momentum": 0.9}, 0.05, {"hidden_size": 3}),
+        ("Adam", {"lr": 0.01}, None, {}),
+        ("Adam", {"lr": 0.02}, 0.1, {"num_layers": 2}),
+    ]
     for opt, opt_kwargs, max_norm, kwargs in cases:
         batches = [(_ids(ctx, 2, 5), _ids(ctx, 2, 5)) for _ in range(2)]
         p = Probe("", {f"{n}{k}": a for k, (x, y) in enumerate(batches) for n, a in (("x", x), ("y", y))})
@@ -99,10 +116,16 @@ def lm_train_step(ctx: CheckContext) -> None:
             xs, ys = (p.tensor(x), p.tensor(y)) if k == 0 else (x, y)
             losses.append(p.call(f"{LM}.train_step", model, optimizer, xs, ys, max_norm=max_norm))
         opts = ", ".join(f"{a}={b!r}" for a, b in opt_kwargs.items())
-        p.label = (f"two train_step calls on {text} with {opt}({opts}), max_norm={max_norm!r}, "
-                   "x and y (2, 5) (int64 tensors, then arrays); then the parameters and model.training")
-        p.returns(*losses, p.method(model, "state_dict"), p.attr(model, "training"),
-                  names=["loss of step 1", "loss of step 2", "the parameters after step 2", "model.training"])
+        p.label = (
+            f"two train_step calls on {text} with {opt}({opts}), max_norm={max_norm!r}, "
+            "x and y (2, 5) (int64 tensors, then arrays); then the parameters and model.training"
+        )
+        p.returns(
+            *losses,
+            p.method(model, "state_dict"),
+            p.attr(model, "training"),
+            names=["loss of step 1", "loss of step 2", "the parameters after step 2", "model.training"],
+        )
         probes.append(p)
     # loose enough for a clip_grad_norm_ (5.4) that forgets its 1e−6; far too tight for a
     # missing or wrong clipping, or a wrong step
@@ -127,11 +150,16 @@ def lm_train_chunk(ctx: CheckContext) -> None:
             out = p.call(f"{LM}.train_chunk", model, optimizer, x, y, state, max_norm=max_norm)
             state = p.op("getitem", out, 1)
             outs += [p.op("getitem", out, 0), state]
-        p.label = (f"three train_chunk calls on {text}, SGD(lr=0.4), max_norm={max_norm!r}, x and y (2, 4), "
-                   "each from the state the previous call returned")
-        p.returns(*outs, p.method(model, "state_dict"),
-                  names=[f"{what} of chunk {k + 1}" for k in range(3) for what in ("loss", "final state")]
-                  + ["the parameters after chunk 3"])
+        p.label = (
+            f"three train_chunk calls on {text}, SGD(lr=0.4), max_norm={max_norm!r}, x and y (2, 4), "
+            "each from the state the previous call returned"
+        )
+        p.returns(
+            *outs,
+            p.method(model, "state_dict"),
+            names=[f"{what} of chunk {k + 1}" for k in range(3) for what in ("loss", "final state")]
+            + ["the parameters after chunk 3"],
+        )
         probes.append(p)
     ctx.equivalent(probes, Tol(rtol=1e-6, atol=1e-6))
 
@@ -142,9 +170,14 @@ def lm_sample(ctx: CheckContext) -> None:
     softmax(logits / temperature) with default_rng(seed)), greedy at temperature 0, '' for
     length 0, repeatable, the model's mode restored."""
     probes = []
-    for prompt, length, temperature, seed, kwargs in [("a", 0, 1.0, 0, {}), ("ab", 1, 1.0, 3, {}), ("cab", 12, 1.0, 5, {}),
-                                                     ("gfa", 10, 0.0, 0, {}), ("b", 15, 0.5, 11, {"hidden_size": 5}),
-                                                     ("dd", 15, 2.0, 2, {"num_layers": 2})]:
+    for prompt, length, temperature, seed, kwargs in [
+        ("a", 0, 1.0, 0, {}),
+        ("ab", 1, 1.0, 3, {}),
+        ("cab", 12, 1.0, 5, {}),
+        ("gfa", 10, 0.0, 0, {}),
+        ("b", 15, 0.5, 11, {"hidden_size": 5}),
+        ("dd", 15, 2.0, 2, {"num_layers": 2}),
+    ]:
         p = Probe("")
         model, text = _model(ctx, p, **kwargs)
         vocab = p.call("minitorch.datasets.CharVocab.build", CHARS)
@@ -152,6 +185,11 @@ def lm_sample(ctx: CheckContext) -> None:
         first = p.call(*call, temperature=temperature, seed=seed)
         again = p.call(*call, temperature=temperature, seed=seed)
         p.label = f"sample({text}, vocab {CHARS!r}, prompt {prompt!r}, length={length}, temperature={temperature}, seed={seed}), twice; then model.training"
-        p.returns(first, again, p.attr(model, "training"), names=["text", "the text of a second call with the same seed", "model.training"])
+        p.returns(
+            first,
+            again,
+            p.attr(model, "training"),
+            names=["text", "the text of a second call with the same seed", "model.training"],
+        )
         probes.append(p)
     ctx.equivalent(probes)

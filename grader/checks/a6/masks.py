@@ -7,7 +7,9 @@ import numpy as np
 from ..base import CheckContext
 
 
-def random_mask(ctx: CheckContext, shape: tuple[int, ...], p_true: float = 0.6, empty_rows: int = 1) -> np.ndarray:
+def random_mask(
+    ctx: CheckContext, shape: tuple[int, ...], p_true: float = 0.6, empty_rows: int = 1
+) -> np.ndarray:
     """A random bool mask with `empty_rows` rows (along the last dimension) all False."""
     mask = ctx.rng.random(shape) < p_true
     flat = mask.reshape(-1, shape[-1])

@@ -37,9 +37,22 @@ def _state(ctx: CheckContext, e: int, bias: bool, dtype: Any) -> dict[str, np.nd
     return {k: v.astype(dtype) for k, v in state.items()}
 
 
-def mha_probe(ctx: CheckContext, e: int, h: int, b: Optional[int], l: int, s: Optional[int] = None, *, batch_first: bool = False,
-              bias: bool = True, key_padding_mask: Optional[np.ndarray] = None, attn_mask: Optional[np.ndarray] = None,
-              dtype: Any = np.float64, what: str = "", **kwargs: Any) -> Probe:
+def mha_probe(
+    ctx: CheckContext,
+    e: int,
+    h: int,
+    b: Optional[int],
+    l: int,
+    s: Optional[int] = None,
+    *,
+    batch_first: bool = False,
+    bias: bool = True,
+    key_padding_mask: Optional[np.ndarray] = None,
+    attn_mask: Optional[np.ndarray] = None,
+    dtype: Any = np.float64,
+    what: str = "",
+    **kwargs: Any,
+) -> Probe:
     """MultiheadAttention(e, h) forward + backward; self-attention when s is None."""
     n = ctx.rng.standard_normal
     self_attn = s is None
@@ -57,15 +70,25 @@ def mha_probe(ctx: CheckContext, e: int, h: int, b: Optional[int], l: int, s: Op
     masks = {"key_padding_mask": key_padding_mask, "attn_mask": attn_mask}
     shown = {**arrays, **state, **{k: v for k, v in masks.items() if v is not None}}
     ctor = f"MultiheadAttention({e}, {h}{', bias=False' if not bias else ''}{', batch_first=True' if batch_first else ''})"
-    call = "self-attention on x " + str(arrays["query"].shape) if self_attn else \
-        f"query {arrays['query'].shape}, key and value {arrays['key'].shape}"
+    call = (
+        "self-attention on x " + str(arrays["query"].shape)
+        if self_attn
+        else f"query {arrays['query'].shape}, key and value {arrays['key'].shape}"
+    )
     extra = "".join(f", {k}={v!r}" for k, v in kwargs.items())
     p = Probe(f"{ctor} with weights loaded, {call}{what}{extra}", shown)
     module = p.call(MHA, e, h, bias=bias, batch_first=batch_first, backend=p.get(SIMPLE))
     p.method(module, "load_state_dict", state)
     q = p.tensor(arrays["query"], requires_grad=True)
-    k, v = (q, q) if self_attn else (p.tensor(arrays["key"], requires_grad=True), p.tensor(arrays["value"], requires_grad=True))
-    mask_refs = {name: (p.tensor(m.astype(dtype) if m.dtype.kind == "f" else m) if m is not None else None) for name, m in masks.items()}
+    k, v = (
+        (q, q)
+        if self_attn
+        else (p.tensor(arrays["key"], requires_grad=True), p.tensor(arrays["value"], requires_grad=True))
+    )
+    mask_refs = {
+        name: (p.tensor(m.astype(dtype) if m.dtype.kind == "f" else m) if m is not None else None)
+        for name, m in masks.items()
+    }
     out = p.call(module, q, k, v, **mask_refs, **kwargs)
     output, weights = p.op("getitem", out, 0), p.op("getitem", out, 1)
     need = kwargs.get("need_weights", True)
@@ -75,9 +98,17 @@ def mha_probe(ctx: CheckContext, e: int, h: int, b: Optional[int], l: int, s: Op
     backward_of_sum(p, outputs)
     params = p.method(module, "named_parameters")
     grads = [p.attr(q, "grad")] + ([] if self_attn else [p.attr(k, "grad"), p.attr(v, "grad")])
-    grad_names = ["x.grad (sum over its three uses)"] if self_attn else ["query.grad", "key.grad", "value.grad"]
-    p.returns(output, weights, *grads, p.project(params, [0]), p.project(params, [1, "value", "grad"]),
-              names=["attn_output", "attn_weights"] + grad_names + ["parameter names", "parameter gradients"])
+    grad_names = (
+        ["x.grad (sum over its three uses)"] if self_attn else ["query.grad", "key.grad", "value.grad"]
+    )
+    p.returns(
+        output,
+        weights,
+        *grads,
+        p.project(params, [0]),
+        p.project(params, [1, "value", "grad"]),
+        names=["attn_output", "attn_weights"] + grad_names + ["parameter names", "parameter gradients"],
+    )
     return p
 
 
@@ -114,23 +145,93 @@ def mha_masks(ctx: CheckContext) -> None:
     causal = np.triu(np.ones((l, l), dtype=bool), 1)
     float_kpm = np.where(kpm, -np.inf, 0.0)
     probes = [
-        mha_probe(ctx, 4, h, b, l, s, key_padding_mask=kpm, what=f", bool key_padding_mask {kpm.shape} (one sequence all padding)"),
-        mha_probe(ctx, 4, h, b, l, s, batch_first=True, key_padding_mask=float_kpm, what=", float key_padding_mask (−inf = padding)"),
+        mha_probe(
+            ctx,
+            4,
+            h,
+            b,
+            l,
+            s,
+            key_padding_mask=kpm,
+            what=f", bool key_padding_mask {kpm.shape} (one sequence all padding)",
+        ),
+        mha_probe(
+            ctx,
+            4,
+            h,
+            b,
+            l,
+            s,
+            batch_first=True,
+            key_padding_mask=float_kpm,
+            what=", float key_padding_mask (−inf = padding)",
+        ),
         mha_probe(ctx, 4, h, b, l, s, attn_mask=bool_mask, what=f", bool attn_mask {bool_mask.shape}"),
-        mha_probe(ctx, 4, h, b, l, s, batch_first=True, attn_mask=per_head, what=f", bool attn_mask {per_head.shape} (one per head)"),
-        mha_probe(ctx, 4, h, b, l, s, attn_mask=float_mask, what=f", float attn_mask {float_mask.shape} with −inf"),
-        mha_probe(ctx, 4, h, b, l, s, batch_first=True, key_padding_mask=kpm, attn_mask=bool_mask,
-                  what=", bool key_padding_mask and bool attn_mask together", average_attn_weights=False),
-        mha_probe(ctx, 4, h, b, l, None, batch_first=True, attn_mask=causal, what=", the causal attn_mask (triu, diagonal 1)",
-                  is_causal=True),
+        mha_probe(
+            ctx,
+            4,
+            h,
+            b,
+            l,
+            s,
+            batch_first=True,
+            attn_mask=per_head,
+            what=f", bool attn_mask {per_head.shape} (one per head)",
+        ),
+        mha_probe(
+            ctx, 4, h, b, l, s, attn_mask=float_mask, what=f", float attn_mask {float_mask.shape} with −inf"
+        ),
+        mha_probe(
+            ctx,
+            4,
+            h,
+            b,
+            l,
+            s,
+            batch_first=True,
+            key_padding_mask=kpm,
+            attn_mask=bool_mask,
+            what=", bool key_padding_mask and bool attn_mask together",
+            average_attn_weights=False,
+        ),
+        mha_probe(
+            ctx,
+            4,
+            h,
+            b,
+            l,
+            None,
+            batch_first=True,
+            attn_mask=causal,
+            what=", the causal attn_mask (triu, diagonal 1)",
+            is_causal=True,
+        ),
         # no weights wanted and no padding: the is_causal hint replaces the mask (as in PyTorch),
         # so multi_head_attention must pass is_causal on
-        mha_probe(ctx, 4, h, b, l, None, batch_first=True, attn_mask=causal, what=", the causal attn_mask (triu, diagonal 1)",
-                  is_causal=True, need_weights=False),
+        mha_probe(
+            ctx,
+            4,
+            h,
+            b,
+            l,
+            None,
+            batch_first=True,
+            attn_mask=causal,
+            what=", the causal attn_mask (triu, diagonal 1)",
+            is_causal=True,
+            need_weights=False,
+        ),
         mha_probe(ctx, 4, h, None, l, s, attn_mask=bool_mask, what=", unbatched, bool attn_mask"),
     ]
     ctx.equivalent(probes, TOL)
-    ctx.equivalent([mha_probe(ctx, 4, h, b, l, s, key_padding_mask=kpm, dtype=np.float32, what=", bool key_padding_mask")], F32)
+    ctx.equivalent(
+        [
+            mha_probe(
+                ctx, 4, h, b, l, s, key_padding_mask=kpm, dtype=np.float32, what=", bool key_padding_mask"
+            )
+        ],
+        F32,
+    )
 
 
 @check("6.3", "mha_gradcheck", kind="gradient")
@@ -140,13 +241,21 @@ def mha_gradcheck(ctx: CheckContext) -> None:
     e, h, b, l, s = 4, 2, 2, 2, 3
     state = _state(ctx, e, True, np.float64)
     kpm = np.array([[False, True, False], [False, False, True]])
-    arrays = [ctx.rng.standard_normal((b, l, e)), ctx.rng.standard_normal((b, s, e)), ctx.rng.standard_normal((b, s, e))]
+    arrays = [
+        ctx.rng.standard_normal((b, l, e)),
+        ctx.rng.standard_normal((b, s, e)),
+        ctx.rng.standard_normal((b, s, e)),
+    ]
 
     def build(p: Probe, ts: list[Ref]) -> Ref:
         module = p.call(MHA, e, h, batch_first=True, backend=p.get(SIMPLE))
         p.method(module, "load_state_dict", state)
         return p.op("getitem", p.call(module, *ts, key_padding_mask=p.tensor(kpm)), 0)
 
-    ctx.gradcheck(f"MultiheadAttention({e}, {h}, batch_first=True) with weights loaded, query ({b}, {l}, {e}), "
-                  f"key and value ({b}, {s}, {e}), key_padding_mask ({b}, {s}) → attn_output", build, arrays,
-                  names=["query", "key", "value"])
+    ctx.gradcheck(
+        f"MultiheadAttention({e}, {h}, batch_first=True) with weights loaded, query ({b}, {l}, {e}), "
+        f"key and value ({b}, {s}, {e}), key_padding_mask ({b}, {s}) → attn_output",
+        build,
+        arrays,
+        names=["query", "key", "value"],
+    )

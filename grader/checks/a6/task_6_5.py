@@ -30,31 +30,64 @@ TOL = Tol(rtol=1e-9, atol=1e-11)
 
 def _attn_state(ctx: CheckContext, prefix: str, d: int) -> dict[str, np.ndarray]:
     n = ctx.rng.standard_normal
-    return {f"{prefix}.in_proj_weight": n((3 * d, d)) * 0.4, f"{prefix}.in_proj_bias": n(3 * d) * 0.2,
-            f"{prefix}.out_proj.weight": n((d, d)) * 0.4, f"{prefix}.out_proj.bias": n(d) * 0.2}
+    return {
+        f"{prefix}.in_proj_weight": n((3 * d, d)) * 0.4,
+        f"{prefix}.in_proj_bias": n(3 * d) * 0.2,
+        f"{prefix}.out_proj.weight": n((d, d)) * 0.4,
+        f"{prefix}.out_proj.bias": n(d) * 0.2,
+    }
 
 
-def layer_state(ctx: CheckContext, d: int, ff: int, decoder: bool = False, prefix: str = "") -> dict[str, np.ndarray]:
+def layer_state(
+    ctx: CheckContext, d: int, ff: int, decoder: bool = False, prefix: str = ""
+) -> dict[str, np.ndarray]:
     """Random weights for an encoder (or decoder) layer, by PyTorch's parameter names."""
     n = ctx.rng.standard_normal
     state = _attn_state(ctx, "self_attn", d) | (_attn_state(ctx, "multihead_attn", d) if decoder else {})
-    state |= {"linear1.weight": n((ff, d)) * 0.4, "linear1.bias": n(ff) * 0.2, "linear2.weight": n((d, ff)) * 0.4, "linear2.bias": n(d) * 0.2}
+    state |= {
+        "linear1.weight": n((ff, d)) * 0.4,
+        "linear1.bias": n(ff) * 0.2,
+        "linear2.weight": n((d, ff)) * 0.4,
+        "linear2.bias": n(d) * 0.2,
+    }
     for k in range(1, 4 if decoder else 3):
         state |= {f"norm{k}.weight": 1.0 + 0.3 * n(d), f"norm{k}.bias": 0.2 * n(d)}
     return {prefix + k: v for k, v in state.items()}
 
 
-def _grads_and_params(p: Probe, module: Ref, outputs: list[tuple[Ref, np.ndarray]], inputs: list[tuple[str, Ref]], out_names: list[str]) -> Probe:
+def _grads_and_params(
+    p: Probe,
+    module: Ref,
+    outputs: list[tuple[Ref, np.ndarray]],
+    inputs: list[tuple[str, Ref]],
+    out_names: list[str],
+) -> Probe:
     backward_of_sum(p, outputs)
     params = p.method(module, "named_parameters")
-    p.returns(*[o for o, _ in outputs], *[p.attr(t, "grad") for _, t in inputs], p.project(params, [0]),
-              p.project(params, [1, "value", "grad"]),
-              names=out_names + [f"{name}.grad" for name, _ in inputs] + ["parameter names", "parameter gradients"])
+    p.returns(
+        *[o for o, _ in outputs],
+        *[p.attr(t, "grad") for _, t in inputs],
+        p.project(params, [0]),
+        p.project(params, [1, "value", "grad"]),
+        names=out_names + [f"{name}.grad" for name, _ in inputs] + ["parameter names", "parameter gradients"],
+    )
     return p
 
 
-def encoder_probe(ctx: CheckContext, d: int, h: int, ff: int, shape: tuple[int, ...], *, norm_first: bool, activation: str = "relu",
-                  batch_first: bool = False, causal: bool = False, padding: Optional[np.ndarray] = None, dtype: Any = np.float64) -> Probe:
+def encoder_probe(
+    ctx: CheckContext,
+    d: int,
+    h: int,
+    ff: int,
+    shape: tuple[int, ...],
+    *,
+    norm_first: bool,
+    activation: str = "relu",
+    batch_first: bool = False,
+    causal: bool = False,
+    padding: Optional[np.ndarray] = None,
+    dtype: Any = np.float64,
+) -> Probe:
     x = ctx.rng.standard_normal(shape).astype(dtype)
     state = {k: v.astype(dtype) for k, v in layer_state(ctx, d, ff).items()}
     s = shape[1] if batch_first and len(shape) == 3 else shape[0]
@@ -63,43 +96,88 @@ def encoder_probe(ctx: CheckContext, d: int, h: int, ff: int, shape: tuple[int, 
         masks.append("the causal src_mask")
     if padding is not None:
         masks.append(f"src_key_padding_mask {padding.shape}")
-    label = (f"TransformerEncoderLayer({d}, {h}, dim_feedforward={ff}, dropout=0.0, activation={activation!r}, "
-             f"batch_first={batch_first}, norm_first={norm_first}) with weights loaded, on src {shape}"
-             + (", " + " and ".join(masks) if masks else ""))
+    label = (
+        f"TransformerEncoderLayer({d}, {h}, dim_feedforward={ff}, dropout=0.0, activation={activation!r}, "
+        f"batch_first={batch_first}, norm_first={norm_first}) with weights loaded, on src {shape}"
+        + (", " + " and ".join(masks) if masks else "")
+    )
     p = Probe(label, {"src": x, **state} | ({"src_key_padding_mask": padding} if padding is not None else {}))
-    layer = p.call(f"{TR}.TransformerEncoderLayer", d, h, dim_feedforward=ff, dropout=0.0, activation=activation,
-                   batch_first=batch_first, norm_first=norm_first, backend=p.get(SIMPLE))
+    layer = p.call(
+        f"{TR}.TransformerEncoderLayer",
+        d,
+        h,
+        dim_feedforward=ff,
+        dropout=0.0,
+        activation=activation,
+        batch_first=batch_first,
+        norm_first=norm_first,
+        backend=p.get(SIMPLE),
+    )
     p.method(layer, "load_state_dict", state)
     xt = p.tensor(x, requires_grad=True)
     kwargs: dict[str, Any] = {}
     if causal:
-        kwargs |= {"src_mask": p.tensor(np.where(np.triu(np.ones((s, s), dtype=bool), 1), -np.inf, 0.0).astype(dtype)), "is_causal": True}
+        kwargs |= {
+            "src_mask": p.tensor(
+                np.where(np.triu(np.ones((s, s), dtype=bool), 1), -np.inf, 0.0).astype(dtype)
+            ),
+            "is_causal": True,
+        }
     if padding is not None:
         kwargs["src_key_padding_mask"] = p.tensor(padding)
     out = p.call(layer, xt, **kwargs)
-    return _grads_and_params(p, layer, [(out, ctx.rng.standard_normal(shape).astype(dtype))], [("src", xt)], ["output"])
+    return _grads_and_params(
+        p, layer, [(out, ctx.rng.standard_normal(shape).astype(dtype))], [("src", xt)], ["output"]
+    )
 
 
-def decoder_probe(ctx: CheckContext, d: int, h: int, ff: int, b: int, t: int, s: int, *, norm_first: bool, batch_first: bool = True,
-                  activation: str = "relu", padding: bool = False) -> Probe:
+def decoder_probe(
+    ctx: CheckContext,
+    d: int,
+    h: int,
+    ff: int,
+    b: int,
+    t: int,
+    s: int,
+    *,
+    norm_first: bool,
+    batch_first: bool = True,
+    activation: str = "relu",
+    padding: bool = False,
+) -> Probe:
     def lay(n: int) -> tuple[int, ...]:
         return (b, n, d) if batch_first else (n, b, d)
 
     tgt, memory = ctx.rng.standard_normal(lay(t)), ctx.rng.standard_normal(lay(s))
     state = layer_state(ctx, d, ff, decoder=True)
     kpm = ~random_mask(ctx, (b, s), p_true=0.7, empty_rows=0) if padding else None
-    label = (f"TransformerDecoderLayer({d}, {h}, dim_feedforward={ff}, dropout=0.0, activation={activation!r}, "
-             f"batch_first={batch_first}, norm_first={norm_first}) with weights loaded, on tgt {tgt.shape}, memory {memory.shape}, "
-             f"the causal tgt_mask" + (f", memory_key_padding_mask {kpm.shape}" if padding else ""))
-    p = Probe(label, {"tgt": tgt, "memory": memory, **state} | ({"memory_key_padding_mask": kpm} if padding else {}))
-    layer = p.call(f"{TR}.TransformerDecoderLayer", d, h, dim_feedforward=ff, dropout=0.0, activation=activation,
-                   batch_first=batch_first, norm_first=norm_first, backend=p.get(SIMPLE))
+    label = (
+        f"TransformerDecoderLayer({d}, {h}, dim_feedforward={ff}, dropout=0.0, activation={activation!r}, "
+        f"batch_first={batch_first}, norm_first={norm_first}) with weights loaded, on tgt {tgt.shape}, memory {memory.shape}, "
+        f"the causal tgt_mask" + (f", memory_key_padding_mask {kpm.shape}" if padding else "")
+    )
+    p = Probe(
+        label, {"tgt": tgt, "memory": memory, **state} | ({"memory_key_padding_mask": kpm} if padding else {})
+    )
+    layer = p.call(
+        f"{TR}.TransformerDecoderLayer",
+        d,
+        h,
+        dim_feedforward=ff,
+        dropout=0.0,
+        activation=activation,
+        batch_first=batch_first,
+        norm_first=norm_first,
+        backend=p.get(SIMPLE),
+    )
     p.method(layer, "load_state_dict", state)
     tt, mt = p.tensor(tgt, requires_grad=True), p.tensor(memory, requires_grad=True)
     mask = p.tensor(np.where(np.triu(np.ones((t, t), dtype=bool), 1), -np.inf, 0.0))
     kwargs = {"memory_key_padding_mask": p.tensor(kpm)} if padding else {}
     out = p.call(layer, tt, mt, tgt_mask=mask, tgt_is_causal=True, **kwargs)
-    return _grads_and_params(p, layer, [(out, ctx.rng.standard_normal(lay(t)))], [("tgt", tt), ("memory", mt)], ["output"])
+    return _grads_and_params(
+        p, layer, [(out, ctx.rng.standard_normal(lay(t)))], [("tgt", tt), ("memory", mt)], ["output"]
+    )
 
 
 @check("6.5", "encoder_layer", kind="equivalence")
@@ -114,12 +192,23 @@ def encoder_layer(ctx: CheckContext) -> None:
         encoder_probe(ctx, 4, 1, 3, (3, 1, 4), norm_first=False),  # (S, N, E): three positions
         encoder_probe(ctx, 4, 2, 6, (3, 2, 4), norm_first=False),
         encoder_probe(ctx, 4, 2, 6, (3, 2, 4), norm_first=True),
-        encoder_probe(ctx, 6, 3, 8, (2, 4, 6), norm_first=True, activation="gelu", batch_first=True, causal=True),
-        encoder_probe(ctx, 4, 2, 5, (2, 4, 4), norm_first=False, activation="gelu", batch_first=True, padding=pad),
+        encoder_probe(
+            ctx, 6, 3, 8, (2, 4, 6), norm_first=True, activation="gelu", batch_first=True, causal=True
+        ),
+        encoder_probe(
+            ctx, 4, 2, 5, (2, 4, 4), norm_first=False, activation="gelu", batch_first=True, padding=pad
+        ),
         encoder_probe(ctx, 4, 2, 5, (3, 4), norm_first=True, causal=True),
     ]
     ctx.equivalent(probes, TOL)
-    ctx.equivalent([encoder_probe(ctx, 4, 2, 6, (2, 3, 4), norm_first=True, batch_first=True, causal=True, dtype=np.float32)], F32)
+    ctx.equivalent(
+        [
+            encoder_probe(
+                ctx, 4, 2, 6, (2, 3, 4), norm_first=True, batch_first=True, causal=True, dtype=np.float32
+            )
+        ],
+        F32,
+    )
 
 
 @check("6.5", "decoder_layer", kind="equivalence")
@@ -127,28 +216,53 @@ def decoder_layer(ctx: CheckContext) -> None:
     """TransformerDecoderLayer (masked self-attention, cross-attention to a memory of
     another length, feed-forward), post-norm and pre-norm: output and every gradient
     (tgt, memory, parameters) against the reference."""
-    probes = [decoder_probe(ctx, 4, 2, 6, 2, 3, 5, norm_first=False),
-              decoder_probe(ctx, 4, 2, 6, 2, 4, 2, norm_first=True, activation="gelu"),
-              decoder_probe(ctx, 4, 1, 3, 2, 3, 4, norm_first=False, batch_first=False, padding=True)]
+    probes = [
+        decoder_probe(ctx, 4, 2, 6, 2, 3, 5, norm_first=False),
+        decoder_probe(ctx, 4, 2, 6, 2, 4, 2, norm_first=True, activation="gelu"),
+        decoder_probe(ctx, 4, 1, 3, 2, 3, 4, norm_first=False, batch_first=False, padding=True),
+    ]
     ctx.equivalent(probes, TOL)
 
 
-def gpt_state(ctx: CheckContext, v: int, context: int, d: int, layers: int, ff: int, learned: bool) -> dict[str, np.ndarray]:
+def gpt_state(
+    ctx: CheckContext, v: int, context: int, d: int, layers: int, ff: int, learned: bool
+) -> dict[str, np.ndarray]:
     n = ctx.rng.standard_normal
-    state = {"token_embedding.weight": n((v, d))} | ({"position_embedding.weight": n((context, d)) * 0.5} if learned else {})
+    state = {"token_embedding.weight": n((v, d))} | (
+        {"position_embedding.weight": n((context, d)) * 0.5} if learned else {}
+    )
     for i in range(layers):
         state |= layer_state(ctx, d, ff, prefix=f"blocks.{i}.")
-    return state | {"norm.weight": 1.0 + 0.3 * n(d), "norm.bias": 0.2 * n(d), "head.weight": n((v, d)) * 0.4, "head.bias": 0.2 * n(v)}
+    return state | {
+        "norm.weight": 1.0 + 0.3 * n(d),
+        "norm.bias": 0.2 * n(d),
+        "head.weight": n((v, d)) * 0.4,
+        "head.bias": 0.2 * n(v),
+    }
 
 
 def _gpt_args(v: int, context: int, d: int, h: int, layers: int, ff: int, positions: str) -> str:
     return f"TinyGPT(vocab_size={v}, context_length={context}, d_model={d}, nhead={h}, num_layers={layers}, dim_feedforward={ff}, positions={positions!r})"
 
 
-def gpt_probe(ctx: CheckContext, v: int, context: int, d: int, h: int, layers: int, ff: int, positions: str, b: int, t: int) -> Probe:
+def gpt_probe(
+    ctx: CheckContext,
+    v: int,
+    context: int,
+    d: int,
+    h: int,
+    layers: int,
+    ff: int,
+    positions: str,
+    b: int,
+    t: int,
+) -> Probe:
     idx = ctx.rng.integers(0, v, size=(b, t)).astype(np.int64)
     state = gpt_state(ctx, v, context, d, layers, ff, positions == "learned")
-    p = Probe(f"{_gpt_args(v, context, d, h, layers, ff, positions)} with weights loaded, on idx {idx.shape}", {"idx": idx, **state})
+    p = Probe(
+        f"{_gpt_args(v, context, d, h, layers, ff, positions)} with weights loaded, on idx {idx.shape}",
+        {"idx": idx, **state},
+    )
     model = p.call(GPT, v, context, d, h, layers, ff, positions=positions, backend=p.get(SIMPLE))
     p.method(model, "load_state_dict", state)
     logits = p.call(model, p.tensor(idx))
@@ -159,10 +273,12 @@ def gpt_probe(ctx: CheckContext, v: int, context: int, d: int, h: int, layers: i
 def gpt_forward(ctx: CheckContext) -> None:
     """TinyGPT with learned and sinusoidal positions, one and two blocks, T below and at the
     context length: the logits and every parameter's gradient against the reference."""
-    probes = [gpt_probe(ctx, 3, 3, 4, 1, 1, 3, "learned", 1, 3),  # not degenerate: see encoder_layer
-              gpt_probe(ctx, 5, 6, 4, 2, 2, 6, "learned", 2, 4),
-              gpt_probe(ctx, 5, 4, 4, 2, 1, 5, "sinusoidal", 2, 4),
-              gpt_probe(ctx, 7, 8, 6, 3, 2, 8, "sinusoidal", 1, 5)]
+    probes = [
+        gpt_probe(ctx, 3, 3, 4, 1, 1, 3, "learned", 1, 3),  # not degenerate: see encoder_layer
+        gpt_probe(ctx, 5, 6, 4, 2, 2, 6, "learned", 2, 4),
+        gpt_probe(ctx, 5, 4, 4, 2, 1, 5, "sinusoidal", 2, 4),
+        gpt_probe(ctx, 7, 8, 6, 3, 2, 8, "sinusoidal", 1, 5),
+    ]
     ctx.equivalent(probes, TOL)
 
 
@@ -178,10 +294,14 @@ def gpt_causal(ctx: CheckContext) -> None:
         for cut in [None] + list(range(t - 1)):
             ids = idx.copy()
             if cut is not None:
-                ids[0, cut + 1:] = (ids[0, cut + 1:] + 1 + ctx.rng.integers(0, v - 1, size=t - cut - 1)) % v  # every later token changes
+                ids[0, cut + 1 :] = (
+                    ids[0, cut + 1 :] + 1 + ctx.rng.integers(0, v - 1, size=t - cut - 1)
+                ) % v  # every later token changes
             what = "" if cut is None else f", the tokens after position {cut} changed"
-            p = Probe(f"{_gpt_args(v, context, d, h, layers, ff, positions)} with weights loaded, on idx {ids.tolist()}{what}",
-                      {"idx": ids, **state})
+            p = Probe(
+                f"{_gpt_args(v, context, d, h, layers, ff, positions)} with weights loaded, on idx {ids.tolist()}{what}",
+                {"idx": ids, **state},
+            )
             model = p.call(GPT, v, context, d, h, layers, ff, positions=positions, backend=p.get(SIMPLE))
             p.method(model, "load_state_dict", state)
             p.returns(p.call(model, p.tensor(ids)))
@@ -193,15 +313,25 @@ def gpt_causal(ctx: CheckContext) -> None:
                 raise StudentError(p.label, a.error, "")
             (val,) = a.values
             if not isinstance(val, TensorVal) or val.array.shape != (1, t, v):
-                raise CheckFailed(f"{p.label}: expected logits of shape {(1, t, v)}, got {describe(val)[:80]}")
+                raise CheckFailed(
+                    f"{p.label}: expected logits of shape {(1, t, v)}, got {describe(val)[:80]}"
+                )
             outs.append(val.array)
         for cut, out in enumerate(outs[1:]):
             if not np.allclose(out[:, : cut + 1], outs[0][:, : cut + 1], rtol=1e-10, atol=1e-12):
-                pos = int(np.argwhere(~np.isclose(out[0, : cut + 1], outs[0][0, : cut + 1], rtol=1e-10, atol=1e-12))[0][0])
-                raise CheckFailed(f"{probes[cut + 1].label}: the logits at position {pos} changed, but a causal model at "
-                                  f"position {pos} may only read the tokens at positions ≤ {pos}")
+                pos = int(
+                    np.argwhere(
+                        ~np.isclose(out[0, : cut + 1], outs[0][0, : cut + 1], rtol=1e-10, atol=1e-12)
+                    )[0][0]
+                )
+                raise CheckFailed(
+                    f"{probes[cut + 1].label}: the logits at position {pos} changed, but a causal model at "
+                    f"position {pos} may only read the tokens at positions ≤ {pos}"
+                )
         if np.allclose(outs[1][:, 1:], outs[0][:, 1:]):
-            raise CheckFailed(f"{probes[1].label}: the logits after position 0 did not change at all: the model ignores its input")
+            raise CheckFailed(
+                f"{probes[1].label}: the logits after position 0 did not change at all: the model ignores its input"
+            )
 
 
 @check("6.5", "transformer_gradcheck", kind="gradient")
@@ -214,21 +344,45 @@ def transformer_gradcheck(ctx: CheckContext) -> None:
         mask = np.where(np.triu(np.ones((s, s), dtype=bool), 1), -np.inf, 0.0)
 
         def build(p: Probe, ts: list[Ref], state: dict = state, norm_first: bool = norm_first) -> Ref:
-            layer = p.call(f"{TR}.TransformerEncoderLayer", d, h, dim_feedforward=ff, dropout=0.0, batch_first=True,
-                           norm_first=norm_first, backend=p.get(SIMPLE))
+            layer = p.call(
+                f"{TR}.TransformerEncoderLayer",
+                d,
+                h,
+                dim_feedforward=ff,
+                dropout=0.0,
+                batch_first=True,
+                norm_first=norm_first,
+                backend=p.get(SIMPLE),
+            )
             p.method(layer, "load_state_dict", state)
             return p.call(layer, ts[0], src_mask=p.tensor(mask), is_causal=True)
 
-        ctx.gradcheck(f"TransformerEncoderLayer({d}, {h}, dim_feedforward={ff}, dropout=0.0, batch_first=True, norm_first={norm_first}) "
-                      f"with weights loaded, on src (1, {s}, {d}) with the causal src_mask", build, [ctx.rng.standard_normal((1, s, d))],
-                      names=["src"])
+        ctx.gradcheck(
+            f"TransformerEncoderLayer({d}, {h}, dim_feedforward={ff}, dropout=0.0, batch_first=True, norm_first={norm_first}) "
+            f"with weights loaded, on src (1, {s}, {d}) with the causal src_mask",
+            build,
+            [ctx.rng.standard_normal((1, s, d))],
+            names=["src"],
+        )
     state = layer_state(ctx, d, ff, decoder=True)
 
     def build_dec(p: Probe, ts: list[Ref]) -> Ref:
-        layer = p.call(f"{TR}.TransformerDecoderLayer", d, h, dim_feedforward=ff, dropout=0.0, batch_first=True, backend=p.get(SIMPLE))
+        layer = p.call(
+            f"{TR}.TransformerDecoderLayer",
+            d,
+            h,
+            dim_feedforward=ff,
+            dropout=0.0,
+            batch_first=True,
+            backend=p.get(SIMPLE),
+        )
         p.method(layer, "load_state_dict", state)
         return p.call(layer, ts[0], ts[1])
 
-    ctx.gradcheck(f"TransformerDecoderLayer({d}, {h}, dim_feedforward={ff}, dropout=0.0, batch_first=True) with weights loaded, "
-                  f"on tgt (1, 2, {d}) and memory (1, 3, {d})", build_dec,
-                  [ctx.rng.standard_normal((1, 2, d)), ctx.rng.standard_normal((1, 3, d))], names=["tgt", "memory"])
+    ctx.gradcheck(
+        f"TransformerDecoderLayer({d}, {h}, dim_feedforward={ff}, dropout=0.0, batch_first=True) with weights loaded, "
+        f"on tgt (1, 2, {d}) and memory (1, 3, {d})",
+        build_dec,
+        [ctx.rng.standard_normal((1, 2, d)), ctx.rng.standard_normal((1, 3, d))],
+        names=["tgt", "memory"],
+    )

@@ -38,8 +38,20 @@ __all__ = ["Executor", "ProbeError", "safe_str", "MAX_MESSAGE"]
 
 #: Operators a probe may apply with the ``op`` step (Python's ``operator`` module names).
 OPERATORS = {
-    "add", "sub", "mul", "truediv", "matmul", "pow", "neg", "lt", "gt", "le", "ge", "eq",
-    "ne", "getitem",
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "matmul",
+    "pow",
+    "neg",
+    "lt",
+    "gt",
+    "le",
+    "ge",
+    "eq",
+    "ne",
+    "getitem",
 }
 MAX_REPR = 200
 MAX_MESSAGE = 2000
@@ -131,7 +143,9 @@ class Executor:
                 raise ProbeError(f"operator {name!r} is not allowed")
             return getattr(operator, name)(*val(a["args"]))
         if op == "tensor":
-            return self._tensor(val(a["array"]), a.get("order"), a.get("requires_grad", False), a.get("backend"))
+            return self._tensor(
+                val(a["array"]), a.get("order"), a.get("requires_grad", False), a.get("backend")
+            )
         if op == "list":
             return list(val(a["obj"]))
         if op == "project":
@@ -207,7 +221,7 @@ class Executor:
         ``minitorch.tensor``)."""
         for src, dst in self.aliases.items():
             if path == src or path.startswith(src + "."):
-                path = dst + path[len(src):]
+                path = dst + path[len(src) :]
                 break
         parts = path.split(".")
         if parts[0] != "minitorch":
@@ -315,7 +329,10 @@ class Executor:
             return {"__kind__": t.__name__, "items": [self.encode_value(v, depth + 1) for v in value]}
         if t is dict:
             if all(type(k) is str for k in value):
-                return {"__kind__": "dict", "items": {k: self.encode_value(v, depth + 1) for k, v in value.items()}}
+                return {
+                    "__kind__": "dict",
+                    "items": {k: self.encode_value(v, depth + 1) for k, v in value.items()},
+                }
         if isinstance(value, (np.floating, np.integer, np.bool_)):
             return {"__kind__": "npscalar", "type": t.__name__, "value": value.item()}
         if isinstance(value, np.ndarray):
@@ -353,9 +370,13 @@ class Executor:
             if 0 not in shape:
                 last = sum((n - 1) * st for n, st in zip(shape, strides))
                 if last >= storage.size:
-                    raise ValueError(f"shape {shape} with strides {strides} reaches past storage of {storage.size}")
+                    raise ValueError(
+                        f"shape {shape} with strides {strides} reaches past storage of {storage.size}"
+                    )
             item = storage.itemsize
-            view = np.lib.stride_tricks.as_strided(storage, shape=shape, strides=tuple(s * item for s in strides))
+            view = np.lib.stride_tricks.as_strided(
+                storage, shape=shape, strides=tuple(s * item for s in strides)
+            )
             array = np.array(view, copy=True)
             requires_grad = bool(getattr(value, "requires_grad", False))
         except Exception as exc:  # noqa: BLE001
@@ -369,7 +390,9 @@ class Executor:
             rel = self._relative(fs.filename)
             if rel is None:
                 continue
-            frames.append({"file": rel, "line": fs.lineno or 0, "function": fs.name, "code": (fs.line or "")[:200]})
+            frames.append(
+                {"file": rel, "line": fs.lineno or 0, "function": fs.name, "code": (fs.line or "")[:200]}
+            )
         if len(frames) > MAX_FRAMES:
             frames = frames[:2] + frames[-(MAX_FRAMES - 2) :]
         return {

@@ -115,25 +115,48 @@ def main(argv: list[str]) -> int:
         mt = importlib.import_module("minitorch")
         where = os.path.realpath(getattr(mt, "__file__", "") or "")
         if not where.startswith(tree + os.sep):
-            P.send(sock, {"hello": {"error": {"type": "ImportError", "message": f"minitorch was imported from {where}, not from the submission", "traceback": []}}})
+            P.send(
+                sock,
+                {
+                    "hello": {
+                        "error": {
+                            "type": "ImportError",
+                            "message": f"minitorch was imported from {where}, not from the submission",
+                            "traceback": [],
+                        }
+                    }
+                },
+            )
             return 3
     except BaseException as exc:  # noqa: BLE001 - SyntaxError, ImportError, SystemExit …
         ex = Executor(None, tree)
         info = ex.describe_error(exc)
         if isinstance(exc, SyntaxError) and exc.filename:
             rel = ex._relative(exc.filename) or os.path.basename(exc.filename)
-            info["traceback"].append({"file": rel, "line": exc.lineno or 0, "function": "<module>", "code": (exc.text or "").rstrip()[:200]})
+            info["traceback"].append(
+                {
+                    "file": rel,
+                    "line": exc.lineno or 0,
+                    "function": "<module>",
+                    "code": (exc.text or "").rstrip()[:200],
+                }
+            )
         P.send(sock, {"hello": {"error": info}})
         return 2
     executor = Executor(mt, tree)
-    P.send(sock, {"hello": {"minitorch": os.path.relpath(where, tree), "import_s": time.perf_counter() - started}})
+    P.send(
+        sock,
+        {"hello": {"minitorch": os.path.relpath(where, tree), "import_s": time.perf_counter() - started}},
+    )
     while True:
         try:
             msg = P.recv(sock)
         except P.ChannelClosed:
             return 0
         kind = msg.get("cmd")
-        if kind == "exit":  # at once: the interpreter's teardown (Numba's, the student's atexit) is ~0.1 s per child
+        if (
+            kind == "exit"
+        ):  # at once: the interpreter's teardown (Numba's, the student's atexit) is ~0.1 s per child
             for stream in (sys.stdout, sys.stderr):
                 try:
                     stream.flush()
@@ -150,7 +173,9 @@ def main(argv: list[str]) -> int:
             try:
                 P.encode({"answers": answers})
             except Exception as exc:  # noqa: BLE001 - each answer fits, all of them do not (`protocol.MAX_HEADER`)
-                error = _unsendable(f"the answers of this check together cannot be sent to the grader: {safe_str(str, exc, 300)}")
+                error = _unsendable(
+                    f"the answers of this check together cannot be sent to the grader: {safe_str(str, exc, 300)}"
+                )
                 answers = [error] * len(answers)
             P.send(sock, {"answers": answers})
         elif kind == "notebook":
@@ -158,7 +183,9 @@ def main(argv: list[str]) -> int:
             try:
                 P.encode({"notebook": reply})
             except Exception as exc:  # noqa: BLE001 - e.g. more values than `protocol.MAX_VALUES`
-                reply = {"error": f"the notebook's values cannot be sent to the grader: {safe_str(str, exc, 300)}"}
+                reply = {
+                    "error": f"the notebook's values cannot be sent to the grader: {safe_str(str, exc, 300)}"
+                }
             P.send(sock, {"notebook": reply})
         else:
             P.send(sock, {"probe_error": f"unknown command {kind!r}"})
@@ -238,7 +265,12 @@ def _plain(value: Any, budget: list, depth: int = 0) -> Any:
     size = len(value) if t in (str, list, tuple, dict) else value.size if t is np.ndarray else 1
     budget[0] -= size
     if budget[0] < 0 or depth > 32 or (t is int and abs(value) >= 1 << 1000):
-        return {"__kind__": "opaque", "type": f"{t.__name__} too large to send" if t in (str, int, list, tuple, dict) else "value too large to send"}
+        return {
+            "__kind__": "opaque",
+            "type": f"{t.__name__} too large to send"
+            if t in (str, int, list, tuple, dict)
+            else "value too large to send",
+        }
     if value is None or t is bool or t is float or t is str or t is int:
         return value
     if t is list:
@@ -246,7 +278,10 @@ def _plain(value: Any, budget: list, depth: int = 0) -> Any:
     if t is tuple:
         return {"__kind__": "tuple", "items": [_plain(v, budget, depth + 1) for v in value]}
     if t is dict:
-        return {"__kind__": "dict", "items": [[_plain(k, budget, depth + 1), _plain(v, budget, depth + 1)] for k, v in value.items()]}
+        return {
+            "__kind__": "dict",
+            "items": [[_plain(k, budget, depth + 1), _plain(v, budget, depth + 1)] for k, v in value.items()],
+        }
     if t is np.ndarray and value.dtype.str in ("<f8", "<f4", "<i8", "<i4", "|b1"):
         return value.copy()
     if t in (np.float64, np.float32, np.int64, np.int32, np.bool_):

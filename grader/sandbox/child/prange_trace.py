@@ -74,12 +74,16 @@ def prange_trace(kernel: Any, out: int, args: list) -> list:
 
     py_func = getattr(kernel, "py_func", None)
     if py_func is None:
-        raise TypeError(f"{type(kernel).__module__}.{type(kernel).__qualname__} is not a Numba kernel (it has no py_func)")
+        raise TypeError(
+            f"{type(kernel).__module__}.{type(kernel).__qualname__} is not a Numba kernel (it has no py_func)"
+        )
     args = list(args)
     args[out] = np.asarray(args[out]).view(Traced)
     # prange as the kernel finds it: a global of its module, a variable it closes over, numba.prange
     names = py_func.__globals__
-    cells = [c for name, c in zip(py_func.__code__.co_freevars, py_func.__closure__ or ()) if name == "prange"]
+    cells = [
+        c for name, c in zip(py_func.__code__.co_freevars, py_func.__closure__ or ()) if name == "prange"
+    ]
     saved = names.get("prange"), [c.cell_contents for c in cells], getattr(numba, "prange", None)
     names["prange"] = traced_prange
     for c in cells:
@@ -97,5 +101,9 @@ def prange_trace(kernel: Any, out: int, args: list) -> list:
             c.cell_contents = value
         if numba is not None:
             numba.prange = saved[2]
-    races = [[cell, sorted(seen)[:4]] for cell, seen in sorted(touched.items()) if len(seen) > 1 and any(seen.values())]
+    races = [
+        [cell, sorted(seen)[:4]]
+        for cell, seen in sorted(touched.items())
+        if len(seen) > 1 and any(seen.values())
+    ]
     return races[:5]

@@ -282,9 +282,12 @@ class _Tree:
         dtype_key, shape, index = node["dtype"], node["shape"], node["blob"]
         if type(dtype_key) is not str or dtype_key not in ALLOWED_DTYPES:
             raise ProtocolError(f"array dtype {str(dtype_key)[:40]!r} is not accepted")
-        if (type(shape) is not list or len(shape) > MAX_DIMS
-                or not all(type(s) is int and 0 <= s <= MAX_FRAME for s in shape)
-                or math.prod(s for s in shape if s) > MAX_FRAME):
+        if (
+            type(shape) is not list
+            or len(shape) > MAX_DIMS
+            or not all(type(s) is int and 0 <= s <= MAX_FRAME for s in shape)
+            or math.prod(s for s in shape if s) > MAX_FRAME
+        ):
             raise ProtocolError(f"malformed array shape {str(shape)[:100]}")
         if type(index) is not int or not 0 <= index < len(self.blobs):
             raise ProtocolError("array refers to a missing blob")
@@ -295,7 +298,9 @@ class _Tree:
         count = math.prod(shape)
         blob = self.blobs[index]
         if len(blob) != count * dtype.itemsize:
-            raise ProtocolError(f"array of shape {tuple(shape)} and dtype {dtype} needs {count * dtype.itemsize} bytes, got {len(blob)}")
+            raise ProtocolError(
+                f"array of shape {tuple(shape)} and dtype {dtype} needs {count * dtype.itemsize} bytes, got {len(blob)}"
+            )
         try:
             arr = np.frombuffer(blob, dtype=dtype, count=count).reshape(shape).copy()
         except (ValueError, TypeError) as exc:  # defence in depth: the checks above should catch it
@@ -361,7 +366,9 @@ def recv(sock: socket.socket, deadline: float | None = None) -> Any:
     return value
 
 
-def _recv_exact(sock: socket.socket, n: int, deadline: float | None, buf: bytearray | None = None) -> bytearray:
+def _recv_exact(
+    sock: socket.socket, n: int, deadline: float | None, buf: bytearray | None = None
+) -> bytearray:
     """`buf` (or a new buffer) filled to `n` bytes from `sock`; grown as bytes arrive, so a
     length announced but never sent costs nothing, and returned without a copy."""
     buf = bytearray() if buf is None else buf

@@ -26,7 +26,13 @@ from __future__ import annotations
 from . import classics, escapes, neighbours, reference, speed, writes
 from .attack import Attack, Target
 
-ATTACKS: list[Attack] = [*escapes.ATTACKS, *reference.ATTACKS, *writes.ATTACKS, *speed.ATTACKS, *classics.ATTACKS,
-                         *neighbours.ATTACKS]
+ATTACKS: list[Attack] = [
+    *escapes.ATTACKS,
+    *reference.ATTACKS,
+    *writes.ATTACKS,
+    *speed.ATTACKS,
+    *classics.ATTACKS,
+    *neighbours.ATTACKS,
+]
 
 __all__ = ["ATTACKS", "Attack", "Target"]

@@ -51,8 +51,14 @@ class Target:
     port: int
 
     def prelude(self) -> str:
-        values = {"marker": self.marker, "kit": self.kit, "results": self.results, "port": self.port,
-                  "marker_var": MARKER_VAR, "secret_name": SECRET_VAR}
+        values = {
+            "marker": self.marker,
+            "kit": self.kit,
+            "results": self.results,
+            "port": self.port,
+            "marker_var": MARKER_VAR,
+            "secret_name": SECRET_VAR,
+        }
         return f"T = {values!r}\n"
 
 
@@ -107,7 +113,10 @@ class Attack:
 
     def edits(self, target: Target) -> dict[tuple[str, str], str]:
         """The fence bodies, with the target spelled out (a `T = {...}` line in front)."""
-        return {key: body(target) if callable(body) else target.prelude() + body for key, body in self.bodies.items()}
+        return {
+            key: body(target) if callable(body) else target.prelude() + body
+            for key, body in self.bodies.items()
+        }
 
     def attacked_tasks(self) -> set[str]:
         return {task for task, _ in self.bodies}

@@ -33,7 +33,10 @@ _REWRITER = [
     "    time.sleep(0.05)",
 ]
 
-GRANDCHILD = ONCE + FORGED + f"""
+GRANDCHILD = (
+    ONCE
+    + FORGED
+    + f"""
 import os
 code = "\\n".join({_REWRITER!r})
 if _once("grandchild"):
@@ -48,8 +51,12 @@ if _once("grandchild"):
     os.waitpid(first, 0)
 return 0.0
 """
+)
 
-KILL_GRADER = MARKED + FORGED + r'''
+KILL_GRADER = (
+    MARKED
+    + FORGED
+    + r"""
 import signal
 for pid in _marked():
     try:
@@ -62,9 +69,12 @@ try:
 except OSError:
     pass
 return 0.0
-'''
+"""
+)
 
-STOP_GRADER = MARKED + r'''
+STOP_GRADER = (
+    MARKED
+    + r"""
 import signal
 for pid in _marked():
     try:
@@ -72,12 +82,15 @@ for pid in _marked():
     except OSError:
         pass
 return 0.0
-'''
+"""
+)
 
 # The grader's environment, read from every process the child can see (its parent, pid 1
 # of a namespace, the grading process) through /proc/PID/environ and the stack in
 # /proc/PID/mem; what is found goes into the exception message, i.e. the feedback.
-READ_ENVIRON = MARKED + r'''
+READ_ENVIRON = (
+    MARKED
+    + r"""
 import re
 key = (T["secret_name"] + "=").encode()
 found = set()
@@ -104,10 +117,11 @@ for pid in {os.getppid(), 1, *_marked()}:
         pass
 print("environment of the grader:", sorted(found))
 raise RuntimeError(f"environment of the grader: {sorted(found)}")
-'''
+"""
+)
 
 # os.replace(tmp, path) cannot replace a directory: the grader's results would be lost.
-RESULTS_DIRECTORY = r'''
+RESULTS_DIRECTORY = r"""
 import os
 try:
     if os.path.isfile(T["results"]):
@@ -116,9 +130,9 @@ try:
 except OSError:
     pass
 return 0.0
-'''
+"""
 
-NETWORK = r'''
+NETWORK = r"""
 import socket
 try:
     with socket.create_connection(("127.0.0.1", T["port"]), timeout=2) as conn:
@@ -126,10 +140,12 @@ try:
 except OSError:
     pass
 return 0.0
-'''
+"""
 
 # Write a passing table straight into the grading process's stdout and stderr.
-FORGE_GRADER_OUTPUT = MARKED + r'''
+FORGE_GRADER_OUTPUT = (
+    MARKED
+    + r"""
 fake = f"\n  1.1   Central difference   10 / 10   passed   all checks passed\n  total   100 %   {T['marker']}\n"
 for pid in _marked():
     for fd in (1, 2):
@@ -139,22 +155,63 @@ for pid in _marked():
         except OSError:
             pass
 return 0.0
-'''
+"""
+)
 
 ATTACKS = [
-    Attack("grandchild_rewrites_results", "1 processes",
-           "a setsid + double-fork grandchild outlives grading and rewrites results.json after the grader wrote it",
-           "a1", {CD: GRANDCHILD}, linger=2.0),
-    Attack("kill_grader_and_forge", "1 processes",
-           "SIGKILL the grading process, then write a forged results.json in its place", "a1", {CD: KILL_GRADER}),
-    Attack("stop_grader", "1 processes", "SIGSTOP the grading process so that grading never finishes", "a1", {CD: STOP_GRADER}),
-    Attack("read_grader_environ", "1 processes",
-           "read the grader's environment (/proc/PID/environ, /proc/PID/mem) into the feedback", "a1", {CD: READ_ENVIRON}),
-    Attack("results_path_directory", "1 processes",
-           "make the results path a directory, so that writing the results fails", "a1", {CD: RESULTS_DIRECTORY}),
-    Attack("network_connect", "1 processes", "open a TCP connection to a port the test listens on", "a1", {CD: NETWORK},
-           gets_through={} if private_network() else {
-               "uid": "namespaces are forbidden here: the uid tier has no network of its own (grader.sandbox.jail)"}),
-    Attack("forge_grader_output", "1 processes",
-           "write a passing table into the grading process's stdout through /proc/PID/fd/1", "a1", {CD: FORGE_GRADER_OUTPUT}),
+    Attack(
+        "grandchild_rewrites_results",
+        "1 processes",
+        "a setsid + double-fork grandchild outlives grading and rewrites results.json after the grader wrote it",
+        "a1",
+        {CD: GRANDCHILD},
+        linger=2.0,
+    ),
+    Attack(
+        "kill_grader_and_forge",
+        "1 processes",
+        "SIGKILL the grading process, then write a forged results.json in its place",
+        "a1",
+        {CD: KILL_GRADER},
+    ),
+    Attack(
+        "stop_grader",
+        "1 processes",
+        "SIGSTOP the grading process so that grading never finishes",
+        "a1",
+        {CD: STOP_GRADER},
+    ),
+    Attack(
+        "read_grader_environ",
+        "1 processes",
+        "read the grader's environment (/proc/PID/environ, /proc/PID/mem) into the feedback",
+        "a1",
+        {CD: READ_ENVIRON},
+    ),
+    Attack(
+        "results_path_directory",
+        "1 processes",
+        "make the results path a directory, so that writing the results fails",
+        "a1",
+        {CD: RESULTS_DIRECTORY},
+    ),
+    Attack(
+        "network_connect",
+        "1 processes",
+        "open a TCP connection to a port the test listens on",
+        "a1",
+        {CD: NETWORK},
+        gets_through={}
+        if private_network()
+        else {
+            "uid": "namespaces are forbidden here: the uid tier has no network of its own (grader.sandbox.jail)"
+        },
+    ),
+    Attack(
+        "forge_grader_output",
+        "1 processes",
+        "write a passing table into the grading process's stdout through /proc/PID/fd/1",
+        "a1",
+        {CD: FORGE_GRADER_OUTPUT},
+    ),
 ]

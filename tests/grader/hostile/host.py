@@ -56,7 +56,9 @@ def copy_kit(dest: Path, source: Path | None = None, numba_cache: bool = False) 
     for part in KIT_PARTS:
         src = root / part
         if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=None if numba_cache else shutil.ignore_patterns("*.nbi", "*.nbc"))
+            shutil.copytree(
+                src, dest / part, ignore=None if numba_cache else shutil.ignore_patterns("*.nbi", "*.nbc")
+            )
         else:
             shutil.copy2(src, dest / part)
     return dest
@@ -163,9 +165,14 @@ class Outcome:
             out.append(f"score {score} is not the sum of the tasks' scores")
         for t in tests:
             if t.get("number") in honest and t.get("score", 0) > honest[t["number"]] + 1e-9:
-                out.append(f"task {t['number']} scored {t['score']}, above its honest {honest[t['number']]:g}")
-        out += [f"task {t.get('number')}: its details test scores {t.get('score')!r}" for t in tests
-                if is_details(t) and t.get("score") != 0]
+                out.append(
+                    f"task {t['number']} scored {t['score']}, above its honest {honest[t['number']]:g}"
+                )
+        out += [
+            f"task {t.get('number')}: its details test scores {t.get('score')!r}"
+            for t in tests
+            if is_details(t) and t.get("score") != 0
+        ]
         if self.attack.status is not None:
             out += _statuses(task_tests(data), self.attack)
         isolation = data.get("extra_data", {}).get("isolation")
@@ -205,9 +212,13 @@ def _statuses(tests: list[dict], attack: Attack) -> list[str]:
         attacked = t.get("number") in attack.attacked_tasks()
         want = attack.status if attacked else "passed"
         if status != want:
-            out.append(f"task {t.get('number')}: status {status!r}, expected {want!r} ({t.get('output', '')[:300]!r})")
+            out.append(
+                f"task {t.get('number')}: status {status!r}, expected {want!r} ({t.get('output', '')[:300]!r})"
+            )
         elif attacked and attack.says and attack.says not in t.get("output", ""):
-            out.append(f"task {t.get('number')}: the feedback does not say {attack.says!r} ({t.get('output', '')[:300]!r})")
+            out.append(
+                f"task {t.get('number')}: the feedback does not say {attack.says!r} ({t.get('output', '')[:300]!r})"
+            )
     return out
 
 
@@ -238,12 +249,23 @@ def _remove_ipc(left: list[str]) -> None:
     libc = ctypes.CDLL(None)
     for item in left:
         kind, ident = item.split()
-        {"shm": lambda i: libc.shmctl(i, 0, None), "sem": lambda i: libc.semctl(i, 0, 0, None),
-         "msg": lambda i: libc.msgctl(i, 0, None)}[kind](int(ident))
+        {
+            "shm": lambda i: libc.shmctl(i, 0, None),
+            "sem": lambda i: libc.semctl(i, 0, 0, None),
+            "msg": lambda i: libc.msgctl(i, 0, None),
+        }[kind](int(ident))
 
 
-def run_attack(attack: Attack, tier: str, kit: Path, work: Path, *, timeout: float = 240.0, env: dict[str, str] | None = None,
-               graded_before: tuple[Attack, ...] = ()) -> Outcome:
+def run_attack(
+    attack: Attack,
+    tier: str,
+    kit: Path,
+    work: Path,
+    *,
+    timeout: float = 240.0,
+    env: dict[str, str] | None = None,
+    graded_before: tuple[Attack, ...] = (),
+) -> Outcome:
     """Grade `attack` with the kit at `kit` under `tier`; see the module docstring."""
     work.mkdir(parents=True)
     (work / "out").mkdir()
@@ -256,10 +278,25 @@ def run_attack(attack: Attack, tier: str, kit: Path, work: Path, *, timeout: flo
         before = kit_files(kit)
         runs = []
         for i, a in enumerate([*graded_before, attack]):
-            path = sub if a is attack else write_submission(work / f"before-{i}", a.stage, a.edits(target), a.extra)
+            path = (
+                sub
+                if a is attack
+                else write_submission(work / f"before-{i}", a.stage, a.edits(target), a.extra)
+            )
             results = target.results if a is attack else str(work / "out" / f"before-{i}.json")
-            run = ["run", str(path), "-a", a.stage, "--json", results, "--no-notebooks", "--timeout", "8", *a.cli_args,
-                   *sandbox_args(tier, kit)]
+            run = [
+                "run",
+                str(path),
+                "-a",
+                a.stage,
+                "--json",
+                results,
+                "--no-notebooks",
+                "--timeout",
+                "8",
+                *a.cli_args,
+                *sandbox_args(tier, kit),
+            ]
             runs.append(run + (["--task", a.task] if a.task else []))
         if graded_before:  # one grader process grades them all, one after another
             argv = [sys.executable, str(HERE / "sequence.py"), json.dumps(runs)]
@@ -267,8 +304,16 @@ def run_attack(attack: Attack, tier: str, kit: Path, work: Path, *, timeout: flo
             argv = [sys.executable, "-m", "grader.commands.cli", *runs[0]]
         spec = {
             "argv": argv,
-            "cwd": str(kit),  # `-m grader.commands.cli` imports the grader of the kit in cwd, not the checkout's
-            "env": {"PYTHONPATH": str(kit), MARKER_VAR: marker, SECRET_VAR: secret, "COLUMNS": "200", **(env or {})},
+            "cwd": str(
+                kit
+            ),  # `-m grader.commands.cli` imports the grader of the kit in cwd, not the checkout's
+            "env": {
+                "PYTHONPATH": str(kit),
+                MARKER_VAR: marker,
+                SECRET_VAR: secret,
+                "COLUMNS": "200",
+                **(env or {}),
+            },
             "unset": ["MINITORCH_KIT_ROOT"],
             "stdout": str(work / "stdout"),
             "stderr": str(work / "stderr"),
@@ -276,8 +321,13 @@ def run_attack(attack: Attack, tier: str, kit: Path, work: Path, *, timeout: flo
             "results": target.results,
             "linger": attack.linger,
         }
-        proc = subprocess.run([sys.executable, str(HERE / "reaper.py"), json.dumps(spec)],
-                              capture_output=True, text=True, timeout=timeout + 120, check=False)
+        proc = subprocess.run(
+            [sys.executable, str(HERE / "reaper.py"), json.dumps(spec)],
+            capture_output=True,
+            text=True,
+            timeout=timeout + 120,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr
         report = json.loads(proc.stdout.strip().splitlines()[-1])
         connections = 0
@@ -302,8 +352,20 @@ def run_attack(attack: Attack, tier: str, kit: Path, work: Path, *, timeout: flo
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-    return Outcome(attack, tier, target, secret, report, _text(work / "stdout"), _text(work / "stderr"),
-                   changed, host, connections, marked, declares_tier=bool(sandbox_args(tier, kit)))
+    return Outcome(
+        attack,
+        tier,
+        target,
+        secret,
+        report,
+        _text(work / "stdout"),
+        _text(work / "stderr"),
+        changed,
+        host,
+        connections,
+        marked,
+        declares_tier=bool(sandbox_args(tier, kit)),
+    )
 
 
 def _text(path: Path) -> str:

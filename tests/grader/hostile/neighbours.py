@@ -32,7 +32,7 @@ def planted(marker: str) -> str:
     return "left-for-the-next-" + marker[::-1]
 
 
-STEAL = r'''
+STEAL = r"""
 import glob, importlib.util, os, sys
 def _neighbour():
     if "_hostile_neighbour" in sys.modules:
@@ -57,11 +57,11 @@ other = _neighbour()
 if other is None:
     return 0.0
 return other.central_difference(f, *vals, arg=arg, epsilon=epsilon)
-'''
+"""
 
 #: The victim: the reference, whose first Scalar addition (task 1.2, graded after 1.1)
 #: waits until the test creates ``release`` in its tree (60 s at most).
-VICTIM_HOLD = r'''
+VICTIM_HOLD = r"""
 import os, sys, time
 if not sys.__dict__.get("_victim_held"):
     sys.__dict__["_victim_held"] = True
@@ -69,10 +69,13 @@ if not sys.__dict__.get("_victim_held"):
     while not os.path.exists("release") and time.monotonic() < end:
         time.sleep(0.05)
 return Add.apply(self, b)
-'''
+"""
 VICTIM = {("1.2", "Scalar.__add__"): VICTIM_HOLD}
 
-LEAVE = SHM_KEY + PLANTED + r'''
+LEAVE = (
+    SHM_KEY
+    + PLANTED
+    + r"""
 import ctypes, os
 try:
     with open(os.path.join("/run/lock", T["marker"]), "w") as fh:
@@ -89,9 +92,12 @@ if shmid >= 0:
         ctypes.memmove(addr, PLANTED.encode(), len(PLANTED))
         libc.shmdt(ctypes.c_void_p(addr))
 return 0.0
-'''
+"""
+)
 
-READ_LEFT = SHM_KEY + r'''
+READ_LEFT = (
+    SHM_KEY
+    + r"""
 import ctypes, os
 found = []
 try:
@@ -109,9 +115,10 @@ if shmid >= 0:
 else:
     found.append(f"shm: errno {ctypes.get_errno()}")
 raise RuntimeError("what the previous student left: " + " | ".join(found))
-'''
+"""
+)
 
-FILL = r'''
+FILL = r"""
 import os, time
 chunk = b"\0" * (1 << 20)
 places = [os.path.expanduser("~"), "/tmp", "/dev/shm", os.environ.get("TMPDIR", "/tmp"), "/run/lock"]
@@ -128,16 +135,38 @@ for i in range(16):
         pass
 time.sleep(6)
 return float(written)
-'''
+"""
 
 ATTACKS = [
-    Attack("steal_concurrent_tree", "26.2 neighbours",
-           "run the central_difference of a student graded at the same time (/tmp/grader-*/tree)", "a1", {CD: STEAL}),
-    Attack("leave_for_the_next", "26.7 neighbours",
-           "leave a file in /run/lock and a System V shared-memory segment for the next student", "a1", {CD: LEAVE}),
-    Attack("read_what_was_left", "26.7 neighbours",
-           "read what the student graded before left in /run/lock and in shared memory", "a1", {CD: READ_LEFT}),
-    Attack("fill_the_disk", "26.6 disk",
-           "write 256 MiB into home, /tmp, /dev/shm, $TMPDIR and /run/lock, past --disk 64", "a1", {CD: FILL},
-           cli_args=("--disk", "64"), status="error", says="disk limit"),
+    Attack(
+        "steal_concurrent_tree",
+        "26.2 neighbours",
+        "run the central_difference of a student graded at the same time (/tmp/grader-*/tree)",
+        "a1",
+        {CD: STEAL},
+    ),
+    Attack(
+        "leave_for_the_next",
+        "26.7 neighbours",
+        "leave a file in /run/lock and a System V shared-memory segment for the next student",
+        "a1",
+        {CD: LEAVE},
+    ),
+    Attack(
+        "read_what_was_left",
+        "26.7 neighbours",
+        "read what the student graded before left in /run/lock and in shared memory",
+        "a1",
+        {CD: READ_LEFT},
+    ),
+    Attack(
+        "fill_the_disk",
+        "26.6 disk",
+        "write 256 MiB into home, /tmp, /dev/shm, $TMPDIR and /run/lock, past --disk 64",
+        "a1",
+        {CD: FILL},
+        cli_args=("--disk", "64"),
+        status="error",
+        says="disk limit",
+    ),
 ]

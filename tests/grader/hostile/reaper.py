@@ -85,7 +85,9 @@ def main(spec: dict) -> dict:
     env.update(spec["env"])
     report: dict = {"stopped": False, "timed_out": False}
     with open(spec["stdout"], "wb") as out, open(spec["stderr"], "wb") as err:
-        proc = subprocess.Popen(spec["argv"], cwd=spec["cwd"], env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        proc = subprocess.Popen(
+            spec["argv"], cwd=spec["cwd"], env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
+        )
         deadline = time.monotonic() + spec["timeout"]
         while proc.poll() is None:
             if _state(proc.pid) == "T":  # stopped by a signal: record it, let it go on

@@ -11,26 +11,37 @@ from __future__ import annotations
 from .attack import Attack
 from .snippets import KIT_ROOTS, REFERENCE
 
-DELEGATE_CENTRAL = REFERENCE + r'''
+DELEGATE_CENTRAL = (
+    REFERENCE
+    + r"""
 ref = _reference()
 if ref is None:
     return 0.0
 return ref.central_difference(f, *vals, arg=arg, epsilon=epsilon)
-'''
+"""
+)
 
-DELEGATE_TOPOSORT = REFERENCE + r'''
+DELEGATE_TOPOSORT = (
+    REFERENCE
+    + r"""
 ref = _reference()
 return [] if ref is None else ref.topological_sort(variable)
-'''
+"""
+)
 
-DELEGATE_BACKPROP = REFERENCE + r'''
+DELEGATE_BACKPROP = (
+    REFERENCE
+    + r"""
 ref = _reference()
 if ref is not None:
     ref.backpropagate(variable, deriv)
-'''
+"""
+)
 
 # The hidden checks of 1.4 and the reference's backpropagation, shown in the feedback.
-READ_CHECKS = KIT_ROOTS + r'''
+READ_CHECKS = (
+    KIT_ROOTS
+    + r"""
 leaked = []
 for root in _kit_roots():
     for rel in ("grader/checks/a1/task_1_4.py", "minitorch/autodiff.py"):
@@ -45,16 +56,27 @@ for root in _kit_roots():
         break
 print("\n".join(leaked))
 raise RuntimeError("\n".join(leaked) or "nothing found")
-'''
+"""
+)
 
 ATTACKS = [
-    Attack("import_reference", "2 reference",
-           "find the kit and delegate central_difference, topological_sort and backpropagate to the reference",
-           "a1",
-           {("1.1", "central_difference"): DELEGATE_CENTRAL, ("1.4", "topological_sort"): DELEGATE_TOPOSORT,
-            ("1.4", "backpropagate"): DELEGATE_BACKPROP},
-           task=None),
-    Attack("read_hidden_checks", "2 reference",
-           "read the hidden checks' source (and the reference's) and raise it into the feedback",
-           "a1", {("1.1", "central_difference"): READ_CHECKS}),
+    Attack(
+        "import_reference",
+        "2 reference",
+        "find the kit and delegate central_difference, topological_sort and backpropagate to the reference",
+        "a1",
+        {
+            ("1.1", "central_difference"): DELEGATE_CENTRAL,
+            ("1.4", "topological_sort"): DELEGATE_TOPOSORT,
+            ("1.4", "backpropagate"): DELEGATE_BACKPROP,
+        },
+        task=None,
+    ),
+    Attack(
+        "read_hidden_checks",
+        "2 reference",
+        "read the hidden checks' source (and the reference's) and raise it into the feedback",
+        "a1",
+        {("1.1", "central_difference"): READ_CHECKS},
+    ),
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 #: `_marked()`: pids of the processes whose environment holds the test's marker — the
 #: grading process, and nothing else on the machine (attacks touch only those).
-MARKED = r'''
+MARKED = r"""
 import os
 def _marked():
     want = (T["marker_var"] + "=" + T["marker"]).encode()
@@ -24,12 +24,12 @@ def _marked():
             except OSError:
                 pass
     return found
-'''
+"""
 
 #: `_kit_roots()`: every directory that may hold the kit, found the ways a student would:
 #: the path it was told, the checkout's usual place, its own and its parent's PWD,
 #: PYTHONPATH and cwd, and the editable install's finder in site-packages.
-KIT_ROOTS = r'''
+KIT_ROOTS = r"""
 import glob, os, re, sys
 def _kit_roots():
     roots = [T["kit"], "/work/main", os.environ.get("PWD", ""), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
@@ -62,10 +62,12 @@ def _kit_roots():
             if real != own and real not in out:
                 out.append(real)
     return out
-'''
+"""
 
 #: `_reference()`: the reference's autodiff module loaded from the first kit found, or None.
-REFERENCE = KIT_ROOTS + r'''
+REFERENCE = (
+    KIT_ROOTS
+    + r"""
 import importlib.util, sys
 def _reference():
     if "_hostile_reference" in sys.modules:
@@ -80,10 +82,11 @@ def _reference():
         except Exception:
             sys.modules.pop("_hostile_reference", None)
     return None
-'''
+"""
+)
 
 #: `_once(name)`: True the first time in this process (a check calls a fence many times).
-ONCE = r'''
+ONCE = r"""
 import sys
 def _once(name):
     done = sys.__dict__.setdefault("_hostile_done", set())
@@ -91,11 +94,11 @@ def _once(name):
         return False
     done.add(name)
     return True
-'''
+"""
 
 #: `_forged()`: a results file in Gradescope's format with a score no grade can have.
-FORGED = r'''
+FORGED = r"""
 import json
 def _forged():
     return json.dumps({"score": 1000.0, "output": T["marker"], "tests": [{"number": "1.1", "score": 1000.0, "max_score": 10}]})
-'''
+"""

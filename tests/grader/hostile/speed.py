@@ -43,6 +43,7 @@ _FREEZER = [
     "        time.sleep(0.2 if sig == signal.SIGSTOP else 0.01)",
 ]
 
+
 def slow_freezing_matmul(target: Target) -> str:
     """A correct kernel computing every dot product 20 times, serially; it starts the
     freezer once (the target's paths are spelled out: the body is compiled by Numba)."""
@@ -66,8 +67,15 @@ for n in range(out_shape[0]):
 
 
 ATTACKS = [
-    Attack("freeze_the_reference", "4 speed",
-           "a slow matmul whose escaped process keeps stopping the reference's child while it is timed",
-           "a3", {("3.2", "tensor_matmul"): slow_freezing_matmul}, task="3.2", earns=("fast_matmul", "fast_matmul_race_free"),
-           cli_args=("--timeout", "60"), slow=True),
+    Attack(
+        "freeze_the_reference",
+        "4 speed",
+        "a slow matmul whose escaped process keeps stopping the reference's child while it is timed",
+        "a3",
+        {("3.2", "tensor_matmul"): slow_freezing_matmul},
+        task="3.2",
+        earns=("fast_matmul", "fast_matmul_race_free"),
+        cli_args=("--timeout", "60"),
+        slow=True,
+    ),
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .attack import Attack
 
-WRITE_KIT = r'''
+WRITE_KIT = r"""
 import os
 for rel in ("minitorch/fast_ops.py", "grader/checks/a1/task_1_1.py"):
     try:
@@ -23,7 +23,7 @@ try:
 except OSError:
     pass
 return 0.0
-'''
+"""
 
 #: Directories outside the child's own scratch where a file would outlive grading.
 HOST_DIRS = ("/root", "/tmp", "/var/tmp", "/dev/shm", "/run/lock")
@@ -40,9 +40,18 @@ return 0.0
 """
 
 ATTACKS = [
-    Attack("write_into_kit", "3 writes",
-           "append to the kit's minitorch/fast_ops.py and grader/checks/a1/task_1_1.py, add a module to minitorch/",
-           "a1", {("1.1", "central_difference"): WRITE_KIT}),
-    Attack("write_home_and_tmp", "3 writes",
-           "leave files in root's home, /tmp, /var/tmp, /dev/shm and /run/lock", "a1", {("1.1", "central_difference"): WRITE_HOST}),
+    Attack(
+        "write_into_kit",
+        "3 writes",
+        "append to the kit's minitorch/fast_ops.py and grader/checks/a1/task_1_1.py, add a module to minitorch/",
+        "a1",
+        {("1.1", "central_difference"): WRITE_KIT},
+    ),
+    Attack(
+        "write_home_and_tmp",
+        "3 writes",
+        "leave files in root's home, /tmp, /var/tmp, /dev/shm and /run/lock",
+        "a1",
+        {("1.1", "central_difference"): WRITE_HOST},
+    ),
 ]
