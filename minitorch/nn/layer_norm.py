@@ -50,6 +50,19 @@ def checked_shape(input: Tensor, normalized_shape: Shape) -> tuple[int, ...]:
     return shape
 
 
+def normalise_rows(x: Tensor, eps: float) -> Tensor:
+    """x̂ = (x − μ) / √(σ² + ε) along the last dimension: x [..., N] → x̂ [..., N].
+
+    μ = (1/N) Σ x_i and σ² = (1/N) Σ (x_i − μ)² are each row's mean and biased variance
+    (PyTorch's LayerNorm divides by N, not N − 1), and ε sits under the square root.
+    """
+    # BEGIN SOLUTION 6.4
+    centred = x - x.mean(-1, keepdim=True)
+    variance = (centred * centred).mean(-1, keepdim=True)
+    return centred / (variance + eps).sqrt()
+    # END SOLUTION 6.4
+
+
 @replaceable("layer_norm")
 def layer_norm(
     input: Tensor,
@@ -65,13 +78,8 @@ def layer_norm(
     """
     shape = checked_shape(input, normalized_shape)
     lead = tuple(input.shape[: len(input.shape) - len(shape)])
-    x = input.reshape(*lead, math.prod(shape))  # one vector of N values per row
-    # BEGIN SOLUTION 6.4
-    centred = x - x.mean(-1, keepdim=True)
-    variance = (centred * centred).mean(-1, keepdim=True)
-    normalised = centred / (variance + eps).sqrt()
-    # END SOLUTION 6.4
-    y = normalised.reshape(*lead, *shape)
+    rows = input.reshape(*lead, math.prod(shape))  # one vector of N values per row
+    y = normalise_rows(rows, eps).reshape(*lead, *shape)
     if weight is not None:
         y = y * weight
     if bias is not None:

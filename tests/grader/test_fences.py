@@ -324,3 +324,70 @@ def test_invalid_manifests_are_clear_errors(tmp_path: Path, edit, fragment: str)
         load_manifest("a1", root)
     assert fragment in str(info.value)
     assert "manifest.toml" in str(info.value)
+
+
+def _names_read_after_a_fence(text: str, fences: list) -> list[str]:
+    """Every name the code after a fence reads that only the fence assigns, in the function
+    around the fence: with the release's stub (a raise) such code can never run, and a
+    student's body that names its result differently breaks it in a way the handout does
+    not explain."""
+
+    def stored(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return node.id
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return node.name
+        if isinstance(node, ast.alias):
+            return (node.asname or node.name).split(".")[0]
+        return node.arg if isinstance(node, ast.arg) else None
+
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
+    functions = [n for n in ast.walk(ast.parse(text)) if isinstance(n, kinds)]
+    found = []
+    for fence in fences:
+        around = [fn for fn in functions if fn.lineno < fence.begin and fn.end_lineno > fence.end]
+        if not around:
+            continue
+        fn = max(around, key=lambda n: n.lineno)  # the innermost
+        inside, outside = set(), set()
+        for node in ast.walk(fn):
+            name = stored(node)
+            if name is None or node is fn:
+                continue
+            line = getattr(node, "lineno", fence.begin - 1)
+            in_fence = fence.begin < line < fence.end and not isinstance(node, ast.arg)
+            (inside if in_fence else outside).add(name)
+        found += [
+            f"{fence.function} (fence {fence.task}) line {node.lineno} reads {node.id}"
+            for node in ast.walk(fn)
+            if isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+            and node.lineno > fence.end
+            and node.id in inside - outside
+        ]
+    return found
+
+
+def test_no_code_after_a_fence_reads_a_name_only_the_fence_defines(reference_fences: dict) -> None:
+    wrong = [
+        f"{rel}: {problem}"
+        for rel, fences in reference_fences.items()
+        for problem in _names_read_after_a_fence((ROOT / rel).read_text(encoding="utf-8"), fences)
+    ]
+    assert not wrong, "return the fence's result, or assign a name defined before it:\n" + "\n".join(wrong)
+
+
+def test_a_name_read_after_the_fence_that_only_the_fence_defines_is_found() -> None:
+    source = textwrap.dedent(
+        """\
+        def layer_norm(x, eps):
+            rows = x
+            # BEGIN SOLUTION 6.4
+            normalised = rows / eps
+            rows = rows + 0
+            # END SOLUTION 6.4
+            return normalised, rows
+        """
+    )
+    found = _names_read_after_a_fence(source, find_fences(source, "ln.py"))
+    assert found == ["layer_norm (fence 6.4) line 7 reads normalised"]

@@ -76,12 +76,12 @@ return out, weights
 LAYER_NORM_LECTURE_EPSILON = """\
 centred = x - x.mean(-1, keepdim=True)
 variance = (centred * centred).mean(-1, keepdim=True)
-normalised = centred / (variance.sqrt() + eps)  # σ + ε, the lecture's form: not PyTorch's
+return centred / (variance.sqrt() + eps)  # σ + ε, the lecture's form: not PyTorch's
 """
 LAYER_NORM_UNBIASED = """\
 centred = x - x.mean(-1, keepdim=True)
 variance = (centred * centred).sum(-1, keepdim=True) / max(x.shape[-1] - 1, 1)  # unbiased: not LayerNorm's
-normalised = centred / (variance + eps).sqrt()
+return centred / (variance + eps).sqrt()
 """
 PE_SIN_COS_SWAPPED = """\
 pos = np.arange(length, dtype=np.float64)[:, None]
@@ -136,12 +136,12 @@ BAD = {
         {"mha", "mha_masks"},
     ),
     "LayerNorm with the lecture's σ + ε": (
-        {("6.4", "layer_norm"): LAYER_NORM_LECTURE_EPSILON},
+        {("6.4", "normalise_rows"): LAYER_NORM_LECTURE_EPSILON},
         "6.4",
         {"layer_norm"},
     ),
     "LayerNorm with the unbiased variance": (
-        {("6.4", "layer_norm"): LAYER_NORM_UNBIASED},
+        {("6.4", "normalise_rows"): LAYER_NORM_UNBIASED},
         "6.4",
         {"layer_norm"},
     ),

@@ -164,7 +164,7 @@ PLANTED: dict[str, dict[str, tuple[str, str]]] = {
         "6.1": ("masked_softmax", SOFTMAX_NAN_ON_EMPTY_ROWS),
         "6.2": ("scaled_dot_product_attention_with_weights", SDPA_SCALE_ONE_OVER_E),
         "6.3": ("multi_head_attention", MHA_MERGE_WITHOUT_TRANSPOSE),
-        "6.4": ("layer_norm", LAYER_NORM_UNBIASED),
+        "6.4": ("normalise_rows", LAYER_NORM_UNBIASED),
         "6.5": ("TinyGPT.forward", GPT_WITHOUT_CAUSAL_MASK),
     },
 }
