@@ -61,6 +61,6 @@ elif [ "${1:-}" = "--uid-tier" ]; then
             chmod o-rwx . && echo "o-rwx $(pwd) (the kit: unreadable to the jail's uid)" ;;
     esac
 fi
-python -c 'from grader.sandbox.jail import tier_reasons
+python -c 'from grader.sandbox.tiers import tier_reasons
 for tier, why in tier_reasons().items():
     print("  %-8s %s" % (tier, why or "available"))' 2>/dev/null || echo "(install the kit to see which tiers this machine provides)"

@@ -48,9 +48,9 @@ def shared_network_reason(sandbox: str) -> str:
     else why it does not (student code could then reach the grader's loopback services).
 
     Raises:
-        grader.sandbox.jail.SandboxUnavailable: the tier asked for cannot run here.
+        grader.sandbox.tiers.SandboxUnavailable: the tier asked for cannot run here.
     """
-    from grader.sandbox.jail import choose_tier, private_network
+    from grader.sandbox.tiers import choose_tier, private_network
 
     tier = choose_tier(sandbox)
     if tier == "process":

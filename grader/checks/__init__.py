@@ -4,10 +4,11 @@ all imported when a check of the stage is first asked for; a stage's other modul
 what several of its tasks share.
 
 Manifests name checks (``checks = ["operators_forward", …]``) under their task;
-`get_check(stage, name)` finds them. `base` holds the registry and the `CheckContext` a check talks to, `probe`
-builds probes, `compare` compares answers, `inputs` generates inputs, and `runner` runs
-a check or a whole task against a student's session. Everything here runs in the trusted
-parent only and is never copied into a child's reach.
+`get_check(stage, name)` finds them. `base` holds the registry and the `CheckContext` a
+check talks to, `gradcheck` its gradient check, `probe` builds probes, `compare` compares
+answers, `inputs` generates inputs, and `runner` runs a check or a whole task against a
+student's session. Everything here runs in the trusted parent only and is never copied into
+a child's reach.
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ from grader.sandbox.child.executor import Executor
 from grader.core.fences import package_fences
 from grader.core.manifest import Task, repo_root
 from grader.core.results import CheckResult, Problem, TaskResult
-from grader.sandbox.session import ChildStartFailed, Limits, ReferenceChild, Session, exit_text
+from grader.sandbox.child_process import ChildStartFailed, exit_text
+from grader.sandbox.session import Limits, ReferenceChild, Session
 from . import get_check
 from .base import CheckContext, CheckFailed, GraderBug, Services, StudentError
 from .feedback import belongs_to, depends_on_broken, raised_in, raised_in_other, reaches_stub

@@ -1,5 +1,6 @@
 """The command line and the commands that use every layer.
 
 `cli` (``grader …``) · `invariants` (``grader check``) · `gradescope` (``grader
-gradescope``: the Gradescope autograder zip, and what its scripts run). The top layer.
+gradescope``, and what the autograder's scripts run) · `autograder_bundle` (the Gradescope
+autograder zip it writes). The top layer.
 """

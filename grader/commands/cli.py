@@ -90,7 +90,7 @@ writes nothing).
 def _run(args: argparse.Namespace) -> int:
     from grader.core.console import make_console
     from grader.grading.grade import grade, refusal
-    from grader.sandbox.jail import SandboxUnavailable
+    from grader.sandbox.tiers import SandboxUnavailable
     from grader.grading.report import print_report, write_reports
     from grader.core.results import TaskResult
     from grader.core.safe_text import terminal_text
@@ -368,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("-o", "--out", help="output directory (default: ./NAME)")
     ex.set_defaults(func=_example)
 
-    from grader.batch.run import add_parser as add_batch_parser  # `grader batch`: a whole class, on Dask
+    from grader.batch.command import add_parser as add_batch_parser  # `grader batch`: a whole class, on Dask
 
     add_batch_parser(subs)
     from .gradescope import add_parser as add_gradescope_parser  # `grader gradescope`: the autograder zip

@@ -26,7 +26,8 @@ top-level ``reference_only = ["minitorch/accel/tuned_ops.py"]`` (optional; files
 fences: left out of releases and child trees of this stage and earlier ones.
 `load_manifest("a1")` returns a `Manifest`; every mistake (unknown key, wrong type,
 duplicate id, a fence id that no `# BEGIN SOLUTION` in minitorch/ carries, a notebook or
-reference-only file that does not exist) is a `ManifestError` naming the file.
+reference-only file that does not exist) is a `ManifestError` naming the file. The tables are
+read, with their types, by `grader.core.manifest_tables`.
 """
 
 from __future__ import annotations
@@ -37,15 +38,15 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, NoReturn
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-from .fences import find_fences, package_fences
+from .fences import package_fences
 from .gradescope_settings import GradescopeSettings, parse_gradescope
+from .manifest_tables import ManifestError, TableReader, check_reference_only, read_weights
 
 __all__ = [
     "Manifest",
@@ -67,10 +68,6 @@ __all__ = [
 _STAGE = re.compile(r"^a(\d+)$")
 _TASK = re.compile(r"^(\d+)\.(\d+)$")
 _FOLDER = re.compile(r"^(a\d+)-[a-z0-9][a-z0-9-]*$")
-
-
-class ManifestError(ValueError):
-    """An invalid manifest; the message names the file."""
 
 
 @dataclass(frozen=True)
@@ -243,50 +240,6 @@ def fence_ids(repo_root: Path | str | None = None) -> frozenset[str]:
 # ---------------------------------------------------------------------------- validation
 
 
-class _Reader:
-    """Typed access to one TOML table, with errors that name the file and the table."""
-
-    def __init__(self, path: Path, where: str, table: Any, allowed: set[str]) -> None:
-        self.path, self.where = path, where
-        if not isinstance(table, dict):
-            self.fail(f"{where} must be a table")
-        unknown = sorted(set(table) - allowed)
-        if unknown:
-            self.fail(
-                f"unknown key(s) {', '.join(unknown)} in {where} (allowed: {', '.join(sorted(allowed))})"
-            )
-        self.table = table
-
-    def fail(self, message: str) -> NoReturn:
-        raise ManifestError(f"{self.path}: {message}")
-
-    def string(self, key: str, default: str | None = None) -> str:
-        if key not in self.table:
-            if default is None:
-                self.fail(f"{self.where} needs {key!r}")
-            return default  # type: ignore[return-value]
-        v = self.table[key]
-        if not isinstance(v, str) or (default is None and not v.strip()):
-            self.fail(f"{self.where}.{key} must be a non-empty string, got {v!r}")
-        return v
-
-    def points(self, key: str) -> float:
-        v = self.table.get(key)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-            self.fail(f"{self.where}.{key} must be a positive number, got {v!r}")
-        return float(v)
-
-    def strings(self, key: str, required: bool) -> tuple[str, ...]:
-        v = self.table.get(key, [])
-        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
-            self.fail(f"{self.where}.{key} must be a list of strings, got {v!r}")
-        if required and not v:
-            self.fail(f"{self.where}.{key} must not be empty")
-        if len(set(v)) != len(v):
-            self.fail(f"{self.where}.{key} has duplicates: {v!r}")
-        return tuple(v)
-
-
 _TOP_KEYS = {"id", "title", "tasks", "notebooks", "reference_only", "gradescope"}
 _TASK_KEYS = {"id", "title", "points", "fences", "checks", "hint", "public_tests", "performance", "weights"}
 _PERF_KEYS = {"max_ratio"}
@@ -298,7 +251,7 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise ManifestError(f"{path}: invalid TOML: {e}") from None
-    top = _Reader(path, "the manifest", data, _TOP_KEYS)
+    top = TableReader(path, "the manifest", data, _TOP_KEYS)
     mid = top.string("id")
     if mid != stage:
         top.fail(f"id = {mid!r} but the folder is for stage {stage}")
@@ -311,7 +264,7 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
     tasks: list[Task] = []
     seen_fences: dict[str, str] = {}
     for i, raw in enumerate(raw_tasks):
-        r = _Reader(path, f"tasks[{i}]", raw, _TASK_KEYS)
+        r = TableReader(path, f"tasks[{i}]", raw, _TASK_KEYS)
         tid = r.string("id")
         if not _TASK.match(tid):
             r.fail(f"task id {tid!r} is not of the form X.Y")
@@ -338,7 +291,7 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
                 )
         perf = None
         if "performance" in raw:
-            pr = _Reader(path, f"{where}.performance", raw["performance"], _PERF_KEYS)
+            pr = TableReader(path, f"{where}.performance", raw["performance"], _PERF_KEYS)
             perf = Performance(max_ratio=pr.points("max_ratio"))
         checks = r.strings("checks", required=True)
         tasks.append(
@@ -351,7 +304,7 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
                 hint=r.string("hint", default=""),
                 public_tests=tests,
                 performance=perf,
-                weights=_weights(r, raw.get("weights", {}), checks),
+                weights=read_weights(r, raw.get("weights", {}), checks),
             )
         )
 
@@ -360,7 +313,7 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
     if not isinstance(raw_nbs, list):
         top.fail("notebooks must be an array of tables ([[notebooks]])")
     for i, raw in enumerate(raw_nbs):
-        r = _Reader(path, f"notebooks[{i}]", raw, _NOTEBOOK_KEYS)
+        r = TableReader(path, f"notebooks[{i}]", raw, _NOTEBOOK_KEYS)
         nb_path = r.string("path")
         if not re.fullmatch(r"[A-Za-z0-9_-]+/[A-Za-z0-9_-]+\.ipynb", nb_path):
             r.fail(f"notebook path {nb_path!r} must look like '{stage}/name.ipynb'")
@@ -372,7 +325,7 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
 
     reference_only = top.strings("reference_only", required=False)
     for rel in reference_only:
-        _check_reference_only(top, rel, root)
+        check_reference_only(top, rel, root)
 
     return Manifest(
         id=mid,
@@ -383,33 +336,6 @@ def _parse(path: Path, stage: str, root: Path) -> Manifest:
         reference_only=reference_only,
         gradescope=parse_gradescope(data.get("gradescope", {}), top.fail),
     )
-
-
-def _weights(r: _Reader, raw: Any, checks: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
-    """``weights = { check = 2.0 }``: names among the task's checks, positive finite numbers."""
-    if not isinstance(raw, dict):
-        r.fail(f"{r.where}: weights must be a table such as {{ {checks[0]} = 2.0 }}, got {raw!r}")
-    for name, w in raw.items():
-        if name not in checks:
-            r.fail(f"{r.where}: weights names {name!r}, which is not one of its checks ({', '.join(checks)})")
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 < w < float("inf"):
-            r.fail(f"{r.where}: the weight of {name} must be a positive number, got {w!r}")
-    return tuple((n, float(raw[n])) for n in checks if n in raw)
-
-
-def _check_reference_only(top: _Reader, rel: str, root: Path) -> None:
-    """A reference-only file: an existing file of minitorch/ (not _release.py) without fences."""
-    parts = rel.split("/")
-    if not re.fullmatch(r"minitorch/[A-Za-z0-9_./-]+", rel) or any(p in ("", ".", "..") for p in parts):
-        top.fail(
-            f"reference_only entry {rel!r} must be a path under minitorch/, e.g. 'minitorch/accel/tuned_ops.py'"
-        )
-    if rel == "minitorch/_release.py" or rel.endswith("/__init__.py"):
-        top.fail(f"reference_only entry {rel!r} cannot be withheld (the package needs it)")
-    if not (root / rel).is_file():
-        top.fail(f"reference_only file {rel} does not exist")
-    if rel.endswith(".py") and find_fences((root / rel).read_text(encoding="utf-8"), rel):
-        top.fail(f"reference_only file {rel} holds solution fences: its tasks would vanish from the release")
 
 
 def load_manifest(stage: str, repo_root: Path | str | None = None) -> Manifest:

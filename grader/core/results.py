@@ -108,7 +108,7 @@ class GradeResult:
     tasks: list[TaskResult]
     seconds: float
     isolate: bool = False
-    isolation: str = "process"  # the jail tier that ran the student's code (grader.sandbox.jail)
+    isolation: str = "process"  # the jail tier that ran the student's code (grader.sandbox.tiers)
     problems: list[Problem] = field(default_factory=list)
     grader_errors: list[str] = field(default_factory=list)
     output: str = ""

@@ -44,9 +44,9 @@ are kept (its tree holds reference code the student's code could print); the fee
 from the whole tree and says which checks passed only alone, and which other tasks fail.
 
 ``isolate=True`` grades *every* task alone, and shows what that run says — a diagnosis for
-trusted code (`grader check` uses it: invariant 3). How a task is graded alone, for both:
-`build_child_tree(..., isolate_task=X)` writes a tree where the stage's *other* tasks hold
-the reference, within the limits below.
+trusted code (`grader check` uses it: invariant 3). How a task is graded alone, for both
+(`grader.grading.reference_trees.grade_alone`): `build_child_tree(..., isolate_task=X)`
+writes a tree where the stage's *other* tasks hold the reference, within the limits below.
 
 * What X's score depends on: the student's fences of X, and the fences that share state
   with them. A Function's forward (1.2, 2.3) fills the ``ctx`` its backward (1.3, 2.4)
@@ -78,18 +78,19 @@ import tempfile
 import time
 from functools import partial
 from pathlib import Path
-from typing import AbstractSet, Callable, Optional
+from typing import Callable, Optional
 
 from grader.checks import get_check
 from grader.checks.base import GraderBug
 from grader.checks.runner import grade_task
-from grader.sandbox.child.executor import Executor
 from .import_guard import broken_task_row, start_tree
 from grader.trees.intake import NO_PACKAGE, SubmissionError, find_package, open_submission
-from grader.sandbox.jail import choose_tier
-from grader.core.manifest import Manifest, Task, load_manifest
-from grader.notebooks.grading import cell_points, grade_notebook, notebook_not_started
-from .one_charge import charge_notebook_once, charge_once, needs_second_look, second_looks
+from grader.sandbox.tiers import choose_tier
+from grader.core.manifest import Manifest, load_manifest
+from grader.notebooks.grading import grade_notebook
+from .one_charge import charge_once, needs_second_look
+from .reference_trees import grade_alone, grade_repaired, notebooks_alone
+from .second_looks import second_looks
 from grader.checks.reference import reference_executor
 from grader.core.results import GradeResult, Problem, TaskResult
 from grader.sandbox.session import Limits, ReferenceChild, Session
@@ -178,7 +179,7 @@ def grade(
 
         ref_child = ReferenceChild(scratch, limits)
         tree = scratch / "tree"
-        alone = partial(_grade_alone, stage, sub_dir, scratch, limits, isolation, reference, ref_child)
+        alone = partial(grade_alone, stage, sub_dir, scratch, limits, isolation, reference, ref_child)
         if not isolate:
             session, problems = start_tree(
                 partial(build_tree, stage, sub_dir, tree),
@@ -224,7 +225,7 @@ def grade(
                     failing,
                     lambda t, **kw: alone(t, result, last=False, **kw)[0],
                     partial(
-                        _grade_repaired,
+                        grade_repaired,
                         stage,
                         sub_dir,
                         scratch,
@@ -253,7 +254,7 @@ def grade(
                         progress(row)
                 _add_row(result, row, None)
             if one_charge:
-                notebook_rows = _notebooks_alone(
+                notebook_rows = notebooks_alone(
                     stage, manifest, sub_dir, scratch, limits, notebook_rows, result.tasks
                 )
             for row in notebook_rows:
@@ -283,119 +284,6 @@ def grade(
         shutil.rmtree(scratch, ignore_errors=True)
         result.seconds = time.monotonic() - started
     return result
-
-
-def _grade_alone(
-    stage: str,
-    sub_dir: Path,
-    scratch: Path,
-    limits: Limits,
-    isolation: str,
-    reference: Executor,
-    ref_child: ReferenceChild,
-    t: Task,
-    result: GradeResult,
-    *,
-    last: bool,
-    only: Optional[AbstractSet[str]] = None,
-    with_partners: bool = True,
-) -> tuple[TaskResult, list[str]]:
-    """Task `t` graded alone, in a tree of its own where the stage's other tasks are the
-    reference (`build_tree(..., isolate_task=t.id, with_partners=…)`), its checks named in
-    `only` (all when None); the tree's problems join `result`'s.
-    The tree is deleted afterwards unless it is the `last` (notebooks of ``--isolate``).
-    Returns the row and the child's output."""
-    tree, work = scratch / f"tree-{t.id}", scratch / f"s-{t.id}"
-    work.mkdir()
-    session, problems = start_tree(
-        partial(build_tree, stage, sub_dir, tree, isolate_task=t.id, with_partners=with_partners),
-        partial(Session, tree, work, limits, tier=isolation),
-    )
-    try:
-        result.problems.extend(p for p in problems if p not in result.problems)
-        row = broken_task_row(t, problems) or grade_task(
-            t, stage, reference, session, limits, problems, ref_child, only=only
-        )
-        return row, session.outputs
-    finally:
-        session.close()
-        if not last:  # it holds the reference of the stage's other tasks: no later child may find it
-            shutil.rmtree(tree, ignore_errors=True)
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def _grade_repaired(
-    stage: str,
-    sub_dir: Path,
-    scratch: Path,
-    limits: Limits,
-    isolation: str,
-    reference: Executor,
-    ref_child: ReferenceChild,
-    result: GradeResult,
-    roots: frozenset[str],
-    todo: list[tuple[Task, set[str]]],
-) -> dict[str, TaskResult]:
-    """The checks `todo` names of each of its tasks, graded in one child over the repaired
-    tree: the student's whole tree with the tasks `roots` from the reference
-    (`build_tree(..., reference_tasks=roots)`, deleted afterwards; `one_charge.second_looks`).
-    The tree's problems join `result`'s. Returns each task's row (only statuses are read)."""
-    tree, work = scratch / "tree-repaired", scratch / "s-repaired"
-    work.mkdir()
-    session, problems = start_tree(
-        partial(build_tree, stage, sub_dir, tree, reference_tasks=roots),
-        partial(Session, tree, work, limits, tier=isolation),
-    )
-    try:
-        result.problems.extend(p for p in problems if p not in result.problems)
-        return {
-            t.id: broken_task_row(t, problems)
-            or grade_task(t, stage, reference, session, limits, problems, ref_child, only=only)
-            for t, only in todo
-        }
-    finally:
-        session.close()
-        shutil.rmtree(tree, ignore_errors=True)  # it holds the reference of the roots
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def _notebooks_alone(
-    stage: str,
-    manifest: Manifest,
-    sub_dir: Path,
-    scratch: Path,
-    limits: Limits,
-    rows: list[TaskResult],
-    task_rows: list[TaskResult],
-) -> list[TaskResult]:
-    """One mistake, one charge for the notebook parts (`one_charge.charge_notebook_once`):
-    while a task of the stage loses points, a part that lost points on cells that ran, and
-    is not as released (`notebook_not_started`), is graded again in a tree where every task
-    is the reference; `rows` are the parts' rows
-    in the whole tree (in the manifest's order), `task_rows` the tasks' final rows."""
-    if not any(r.score < r.max_points for r in task_rows):
-        return rows
-    again = [
-        (nb, row)
-        for nb, row in zip(manifest.notebooks, rows)
-        if row.score < row.max_points
-        and any(c.status != "passed" for c in row.checks)
-        and not notebook_not_started(nb, sub_dir)
-    ]
-    if not again:
-        return rows
-    tree = scratch / "tree-reference"
-    try:
-        build_tree(stage, sub_dir, tree, all_reference=True)
-        charged = {
-            row.id: charge_notebook_once(
-                row, grade_notebook(nb, sub_dir, tree, scratch, limits), cell_points(nb), task_rows
-            )
-            for nb, row in again
-        }
-    finally:
-        shutil.rmtree(tree, ignore_errors=True)  # it holds the reference of every task
-    return [charged.get(row.id, row) for row in rows]
 
 
 def _add_row(result: GradeResult, row: TaskResult, progress: Optional[Callable[[TaskResult], None]]) -> None:

@@ -30,7 +30,8 @@ from grader.checks.runner import task_files
 from grader.trees.fence_guard import BrokenFence, PlacedFence, broken_message, fences_in
 from grader.core.manifest import Task
 from grader.core.results import CheckResult, Problem, TaskResult
-from grader.sandbox.session import ChildStartFailed, Session
+from grader.sandbox.child_process import ChildStartFailed
+from grader.sandbox.session import Session
 from grader.trees.child_tree import ChildTree
 
 __all__ = ["MAX_CULPRITS", "broken_task_row", "start_tree"]

@@ -18,27 +18,28 @@ so the points of Y depend on Y's own code: a check fails only when Y's code fail
 with the student's other tasks and with the reference's.
 
 A tree is a child process (about 0.6 s to build and start), so the tasks to look at again
-are taken in the stage's order (`second_looks`): once one of them fails alone too — its own
-code is wrong, a *root* — the failing checks of all the tasks still waiting are run in one
-*repaired* tree, the whole tree with the roots from the reference (``build_tree(...,
-reference_tasks=…)``). A check that passes there counts; only the checks that fail there
-too are looked at alone. A wrong `strides_from_shape` then costs three children (the whole
-tree, 2.1 alone, the repaired tree) instead of five, and 2.2–2.4's feedback names the
-task whose reference made them pass. The repaired tree differs from the whole tree only by
-reference code in place of code shown to be wrong, and anything it leaves failing is
-still graded alone, so no task gets fewer points than grading it alone gives.
+are taken in the stage's order (`grader.grading.second_looks`): once one of them fails alone
+too — its own code is wrong, a *root* — the failing checks of all the tasks still waiting
+are run in one *repaired* tree, the whole tree with the roots from the reference
+(``build_tree(..., reference_tasks=…)``). A check that passes there counts; only the checks
+that fail there too are looked at alone. A wrong `strides_from_shape` then costs three
+children (the whole tree, 2.1 alone, the repaired tree) instead of five, and 2.2–2.4's
+feedback names the task whose reference made them pass. The repaired tree differs from the
+whole tree only by reference code in place of code shown to be wrong, and anything it leaves
+failing is still graded alone, so no task gets fewer points than grading it alone gives.
 
-A backward and its forward share state: what the forward saves in ``ctx`` the backward
-reads back, in a layout of the student's choosing. So the alone tree keeps the student's
-forward beside their backward (`grader.core.shared_state`), and a wrong forward (2.3's
+A backward and its forward share state: what the forward saves in ``ctx`` the backward reads
+back, in a layout of the student's choosing. So the alone tree keeps the student's forward
+beside their backward (`grader.core.shared_state`), and a wrong forward (2.3's
 ``Permute.forward``) would still fail 2.4's backward checks there. When the partner's task
 loses points too, the checks are therefore also run with the partner's reference
-(``build_tree(..., with_partners=False)``, first, as the right half passes there), and
-pass alone when they pass in either tree (`passed_in_either`): a backward that works after
-the reference's forward is right. It works the other way too: the forward's task checks what its forward
-saves by running the backward after it (``forwards_save_for_backward`` in 1.2 and 2.3), and
-that check passes alone when it passes after the reference's backward. So a forward that
-saves nothing costs the forward's task only, and a wrong backward the backward's only.
+(``build_tree(..., with_partners=False)``, first, as the right half passes there), and pass
+alone when they pass in either tree (`second_looks.passed_in_either`): a backward that works
+after the reference's forward is right. It works the other way too: the forward's task
+checks what its forward saves by running the backward after it
+(``forwards_save_for_backward`` in 1.2 and 2.3), and that check passes alone when it passes
+after the reference's backward. So a forward that saves nothing costs the forward's task
+only, and a wrong backward the backward's only.
 
 A notebook part is the student's cells, but they call the library the student wrote in the
 stage's tasks (A5's notebook runs their `lstm_cell`). So while a task loses points, a part
@@ -92,9 +93,8 @@ trusted code only).
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
-from typing import AbstractSet, Callable, Mapping, NamedTuple, Optional, Sequence
+from typing import AbstractSet, Mapping, Optional, Sequence
 
 from grader.checks.runner import VerdictWithheld, task_files, task_score
 from grader.trees.fence_guard import BrokenFence
@@ -102,17 +102,12 @@ from grader.core.fences import is_stub, student_bodies
 from grader.trees.intake import find_package, read_student_file
 from grader.core.manifest import Task
 from grader.core.results import CheckResult, Problem, TaskResult
-from grader.core.shared_state import state_partners
 
 __all__ = [
     "ALONE",
-    "Look",
     "charge_once",
     "needs_second_look",
     "not_started",
-    "passed_in_either",
-    "second_look",
-    "second_looks",
 ]
 
 #: How the feedback names the second look.
@@ -307,108 +302,6 @@ def charge_notebook_once(
             "With your own code for every task:",
             whole.feedback,
         ),
-    )
-
-
-class Look(NamedTuple):
-    """A task's second look: its failing checks graded again (`row`, statuses only), the
-    names of those that passed in a repaired tree, and the tasks that tree replaced."""
-
-    row: TaskResult
-    repaired: frozenset[str] = frozenset()
-    roots: tuple[str, ...] = ()
-
-
-def second_looks(
-    stage: str,
-    pending: Sequence[tuple[Task, TaskResult]],
-    failing: AbstractSet[str],
-    alone: Callable[..., TaskResult],
-    repaired: Callable[[frozenset[str], list[tuple[Task, set[str]]]], dict[str, TaskResult]],
-) -> dict[str, Look]:
-    """The second look at each task of `pending` (task, row in the whole tree; in the stage's
-    order), with as few children as it takes.
-
-    Tasks are looked at in order, each alone (`second_look`; `alone(task, only=…,
-    with_partners=…)` grades the checks `only` of a task in its alone tree). A task that
-    still loses points alone is a *root*: its own code is wrong. Once a root is known and
-    two tasks or more wait, their failing checks are first run together in one *repaired*
-    tree — the whole tree with the roots replaced by the reference (`repaired(roots, [(task,
-    checks)])`, one child) — where every check that fails only because of a root passes:
-    one wrong `strides_from_shape` costs the whole tree, 2.1 alone and one repaired tree,
-    not a tree per task. A check that passes there counts as passed alone does (the tree
-    differs from the whole tree only by reference code in place of code shown wrong); the
-    checks still failing are looked at alone, as before, so no task gets fewer points than
-    alone would give it. `failing`: the tasks that lose points in the whole tree.
-    """
-    looks: dict[str, Look] = {}
-    roots: list[str] = []
-    tried: tuple[str, ...] = ()
-    partly: dict[str, tuple[TaskResult, tuple[str, ...]]] = {}  # task → its repaired row, that tree's roots
-    queue = list(pending)
-    while queue:
-        task, row = queue.pop(0)
-        if task.id not in partly:
-            looks[task.id] = Look(second_look(stage, task, row, failing, partial(alone, task)))
-        else:  # only the checks the repaired tree left failing
-            earlier, its_roots = partly[task.id]
-            won = {c.name for c in earlier.checks if c.status == "passed"}
-            rest = replace(
-                row, checks=[replace(c, status="passed") if c.name in won else c for c in row.checks]
-            )
-            looks[task.id] = Look(
-                passed_in_either(earlier, second_look(stage, task, rest, failing, partial(alone, task))),
-                frozenset(won),
-                its_roots,
-            )
-        if any(c.status != "passed" for c in looks[task.id].row.checks):
-            roots.append(task.id)
-        if roots and len(queue) >= 2 and tuple(roots) != tried:
-            tried = tuple(roots)
-            rows = repaired(
-                frozenset(roots), [(t, {c.name for c in r.checks if c.status != "passed"}) for t, r in queue]
-            )
-            still = []
-            for t, r in queue:
-                got = rows[t.id]
-                if all(c.status == "passed" for c in got.checks):
-                    looks[t.id] = Look(got, frozenset(c.name for c in got.checks), tried)
-                else:
-                    partly[t.id] = (got, tried)
-                    still.append((t, r))
-            queue = still
-    return looks
-
-
-def second_look(
-    stage: str, t: Task, row: TaskResult, failing: AbstractSet[str], alone: Callable[..., TaskResult]
-) -> TaskResult:
-    """The failing checks of `row` run again with task `t` alone (`alone(only=…,
-    with_partners=…)` grades them in `t`'s alone tree); `failing`: the tasks of the stage
-    that lose points in the whole tree.
-
-    A backward shares state with its forward, so the alone tree keeps the student's half
-    of the pair that belongs to another task (`state_partners`). When that task loses
-    points itself, the checks are first run with the reference's half (a backward after the
-    reference's forward, a forward's saving check with the reference's backward), those
-    that still fail with the student's half, and a check passes alone when it passes in
-    either tree (the right half of a pair passes in the first)."""
-    only = {c.name for c in row.checks if c.status != "passed"}
-    if not state_partners(stage, t.id) & failing:
-        return alone(only=only)
-    first = alone(only=only, with_partners=False)
-    still = {c.name for c in first.checks if c.status != "passed"}
-    return passed_in_either(first, alone(only=still)) if still else first
-
-
-def passed_in_either(first: TaskResult, second: TaskResult) -> TaskResult:
-    """`first` with each check that fails there and passes in `second` taken from `second`
-    (two alone trees of one task; only the statuses are read, by `charge_once`)."""
-    won = {c.name: c for c in second.checks if c.status == "passed"}
-    return replace(
-        first,
-        checks=[won.get(c.name, c) if c.status != "passed" else c for c in first.checks],
-        seconds=first.seconds + second.seconds,
     )
 
 

@@ -28,7 +28,7 @@ from rich.text import Text
 
 from grader.core.console import is_a_terminal, make_console
 from grader.core.gradescope_settings import OUTPUT_FORMAT, GradescopeSettings, when_shown
-from grader.sandbox.jail import describe
+from grader.sandbox.tiers import describe
 from grader.core.manifest import ManifestError, load_manifest
 from grader.core.results import GradeResult, TaskResult
 from grader.core.safe_text import json_safe, terminal_text, xml_text

@@ -4,8 +4,8 @@
     print_report([report], Console())
 
 For a stage S the reference is graded once; then for every mutant of a task X
-(`grader.mutation.mutants`: generated ones and the catalogue's real mistakes) a submission holding
-the stage's reference files, one of them mutated, is graded for the whole stage:
+(`grader.mutation.mutants`: generated ones; `grader.mutation.catalogue`: real mistakes) a submission
+holding the stage's reference files, one of them mutated, is graded for the whole stage:
 
 * **killed** — X scores less than full marks (a timeout of X's checks counts); otherwise
   the mutant **survived**.
@@ -21,8 +21,9 @@ the stage's reference files, one of them mutated, is graded for the whole stage:
 
 With ``jobs > 1`` mutants are graded in worker *processes*: the reference runs in the
 grading process, and probes that seed minitorch's generator (``manual_seed``) would race
-in threads. The report is a table (and, for a run of a whole stage, sampled or not, a
-section of ``assignments/MUTATION.md`` that names its scope); the exit status of `main` is
+in threads. The verdicts are `grader.mutation.verdicts`; the report (`grader.mutation.report`)
+is a table (and, for a run of a whole stage, sampled or not, a section of
+``assignments/MUTATION.md`` that names its scope); the exit status of `main` is
 1 on any violation, surviving mistake or problem (the reference not scoring full marks,
 public tests failing on it, a grader error).
 """
@@ -39,35 +40,24 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
-
-from rich.console import Console
-from rich.table import Table
 
 from grader.core.console import make_console
 from grader.release.examples import submission_files, write_files
 from grader.grading.grade import grade
-from grader.core.manifest import load_manifest, repo_root, stage_number
-from .mutants import Catalogue, Mutant, generate, load_catalogue
+from grader.core.manifest import load_manifest, repo_root
+from .catalogue import Catalogue, load_catalogue
+from .mutants import Mutant, generate
+from .report import print_report, update_markdown
+from .verdicts import StageReport, Verdict
 from grader.release.starter import release
 from grader.core.results import GradeResult
 from grader.sandbox.session import Limits
 from grader.release.standalone import clean_env
 from grader.trees.child_tree import build_child_tree
 
-__all__ = [
-    "MUTANT_LIMITS",
-    "StageReport",
-    "TaskSummary",
-    "Verdict",
-    "analyse",
-    "main",
-    "print_report",
-    "render_markdown",
-    "update_markdown",
-]
+__all__ = ["MUTANT_LIMITS", "analyse", "main"]
 
 #: Short limits: mutants loop forever more often than students do (a timeout is a kill).
 MUTANT_LIMITS = Limits(check_timeout=10.0, start_timeout=60.0)
@@ -75,88 +65,6 @@ MUTANT_LIMITS = Limits(check_timeout=10.0, start_timeout=60.0)
 PUBLIC_TIMEOUT = 300.0
 #: The file the repository keeps the results in (one section per stage).
 MARKDOWN = "assignments/MUTATION.md"
-TARGET = 95.0
-
-
-@dataclass
-class Verdict:
-    """What grading one mutant found. `others`: (b) — the other tasks whose score moved;
-    `public`: for survivors, the outcome of the task's public tests."""
-
-    mutant: Mutant
-    score: float
-    max_points: float
-    message: str
-    others: tuple[str, ...] = ()
-    errors: tuple[str, ...] = ()
-    public: str = ""
-    public_failed: bool = False
-    equivalent: str = ""
-    seconds: float = 0.0
-
-    @property
-    def killed(self) -> bool:
-        return self.score < self.max_points
-
-
-@dataclass
-class TaskSummary:
-    """One row of the table."""
-
-    stage: str
-    task: str
-    mutants: int = 0
-    killed: int = 0
-    equivalent: int = 0
-    violations_a: int = 0
-    violations_b: int = 0
-    seconds: float = 0.0
-
-    @property
-    def survived(self) -> int:
-        return self.mutants - self.killed
-
-    @property
-    def score(self) -> float:
-        """killed / (mutants − equivalent), in percent (100 when nothing is left)."""
-        n = self.mutants - self.equivalent
-        return 100.0 * self.killed / n if n else 100.0
-
-
-@dataclass
-class StageReport:
-    """The mutation analysis of one stage; `notes` are listed but do not fail the run."""
-
-    stage: str
-    scope: str
-    verdicts: list[Verdict]
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    def tasks(self) -> list[TaskSummary]:
-        rows: dict[str, TaskSummary] = {}
-        for v in self.verdicts:
-            row = rows.setdefault(v.mutant.task, TaskSummary(self.stage, v.mutant.task))
-            row.mutants += 1
-            row.killed += v.killed
-            row.equivalent += bool(v.equivalent) and not v.killed
-            row.violations_a += not v.killed and v.public_failed
-            row.violations_b += bool(v.others)
-            row.seconds += v.seconds
-        return [rows[t] for t in sorted(rows, key=lambda t: tuple(map(int, t.split("."))))]
-
-    def failures(self) -> list[Verdict]:
-        """Verdicts that fail the run: (a), (b), grader errors, surviving mistakes."""
-        return [
-            v
-            for v in self.verdicts
-            if v.others or v.errors or (not v.killed and (v.public_failed or v.mutant.operator == "mistake"))
-        ]
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems and not self.failures()
 
 
 # ---------------------------------------------------------------------------- grading
@@ -364,149 +272,7 @@ def analyse(
     return report
 
 
-# ---------------------------------------------------------------------------- reports
-
-_COLUMNS = (
-    "stage",
-    "task",
-    "mutants",
-    "killed",
-    "equivalent",
-    "survived",
-    "score %",
-    "(a)",
-    "(b)",
-    "seconds",
-)
-
-
-def _cells(row: TaskSummary) -> list[str]:
-    return [
-        row.stage,
-        row.task,
-        str(row.mutants),
-        str(row.killed),
-        str(row.equivalent),
-        str(row.survived),
-        f"{row.score:.1f}",
-        str(row.violations_a),
-        str(row.violations_b),
-        f"{row.seconds:.0f}",
-    ]
-
-
-def _listing(report: StageReport) -> list[tuple[str, list[str]]]:
-    """(heading, lines) of everything a reader must look at, in order of urgency."""
-    vs = report.verdicts
-    return [
-        ("problems", report.problems),
-        (
-            "grader errors",
-            [f"`{v.mutant.id}` {v.mutant.description}: {'; '.join(v.errors)}" for v in vs if v.errors],
-        ),
-        (
-            "(a) survivors that fail the public tests",
-            [
-                f"`{v.mutant.id}` {v.mutant.description} — public tests: {v.public}"
-                for v in vs
-                if not v.killed and v.public_failed
-            ],
-        ),
-        (
-            "(b) mutants that change another task's score",
-            [f"`{v.mutant.id}` {v.mutant.description} — {'; '.join(v.others)}" for v in vs if v.others],
-        ),
-        (
-            "surviving catalogue mistakes",
-            [
-                f"`{v.mutant.id}` {v.mutant.description} — public tests: {v.public or 'not run'}"
-                for v in vs
-                if not v.killed and v.mutant.operator == "mistake"
-            ],
-        ),
-        (
-            "survivors",
-            [
-                f"`{v.mutant.id}` {v.mutant.description}"
-                + (
-                    f" — equivalent: {v.equivalent}"
-                    if v.equivalent
-                    else f" — public tests: {v.public or 'not run'}"
-                )
-                for v in vs
-                if not v.killed and v.mutant.operator != "mistake" and not v.public_failed
-            ],
-        ),
-        ("notes", report.notes),
-    ]
-
-
-def print_report(reports: Sequence[StageReport], console: Console) -> None:
-    """The table of every stage, then each stage's violations, survivors and problems."""
-    table = Table(title="grader check --mutants")
-    for col in _COLUMNS:
-        table.add_column(col, justify="left" if col in ("stage", "task") else "right")
-    for report in reports:
-        for row in report.tasks():
-            style = (
-                "red" if row.violations_a or row.violations_b else ("yellow" if row.score < TARGET else "")
-            )
-            table.add_row(*_cells(row), style=style)
-    console.print(table)
-    for report in reports:
-        for heading, lines in _listing(report):
-            if lines:
-                console.print(f"[bold]{report.stage}: {heading}[/bold]")
-                for line in lines:
-                    console.print(f"  • {line}", markup=False, highlight=False)
-        console.print(
-            f"{report.stage}: {'ok' if report.ok else 'FAILED'} ({report.scope}; {report.seconds:.0f} s)"
-        )
-
-
-_HEADER = """# Mutation analysis of the hidden checks
-
-Written by `grader check -a STAGE --mutants` (one section per stage; a run replaces its
-stage's section). Each mutant is the reference with one small change inside one task's
-fence (`grader/mutation/mutants.py`), or a real student's mistake from the stage's `mutants.toml`;
-the whole stage is graded with it. *killed*: the task lost points. *(a)*: survivors that
-fail the task's public tests (the hidden checks are weaker). *(b)*: mutants that changed
-another task's score. Score = killed / (mutants − equivalent); the target is ≥ 95 %.
-"""
-
-
-def render_markdown(report: StageReport) -> str:
-    """The stage's section of MUTATION.md."""
-    title = load_manifest(report.stage).title
-    lines = [
-        f"## {report.stage} — {title}",
-        "",
-        f"{report.scope}; {report.seconds:.0f} s in all.",
-        "",
-        "| " + " | ".join(_COLUMNS[1:]) + " |",
-        "|" + "---|" * (len(_COLUMNS) - 1),
-    ]
-    lines += ["| " + " | ".join(_cells(row)[1:]) + " |" for row in report.tasks()]
-    for heading, items in _listing(report):
-        if items:
-            lines += ["", f"**{heading[0].upper() + heading[1:]}**", ""] + [f"- {item}" for item in items]
-    return "\n".join(lines) + "\n"
-
-
-def update_markdown(path: Path, report: StageReport) -> None:
-    """Replace (or add) the stage's section of `path`, keeping the other stages'."""
-    sections: dict[str, str] = {}
-    if path.is_file():
-        current = None
-        for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
-            if line.startswith("## a"):
-                current = line[3:].split()[0]
-                sections[current] = ""
-            if current is not None:
-                sections[current] += line
-    sections[report.stage] = render_markdown(report)
-    body = "\n".join(sections[s].rstrip("\n") + "\n" for s in sorted(sections, key=stage_number))
-    path.write_text(_HEADER + "\n" + body, encoding="utf-8")
+# ---------------------------------------------------------------------------- command
 
 
 def main(

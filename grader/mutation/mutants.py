@@ -1,11 +1,11 @@
 """Mutants of the fenced regions: small wrong versions of the reference a grader must catch.
 
     mutants = generate("a1")              # every mutant of every fence of stage A1
-    catalogue = load_catalogue("a1")      # real students' mistakes + proven equivalents
 
 A mutant is the reference file with one change strictly inside one task's fence (the rest
 of the file is byte-identical, the markers stay). `grader.mutation.analysis` grades each one and
-checks that the task's hidden checks notice it (see there).
+checks that the task's hidden checks notice it (see there); a stage's `mutants.toml` adds real
+students' mistakes as mutants and names the equivalent ones (`grader.mutation.catalogue`).
 
 Node operators come from mutmut (`mutmut.mutation.mutators.mutation_operators`, pinned:
 an internal module), applied to one libcst node at a time; we use
@@ -40,11 +40,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import sys
 import textwrap
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterator, Mapping, Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -52,14 +51,9 @@ from mutmut.mutation.mutators import mutation_operators
 
 from grader.release.examples import splice, stage_files
 from grader.core.fences import Fence, find_fences
-from grader.core.manifest import ManifestError, load_manifest, repo_root, stage_dir
+from grader.core.manifest import load_manifest, repo_root
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
-__all__ = ["OPERATORS", "Catalogue", "Mutant", "file_mutants", "generate", "load_catalogue"]
+__all__ = ["OPERATORS", "Mutant", "file_mutants", "generate"]
 
 #: mutmut's operators we apply (see the module docstring for those we skip).
 MUTMUT_OPERATORS = (
@@ -109,14 +103,6 @@ class Mutant:
     description: str
     text: str = field(repr=False)
     why: str = ""
-
-
-@dataclass(frozen=True)
-class Catalogue:
-    """A stage's `mutants.toml`: mistakes (always graded) and id → why of equivalents."""
-
-    mistakes: tuple[Mutant, ...] = ()
-    equivalents: Mapping[str, str] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------- generation
@@ -393,61 +379,3 @@ def _diff(old_text: str, new_text: str) -> tuple[int, str, str]:
         return joined if len(joined) <= 90 else joined[:87] + "…"
 
     return start + 1, short(old[start : len(old) - end]), short(new[start : len(new) - end])
-
-
-# ---------------------------------------------------------------------------- catalogue
-
-
-def load_catalogue(stage: str) -> Catalogue:
-    """`assignments/<stage>/mutants.toml` (an empty catalogue when there is none).
-
-    Raises:
-        ManifestError: unknown keys, a mistake whose fence does not exist or whose body
-            does not compile, an equivalent without an id or a reason.
-    """
-    path = stage_dir(stage) / "mutants.toml"
-    if not path.is_file():
-        return Catalogue()
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    unknown = set(data) - {"mistake", "equivalent"}
-    if unknown:
-        raise ManifestError(
-            f"{path}: unknown table(s) {', '.join(sorted(unknown))} (allowed: mistake, equivalent)"
-        )
-    files = {rel: (repo_root() / rel).read_text(encoding="utf-8") for rel in stage_files(stage)}
-    mistakes = []
-    for n, entry in enumerate(data.get("mistake", []), 1):
-        if set(entry) != {"task", "function", "why", "body"}:
-            raise ManifestError(
-                f"{path}: mistake #{n} needs exactly task, function, why, body (has {', '.join(sorted(entry))})"
-            )
-        rel = next(
-            (
-                r
-                for r, t in files.items()
-                if any((f.task, f.function) == (entry["task"], entry["function"]) for f in find_fences(t, r))
-            ),
-            None,
-        )
-        if rel is None:
-            raise ManifestError(
-                f"{path}: mistake #{n}: no fence of task {entry['task']} in {entry['function']} in stage {stage}"
-            )
-        mutant = _finish(
-            files[rel],
-            splice(files[rel], entry["task"], entry["function"], entry["body"], rel),
-            rel,
-            "mistake",
-            entry["why"],
-        )
-        if mutant is None:
-            raise ManifestError(
-                f"{path}: mistake #{n} ({entry['task']} {entry['function']}): the body does not compile or changes nothing"
-            )
-        mistakes.append(mutant)
-    equivalents = {}
-    for n, entry in enumerate(data.get("equivalent", []), 1):
-        if set(entry) != {"id", "why"} or not str(entry["why"]).strip():
-            raise ManifestError(f"{path}: equivalent #{n} needs exactly id and why (a reason)")
-        equivalents[entry["id"]] = entry["why"]
-    return Catalogue(tuple(mistakes), equivalents)

@@ -37,7 +37,8 @@ from pathlib import Path
 from grader.trees.intake import find_notebook
 from grader.core.manifest import NotebookPart, repo_root
 from grader.core.results import CheckResult, TaskResult
-from grader.sandbox.session import ChildStartFailed, Limits, Session
+from grader.sandbox.child_process import ChildStartFailed
+from grader.sandbox.session import Limits, Session
 
 __all__ = ["NOTEBOOK_CELL", "cell_points", "grade_notebook", "notebook_not_started"]
 

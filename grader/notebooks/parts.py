@@ -46,7 +46,8 @@ from grader.sandbox.child import protocol
 from grader.core.manifest import repo_root
 from .judge import judge
 from .plans import is_test_cell, plan_tests
-from grader.sandbox.session import Limits, Session, exit_text
+from grader.sandbox.child_process import exit_text
+from grader.sandbox.session import Limits, Session
 
 __all__ = [
     "CellGrade",

@@ -41,29 +41,24 @@ it past ``disk_mb``: the child is charged with it, with a message that says so.
   process group, which a ``setsid`` escapes. Nothing stops it from reading the kit or
   signalling the grader: a loud warning, and never chosen by ``--sandbox=require``.
 
-`choose_tier` picks the best tier this machine provides (``auto``), fails closed when the
-strong jail is required but unavailable (``require``), or checks a named tier.
+Which tier a jail gets is `grader.sandbox.tiers.choose_tier`'s answer: the best this machine
+provides (``auto``), the strong jail or nothing (``require``), or a named tier.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import shutil
 import signal
-import stat
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .bwrap import JAIL_UID, KIT_PACKAGES, bwrap_args, import_dirs, installed_kit, probe_bwrap
+from .bwrap import JAIL_UID, bwrap_args
 from .disk import DiskUse, DiskWatcher, Overrun
 from .host import (
     new_pids_cgroup,
-    pids_cgroup_root,
     real_uid,
     remove_files_of,
     remove_ipc_of,
@@ -72,120 +67,10 @@ from .host import (
     state_or_gone,
     world_writable_dirs,
 )
-from .uid import Grant, UidLease, kit_exposure
+from .tiers import TIERS, private_network
+from .uid import Grant, UidLease
 
-__all__ = [
-    "JAIL_UID",
-    "REQUESTS",
-    "TIERS",
-    "Jail",
-    "SandboxUnavailable",
-    "available_tiers",
-    "choose_tier",
-    "tier_reasons",
-]
-
-TIERS = ("bwrap", "uid", "process")
-REQUESTS = ("auto", "require", *TIERS)
-
-
-class SandboxUnavailable(RuntimeError):
-    """The requested isolation tier cannot run on this machine (the message says why)."""
-
-
-def _kit_dirs() -> list[Path]:
-    """Where the kit's own packages live on this machine (the checkout or an install)."""
-    from grader.core.manifest import repo_root
-
-    return [repo_root().resolve(), *(p.resolve() for p in installed_kit())]
-
-
-def _probe_uid() -> str:
-    if os.geteuid() != 0:
-        return "the grader is not running as root (an unprivileged uid needs root to switch to)"
-    try:
-        lease = UidLease.acquire()
-    except OSError as exc:
-        return f"no uid for the jail: {exc}"
-    try:
-        readable = kit_exposure(lease.uid, [str(d) for d in import_dirs()], _kit_dirs(), KIT_PACKAGES)
-    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
-        return f"Python cannot start as an unprivileged uid (is {sys.base_prefix} readable by other users?): {exc}"
-    finally:
-        lease.release()
-    if readable:
-        return (
-            f"the kit is readable by other users: {'; '.join(readable)}: `chmod o-rwx` it "
-            "(scripts/install-sandbox.sh --uid-tier) for this tier"
-        )
-    return ""
-
-
-@functools.cache
-def private_network() -> bool:
-    """Can the ``uid`` tier give its child network and IPC namespaces of its own (root, and
-    util-linux's ``unshare`` and ``setpriv``; a container may forbid new namespaces)?"""
-    if os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("setpriv")):
-        return False
-    try:
-        return (
-            subprocess.run(
-                [
-                    "unshare",
-                    "--net",
-                    "--ipc",
-                    "--",
-                    "setpriv",
-                    "--reuid=65534",
-                    "--regid=65534",
-                    "--clear-groups",
-                    "--",
-                    "true",
-                ],
-                capture_output=True,
-                timeout=10,
-                check=False,
-            ).returncode
-            == 0
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-@functools.cache
-def tier_reasons() -> dict[str, str]:
-    """For each tier, '' when this machine provides it, else why not (probed once)."""
-    return {"bwrap": probe_bwrap(), "uid": _probe_uid(), "process": ""}
-
-
-def available_tiers() -> list[str]:
-    """The tiers this machine provides, strongest first (always ending with "process")."""
-    return [t for t in TIERS if not tier_reasons()[t]]
-
-
-def choose_tier(request: str = "auto") -> str:
-    """The tier for `request` ("auto", "require" or a tier's name); raises SandboxUnavailable."""
-    if request not in REQUESTS:
-        raise ValueError(f"unknown sandbox {request!r} (choose from {', '.join(REQUESTS)})")
-    reasons = tier_reasons()
-    if request == "auto":
-        return available_tiers()[0]
-    wanted = "bwrap" if request == "require" else request
-    if reasons[wanted]:
-        raise SandboxUnavailable(f"--sandbox={request}: {reasons[wanted]}; refusing to grade without it")
-    return wanted
-
-
-def describe(tier: str) -> str:
-    """One line for reports."""
-    return {
-        "bwrap": "bubblewrap jail (own PID/network/mount namespaces, uid 65534, read-only tree"
-        + (", process limit)" if pids_cgroup_root() else "; no process limit: no writable pids cgroup)"),
-        "uid": "unprivileged uid of its own, whole-uid kill, "
-        + ("private network" if private_network() else "NO private network")
-        + " (no private /tmp: what it leaves there is removed)",
-        "process": "process isolation only: student code could read the kit and signal the grader",
-    }[tier]
+__all__ = ["JAIL_UID", "Jail"]
 
 
 class Jail:

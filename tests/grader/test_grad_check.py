@@ -1,5 +1,5 @@
 """Gradient checks without false alarms: `minitorch.testing.grad_check` and the grader's
-`CheckContext.gradcheck`.
+`CheckContext.gradcheck` (`grader.checks.gradcheck`).
 
 Both difference f's outputs before summing them against the upstream gradient, so a
 tensor holding large and small values does not drown the small entries' derivatives in the
@@ -19,7 +19,8 @@ import pytest
 
 import minitorch
 from grader.sandbox.child import protocol
-from grader.checks.base import Check, CheckContext, CheckFailed, Services, StudentError, central_difference
+from grader.checks.base import Check, CheckContext, CheckFailed, Services, StudentError
+from grader.checks.gradcheck import central_difference
 from grader.checks.reference import reference_executor
 from grader.sandbox.session import Limits
 from minitorch.function import Context, Function

@@ -484,7 +484,7 @@ def test_a_batch_killed_halfway_resumes_into_the_gradebook_of_an_uninterrupted_r
     command = [
         sys.executable,
         "-m",
-        "grader.batch.run",
+        "grader.batch.command",
         str(class_folder),
         "-a",
         "a0",

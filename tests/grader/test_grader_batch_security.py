@@ -144,7 +144,7 @@ def _container(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     namespace-less container; skips where this machine cannot give the uid tier there."""
     kit = copy_kit(tmp_path / "kit")
     env = _kit_env(kit, PATH=container_path(tmp_path))
-    code = "import json; from grader.sandbox.jail import tier_reasons, private_network; print(json.dumps([tier_reasons(), private_network()]))"
+    code = "import json; from grader.sandbox.tiers import tier_reasons, private_network; print(json.dumps([tier_reasons(), private_network()]))"
     out = subprocess.run(
         [sys.executable, "-c", code],
         cwd=kit,
@@ -172,7 +172,7 @@ def test_a_takeover_from_a_namespace_less_container_is_refused_and_cannot_connec
     command = [
         sys.executable,
         "-m",
-        "grader.batch.run",
+        "grader.batch.command",
         str(tmp_path / "class"),
         "-a",
         "a1",
@@ -480,7 +480,7 @@ def test_losing_the_only_worker_ends_the_batch_with_its_rows_written(tmp_path: P
             [
                 sys.executable,
                 "-m",
-                "grader.batch.run",
+                "grader.batch.command",
                 str(tmp_path / "class"),
                 "-a",
                 "a0",

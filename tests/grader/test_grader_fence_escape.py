@@ -24,7 +24,8 @@ from grader.core.fences import find_fences, render
 from grader.grading.grade import grade
 from grader.core.manifest import load_manifest
 from grader.core.results import GradeResult
-from grader.sandbox.session import ChildStartFailed, Limits, Session
+from grader.sandbox.child_process import ChildStartFailed
+from grader.sandbox.session import Limits, Session
 from grader.trees.child_tree import build_tree
 
 pytestmark = pytest.mark.grader

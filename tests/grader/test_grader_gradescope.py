@@ -37,7 +37,8 @@ from grader.commands.cli import main
 from grader.release.examples import write_submission
 from grader.commands import gradescope as gradescope_bundle
 from grader.grading import grade as grading
-from grader.commands.gradescope import GRADING_DISTRIBUTIONS, PYTHON_VAR, ROOT_VAR, SANDBOX_VAR, build_bundle
+from grader.commands.autograder_bundle import GRADING_DISTRIBUTIONS, PYTHON_VAR, ROOT_VAR, build_bundle
+from grader.commands.gradescope import SANDBOX_VAR
 from grader.core.manifest import load_manifest, repo_root
 from grader.release.starter import release
 
@@ -298,7 +299,7 @@ def tiers(bundle: Path) -> dict[str, str]:
         with zipfile.ZipFile(bundle) as zf:
             zf.extractall(top / "source")
         os.chmod(top / "source", 0o750)
-        code = "import json; from grader.sandbox.jail import tier_reasons; print(json.dumps(tier_reasons()))"
+        code = "import json; from grader.sandbox.tiers import tier_reasons; print(json.dumps(tier_reasons()))"
         env = {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"}
         out = subprocess.run(
             [sys.executable, "-c", code],

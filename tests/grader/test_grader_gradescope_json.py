@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from results_json import is_details, task_tests
 
-from grader.commands.gradescope import PYTHON_VAR, ROOT_VAR, RUN_AUTOGRADER, failure_results
+from grader.commands.autograder_bundle import PYTHON_VAR, ROOT_VAR, RUN_AUTOGRADER
+from grader.commands.gradescope import failure_results
 from grader.core.gradescope_settings import KEYS, VISIBILITIES, GradescopeSettings
 from grader.core.manifest import all_manifests, load_manifest
 from grader.grading.report import _whole_seconds, gradescope, stage_settings

@@ -50,7 +50,7 @@ from grader.core.manifest import load_manifest, repo_root
 
 pytestmark = pytest.mark.grader
 
-#: The tiers that jail student code (`grader.sandbox.jail.TIERS` less "process").
+#: The tiers that jail student code (`grader.sandbox.tiers.TIERS` less "process").
 JAIL_TIERS = ("bwrap", "uid")
 
 
@@ -73,7 +73,7 @@ def tier_reasons(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """For each tier, '' when a kit copy (what grades the attacks) can use it here, else why not."""
     kit = copy_kit(tmp_path_factory.mktemp("tiers") / "kit")
     env = {k: v for k, v in os.environ.items() if k != "MINITORCH_KIT_ROOT"}
-    code = "import json; from grader.sandbox.jail import tier_reasons; print(json.dumps(tier_reasons()))"
+    code = "import json; from grader.sandbox.tiers import tier_reasons; print(json.dumps(tier_reasons()))"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=kit, env=env, capture_output=True, text=True, check=True
     )
@@ -143,7 +143,7 @@ def _tier_env(tier: str, tmp_path: Path, tier_reasons: dict[str, str]) -> tuple[
     if tier != "uid-container":
         return real, {}
     env = {"PATH": container_path(tmp_path)}
-    probe = "from grader.sandbox.jail import private_network; print(private_network())"
+    probe = "from grader.sandbox.tiers import private_network; print(private_network())"
     out = subprocess.run(
         [sys.executable, "-c", probe], env=os.environ | env, capture_output=True, text=True, check=True
     )

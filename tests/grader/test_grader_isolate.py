@@ -23,7 +23,8 @@ from grader.grading.grade import grade
 from grader.core.manifest import all_stages, repo_root
 from grader.release.starter import release
 from grader.sandbox.session import Limits
-from grader.trees.child_tree import build_child_tree, outside_code_problem, shared_state
+from grader.trees.child_tree import build_child_tree, shared_state
+from grader.trees.outside_code import outside_code_problem
 
 pytestmark = pytest.mark.grader
 

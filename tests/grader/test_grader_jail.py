@@ -1,4 +1,5 @@
-"""The jail (`grader.sandbox.jail`): tiers, whole-jail freeze and kill, clean-up, fail-closed.
+"""The jail (`grader.sandbox.jail`) and its tiers (`grader.sandbox.tiers`): whole-jail freeze and
+kill, clean-up, fail-closed.
 
 Attacks through whole submissions are in `tests/grader/test_grader_hostile.py`; here the jail's
 own promises are tested on small programs, in every tier this machine provides.
@@ -17,19 +18,20 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import host as jail_host, jail
-from grader.sandbox.jail import Jail, SandboxUnavailable, choose_tier
+from grader.sandbox import host as jail_host, jail, tiers
+from grader.sandbox.jail import Jail
+from grader.sandbox.tiers import SandboxUnavailable, choose_tier
 from grader.grading.report import write_reports
 from grader.core.results import GradeResult, TaskResult
-from grader.sandbox.session import child_import_paths
+from grader.sandbox.import_paths import child_import_paths
 
 pytestmark = pytest.mark.grader
 
-JAILED = [t for t in jail.available_tiers() if t != "process"]
+JAILED = [t for t in tiers.available_tiers() if t != "process"]
 if not JAILED:
     JAILED = [
         pytest.param(
-            "bwrap", marks=pytest.mark.skip(reason=f"no jail on this machine: {jail.tier_reasons()}")
+            "bwrap", marks=pytest.mark.skip(reason=f"no jail on this machine: {tiers.tier_reasons()}")
         )
     ]
 
@@ -119,8 +121,8 @@ def test_stop_freezes_every_process_of_the_jail(tier: str, tmp_path: Path) -> No
 
 
 def test_the_uid_tier_removes_what_the_jail_left_in_tmp(tmp_path: Path) -> None:
-    if "uid" not in jail.available_tiers():
-        pytest.skip(f"no uid tier here: {jail.tier_reasons()['uid']}")
+    if "uid" not in tiers.available_tiers():
+        pytest.skip(f"no uid tier here: {tiers.tier_reasons()['uid']}")
     marker = f"jail-litter-{uuid.uuid4().hex}"
     litter = Path("/tmp") / marker
     program = (
@@ -139,8 +141,8 @@ def test_the_bwrap_tier_sees_nothing_of_the_kit(
     """Nothing under the kit's path is visible in the jail but the way to a runtime folder
     mounted below it (a venv inside the clone, as the starter README prescribes: its mount
     point makes the clone's path exist, empty — issue 26, finding 12's false alarm)."""
-    if "bwrap" not in jail.available_tiers():
-        pytest.skip(f"no bubblewrap here: {jail.tier_reasons()['bwrap']}")
+    if "bwrap" not in tiers.available_tiers():
+        pytest.skip(f"no bubblewrap here: {tiers.tier_reasons()['bwrap']}")
     from grader.sandbox import bwrap as jail_bwrap
     from grader.core.manifest import repo_root
 
@@ -190,7 +192,7 @@ def test_the_bwrap_tier_sees_nothing_of_the_kit(
 
 def test_require_fails_closed_without_the_strong_jail(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        jail, "tier_reasons", lambda: {"bwrap": "bubblewrap is not installed", "uid": "", "process": ""}
+        tiers, "tier_reasons", lambda: {"bwrap": "bubblewrap is not installed", "uid": "", "process": ""}
     )
     with pytest.raises(SandboxUnavailable, match="bubblewrap is not installed"):
         choose_tier("require")
@@ -203,7 +205,7 @@ def test_grade_refuses_before_running_anything(monkeypatch: pytest.MonkeyPatch, 
     from grader.commands import cli
 
     monkeypatch.setattr(
-        jail,
+        tiers,
         "tier_reasons",
         lambda: {"bwrap": "bubblewrap is not installed", "uid": "not root", "process": ""},
     )
@@ -277,8 +279,8 @@ def test_the_uid_tier_refuses_a_readable_editable_install(
     """Finding 12: an import folder of the child holds an editable install pointing at a
     clone that other users can read; the child could load the reference from it, so the
     uid tier refuses to grade, naming the copy and the pointer."""
-    if os.geteuid() != 0 or jail.tier_reasons()["uid"]:
-        pytest.skip(f"no uid tier here: {jail.tier_reasons()['uid'] or 'not root'}")
+    if os.geteuid() != 0 or tiers.tier_reasons()["uid"]:
+        pytest.skip(f"no uid tier here: {tiers.tier_reasons()['uid'] or 'not root'}")
     site = readable_clone / "venv" / "site-packages"  # an import folder of the child (a venv's)
     site.mkdir(parents=True)
     clone = readable_clone / "clone"
@@ -288,12 +290,12 @@ def test_the_uid_tier_refuses_a_readable_editable_install(
         os.chmod(p, 0o755 if p.is_dir() else 0o644)
     monkeypatch.syspath_prepend(str(site))
     assert str(site) in child_import_paths()
-    jail.tier_reasons.cache_clear()
+    tiers.tier_reasons.cache_clear()
     try:
         with pytest.raises(SandboxUnavailable) as refused:
             choose_tier("uid")
     finally:
-        jail.tier_reasons.cache_clear()
+        tiers.tier_reasons.cache_clear()
     message = str(refused.value)
     assert str(clone / "minitorch" / "autodiff.py") in message and str(site) in message, message
 
@@ -331,8 +333,8 @@ def test_install_sandbox_prepares_a_clone_with_its_venv_inside(readable_clone: P
 
 
 def _uid_tier() -> None:
-    if "uid" not in jail.available_tiers():
-        pytest.skip(f"no uid tier here: {jail.tier_reasons()['uid']}")
+    if "uid" not in tiers.available_tiers():
+        pytest.skip(f"no uid tier here: {tiers.tier_reasons()['uid']}")
 
 
 def test_a_uid_is_leased_to_one_jail_at_a_time() -> None:

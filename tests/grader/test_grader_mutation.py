@@ -19,16 +19,11 @@ from grader.commands.cli import main as cli_main
 from grader.release.examples import stage_files, submission_files
 from grader.core.fences import find_fences
 from grader.core.manifest import ManifestError, load_manifest, repo_root
-from grader.mutation.mutants import OPERATORS, Mutant, file_mutants, generate, load_catalogue
-from grader.mutation.analysis import (
-    StageReport,
-    Verdict,
-    analyse,
-    grade_mutant,
-    render_markdown,
-    select,
-    update_markdown,
-)
+from grader.mutation.catalogue import load_catalogue
+from grader.mutation.mutants import OPERATORS, Mutant, file_mutants, generate
+from grader.mutation.analysis import analyse, grade_mutant, select
+from grader.mutation.report import render_markdown, update_markdown
+from grader.mutation.verdicts import StageReport, Verdict
 from grader.sandbox.session import Limits
 
 pytestmark = pytest.mark.grader
@@ -161,7 +156,7 @@ def test_a_catalogue_mistake_for_a_missing_fence_is_an_error(
     (tmp_path / "mutants.toml").write_text(
         '[[mistake]]\ntask = "0.1"\nfunction = "nowhere"\nwhy = "x"\nbody = "pass"\n'
     )
-    monkeypatch.setattr("grader.mutation.mutants.stage_dir", lambda stage: tmp_path)
+    monkeypatch.setattr("grader.mutation.catalogue.stage_dir", lambda stage: tmp_path)
     with pytest.raises(ManifestError, match="no fence of task 0.1 in nowhere"):
         load_catalogue("a0")
 

@@ -20,7 +20,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from grader.sandbox import jail
+from grader.sandbox import tiers
 from grader.sandbox.child import protocol
 from grader.sandbox.child.main import _plain
 from grader.release.examples import solved_notebook, write_submission
@@ -35,9 +35,9 @@ from grader.trees.child_tree import build_tree
 
 pytestmark = pytest.mark.grader
 
-TIERS = jail.available_tiers()
+TIERS = tiers.available_tiers()
 JAILED = [t for t in TIERS if t != "process"] or [
-    pytest.param("bwrap", marks=pytest.mark.skip(reason=f"no jail on this machine: {jail.tier_reasons()}"))
+    pytest.param("bwrap", marks=pytest.mark.skip(reason=f"no jail on this machine: {tiers.tier_reasons()}"))
 ]
 A1 = repo_root() / "solutions" / "a1" / "backprop.ipynb"
 A5 = repo_root() / "solutions" / "a5" / "vanishing_gradients.ipynb"

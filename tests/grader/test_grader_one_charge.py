@@ -282,13 +282,13 @@ def test_a_wrong_strides_from_shape_costs_task_2_1_only(
     from grader.grading import grade as grading
 
     trees: list[str] = []
-    real_alone, real_repaired = grading._grade_alone, grading._grade_repaired
+    real_alone, real_repaired = grading.grade_alone, grading.grade_repaired
     monkeypatch.setattr(
-        grading, "_grade_alone", lambda *a, **k: trees.append(f"alone {a[7].id}") or real_alone(*a, **k)
+        grading, "grade_alone", lambda *a, **k: trees.append(f"alone {a[7].id}") or real_alone(*a, **k)
     )
     monkeypatch.setattr(
         grading,
-        "_grade_repaired",
+        "grade_repaired",
         lambda *a, **k: trees.append(f"repaired {sorted(a[8])}") or real_repaired(*a, **k),
     )
     sub = write_submission(tmp_path / "sub", "a2", {("2.1", "strides_from_shape"): STRIDES_REVERSED})
@@ -386,7 +386,7 @@ def test_a_second_look_that_fails_keeps_the_whole_trees_rows_and_says_so(
     def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         raise GraderBug("the reference could not be written")
 
-    monkeypatch.setattr(grading, "_grade_alone", broken)
+    monkeypatch.setattr(grading, "grade_alone", broken)
     sub = write_submission(tmp_path / "sub", "a2", {("2.1", "strides_from_shape"): STRIDES_REVERSED})
     result = grade(sub, "a2", limits=FAST, notebooks=False)
     assert [r.id for r in result.tasks] == ["2.1", "2.2", "2.3", "2.4"]
@@ -402,13 +402,13 @@ def test_a_task_that_alone_loses_points_is_not_graded_again_unless_graded_by_its
     from grader.grading import grade as grading
 
     calls: list[str] = []
-    real = grading._grade_alone
+    real = grading.grade_alone
 
     def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         calls.append(args[7].id)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(grading, "_grade_alone", counted)
+    monkeypatch.setattr(grading, "grade_alone", counted)
     sub = write_submission(
         tmp_path / "sub", "a0", {("0.3", "Module.train"): "self.training = mode\nreturn self"}
     )
@@ -512,7 +512,7 @@ def _look_rows(task_id: str, verdicts: dict[str, bool]) -> TaskResult:
 
 
 def test_once_a_task_fails_alone_the_waiting_tasks_run_together_in_one_repaired_tree() -> None:
-    from grader.grading.one_charge import second_looks
+    from grader.grading.second_looks import second_looks
 
     tasks = {t: _task("a2", t) for t in ("2.1", "2.2", "2.3", "2.4")}
     whole = {t: _look_rows(t, {f"c{t}": False, f"d{t}": False}) for t in tasks}
@@ -553,7 +553,7 @@ def test_once_a_task_fails_alone_the_waiting_tasks_run_together_in_one_repaired_
 
 
 def test_no_repaired_tree_before_a_root_is_known_or_for_one_waiting_task() -> None:
-    from grader.grading.one_charge import second_looks
+    from grader.grading.second_looks import second_looks
 
     tasks = [_task("a0", t) for t in ("0.1", "0.2", "0.3")]
     calls: list[str] = []

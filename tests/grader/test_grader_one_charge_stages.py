@@ -171,7 +171,7 @@ PLANTED: dict[str, dict[str, tuple[str, str]]] = {
 
 #: A forward and its backward in two tasks, one of them wrong. The backward's checks call the
 #: forward and the forward's task checks what it saves by calling the backward, so in the whole
-#: tree both tasks fail; each is run again with the other's reference (`grader.grading.one_charge.
+#: tree both tasks fail; each is run again with the other's reference (`grader.grading.second_looks.
 #: second_look`) and only the wrong one is charged. name → (stage, task, function, body).
 FORWARD_AND_BACKWARD: dict[str, tuple[str, str, str, str]] = {
     # computes e^-a, returns it and saves it: Exp.backward (1.3) multiplies by the wrong value

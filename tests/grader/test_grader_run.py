@@ -459,7 +459,8 @@ def test_problems_concern_their_tasks_or_files() -> None:
 
 
 def test_the_child_imports_its_own_tree_and_only_it(tmp_path: Path, examples: Path) -> None:
-    from grader.sandbox.session import ChildStartFailed, Session
+    from grader.sandbox.child_process import ChildStartFailed
+    from grader.sandbox.session import Session
     from grader.trees.child_tree import build_child_tree
 
     tree = tmp_path / "tree"

@@ -12,7 +12,7 @@ the student's own code:
 * on every call, the timed calls included.
 
 The child's stdout and stderr go to pipes that the parent empties into a capped buffer
-(`grader.sandbox.session.OutputDrain`), and the student's processes are stopped while the
+(`grader.sandbox.child_process.OutputDrain`), and the student's processes are stopped while the
 reference is timed, so the lines themselves cannot make the student look faster or the
 reference slower. Graded: the slow once-per-out kernels must still fail their speed check,
 and the reference's kernels with the same printing must still pass it.
@@ -23,7 +23,7 @@ two busy cores the parallel reference kernels time several times slower than the
 waits for its other thread to be scheduled), while a serial kernel barely slows down; and
 a thread in the student's process (this one included) makes a *parallel* kernel of the
 student's faster there. So the grader starts its children with ``OMP_WAIT_POLICY=PASSIVE``
-(`grader.sandbox.session`): threads sleep at barriers, and both effects are gone from the
+(`grader.sandbox.child_process`): threads sleep at barriers, and both effects are gone from the
 measurements. Without that policy these tests and the gaming tests fail on a loaded machine.
 The check also compares the CPU time both children ran (`grader.checks.timing`), which the
 load does not change: a thread that only prints costs the student next to nothing there.

@@ -25,7 +25,8 @@ else:  # pragma: no cover - Python 3.10
 
 from grader.checks.runner import task_score
 from grader.core.manifest import all_manifests, stage_number
-from grader.release.starter import _pyproject, _readme, release
+from grader.release.scaffold import _pyproject, _readme
+from grader.release.starter import release
 from grader.core.results import CheckResult
 
 pytestmark = pytest.mark.grader

@@ -1,5 +1,6 @@
 """`grader nbgrader-export`: a batch's grades land in nbgrader's gradebook.db, read back with
-nbgrader's own API (`grader/batch/nbgrader_export.py`).
+nbgrader's own API (`grader/batch/nbgrader_export.py`, over `nbgrader_scores.py` and
+`nbgrader_db.py`).
 
 The batch output is made with the kit's own functions (`finished_outcome` /
 `crashed_outcome` of a worker, `record_or_crash` of the parent: the reports, then the
@@ -22,7 +23,8 @@ from grader.batch.worker import crashed_outcome, finished_outcome
 from grader.commands.cli import main as cli_main
 from grader.batch.gradebook import Gradebook as KitGradebook
 from grader.core.manifest import load_manifest, repo_root
-from grader.batch.nbgrader_export import LIBRARY_NOTEBOOK, ExportError, export_batch, library_cell
+from grader.batch.nbgrader_db import LIBRARY_NOTEBOOK, ExportError, library_cell
+from grader.batch.nbgrader_export import export_batch
 from grader.notebooks.grading import NOTEBOOK_CELL, grade_notebook
 from grader.notebooks.parts import CellGrade, NotebookRun, notebook_points
 from grader.core.results import CheckResult, GradeResult, TaskResult

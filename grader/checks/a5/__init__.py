@@ -5,7 +5,8 @@
   tasks share (functional cell, step on a precomputed input projection, module; against
   the reference and central differences);
 * `task_5_4` — the stacked and bidirectional `RNN`, `LSTM`, `GRU` layers, the h_n
-  property, `clip_grad_norm_` and `clip_grad_value_`;
+  property, `clip_grad_norm_` and `clip_grad_value_`; `layers` holds the layers' probes
+  (given weights, generated configurations, forward and backward);
 * `task_5_5` — the character language model's functions.
 
 Tensors live on the simple backend (no compilation in the child or here); the reference

@@ -1,6 +1,6 @@
 """The child's main loop: the only grader code that runs next to student code.
 
-The parent (`grader.sandbox.session`) starts this file as a script in a fresh interpreter::
+The parent (`grader.sandbox.child_process`) starts this file as a script in a fresh interpreter::
 
     python -I -S _grader_child.py '{"fd": N, "tree": DIR, "runtime": DIR, "paths": [...], "mem_mb": M, …}'
 

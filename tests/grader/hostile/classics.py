@@ -8,7 +8,7 @@ graded and scores its points.
 
 The bombs stop themselves (a few hundred processes that sleep 20-30 s, 3 GiB of memory, a
 file a little over the size limit) even where no limit does. Two test the jail's limits
-(`grader.sandbox.session.Limits`): a file past the size limit, and a fork bomb past the process
+(`grader.sandbox.limits.Limits`): a file past the size limit, and a fork bomb past the process
 limit, which only a jail can stop (`needs_jail`).
 """
 

@@ -2,7 +2,7 @@
 
 Gradescope-like containers run the grader as root but give it no bubblewrap and no
 ``unshare``/``setpriv`` (or forbid the namespaces they need): the grader then falls back to
-the ``uid`` tier without a private network (`grader.sandbox.jail.private_network` is False). A test
+the ``uid`` tier without a private network (`grader.sandbox.tiers.private_network` is False). A test
 simulates that container by running the grader with ``PATH`` pointing at a folder that
 holds every command of this machine's ``PATH`` except those three:
 
@@ -25,7 +25,7 @@ __all__ = ["HIDDEN_COMMANDS", "SHARES_NETWORK", "container_path"]
 #: tests of the batch's other behaviour grade honest submissions and opt in there, and only there.
 SHARES_NETWORK = bool(shared_network_reason("auto"))
 
-#: The commands a namespace-less container lacks (`grader.sandbox.jail` looks for them on PATH).
+#: The commands a namespace-less container lacks (`grader.sandbox.tiers` looks for them on PATH).
 HIDDEN_COMMANDS = frozenset({"bwrap", "unshare", "setpriv"})
 
 

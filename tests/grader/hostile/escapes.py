@@ -9,7 +9,7 @@ connection to the test's listener), which the test observes from outside.
 
 from __future__ import annotations
 
-from grader.sandbox.jail import private_network
+from grader.sandbox.tiers import private_network
 
 from .attack import Attack
 from .snippets import FORGED, MARKED, ONCE
@@ -204,7 +204,7 @@ ATTACKS = [
         gets_through={}
         if private_network()
         else {
-            "uid": "namespaces are forbidden here: the uid tier has no network of its own (grader.sandbox.jail)"
+            "uid": "namespaces are forbidden here: the uid tier has no network of its own (grader.sandbox.tiers)"
         },
     ),
     Attack(
