@@ -57,8 +57,9 @@ _plain_only = False
 
 def load() -> None:
     """Import `minitorch.accel` (once), whose modules register their faster versions.
-    Nothing is registered when its modules are absent (a release of stages A0–A3 has only
-    its `__init__.py`) or when it belongs to another copy of minitorch."""
+    Nothing is registered when it is absent (a release of stages A0–A3 has no `accel/`),
+    when its modules are (a release ships those of the earlier stages only), or when it
+    belongs to another copy of minitorch."""
     global _loaded
     if _loaded:
         return

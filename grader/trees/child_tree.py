@@ -24,8 +24,8 @@ Every stage was scanned for fences that store state (``ctx.save_for_backward``, 
 assignments, ``global``): only the Functions of A1 (1.2/1.3) and A2 (2.3/2.4) do so across
 tasks (`tests/grader/test_grader_isolate.py` repeats the scan, so a new case fails it).
 
-Only the fences are the student's: `outside_code_problem` reports a file whose code outside
-the markers differs from the release (a helper function, an import), which the tree drops.
+Only the fences are the student's: `grader.trees.outside_code` reports a file whose code
+outside the markers differs from the release (a helper function, an import), which the tree drops.
 A body that does not compile or leaves its function (`grader.trees.fence_guard`) is replaced by
 the stub and reported as a `BrokenFence`, so that it costs its own task only; `build_tree`
 also says where each student body lies in the tree, and takes bodies to stub
@@ -38,20 +38,17 @@ submission only through `grader.trees.intake`.
 
 from __future__ import annotations
 
-import difflib
-import io
 import os
 import shutil
 import tempfile
-import tokenize
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
-from typing import AbstractSet, Callable, Mapping, Optional, Sequence
+from typing import AbstractSet, Callable, Mapping, Optional
 
 from .fence_guard import PlacedFence, guard_render
-from grader.core.fences import Fence, StudentBodies, find_fences, is_stub, render, student_bodies
+from grader.core.fences import Fence, find_fences, is_stub, render, student_bodies
 from .intake import SKIP_DIRS, find_package, open_submission, read_student_file
+from .outside_code import outside_code_problem
 from grader.core.manifest import (
     Manifest,
     all_manifests,
@@ -68,7 +65,6 @@ __all__ = [
     "build_tree",
     "default_backend",
     "fence_titles",
-    "outside_code_problem",
     "reference_only_files",
     "release_module_source",
     "render_package",
@@ -124,109 +120,6 @@ def reference_only_files(stage: str, manifests: Mapping[str, Manifest]) -> froze
     return frozenset(rel for s, m in manifests.items() if stage_number(s) >= n for rel in m.reference_only)
 
 
-#: One statement outside the fences: (its first line, its tokens).
-_Statement = tuple[int, tuple[str, ...]]
-_SILENT = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
-
-
-def _outside(text: str, fences: Sequence[Fence]) -> str:
-    """`text` with every fence body blanked (line numbers kept)."""
-    lines = text.splitlines(keepends=True)
-    for f in fences:
-        for i in range(f.begin, f.end - 1):
-            lines[i] = "\n"
-    return "".join(lines)
-
-
-@lru_cache(maxsize=128)
-def _statements(text: str) -> Optional[tuple[_Statement, ...]]:
-    """The logical lines of `text` as tokens, without comments, blank lines, indentation
-    and bare strings (docstrings): edits of those change nothing the grader runs.
-    None when `text` does not tokenize. Cached: each tree of a grading compares the same
-    files."""
-    out: list[_Statement] = []
-    current: list[tokenize.TokenInfo] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type in _SILENT:
-                continue
-            if tok.type != tokenize.NEWLINE:
-                current.append(tok)
-                continue
-            if current and any(t.type != tokenize.STRING for t in current):
-                out.append((current[0].start[0], tuple(t.string for t in current)))
-            current = []
-    except (tokenize.TokenError, SyntaxError, ValueError):
-        return None
-    if current and any(t.type != tokenize.STRING for t in current):
-        out.append((current[0].start[0], tuple(t.string for t in current)))
-    return tuple(out)
-
-
-def _lines(text: str) -> list[_Statement]:
-    """The fallback for text that does not tokenize: its lines, stripped, without blank
-    and comment lines."""
-    return [
-        (i, (s,))
-        for i, line in enumerate(text.splitlines(), 1)
-        if (s := line.strip()) and not s.startswith("#")
-    ]
-
-
-def outside_code_problem(
-    reference: str, student_text: str, student: StudentBodies, filename: str, tasks: tuple[str, ...]
-) -> Optional[Problem]:
-    """A `Problem` (for `tasks`) when the student's code outside the fences differs from the
-    release's, None when it does not or cannot be compared.
-
-    The release has the reference's text outside the fences, so the two are compared with
-    every fence body blanked, statement by statement: comments, blank lines, whitespace and
-    docstrings are not changes. A file with damaged fences is not compared (its fence
-    problems are reported, and its regions cannot be lined up).
-    """
-    if student.problems:
-        return None
-    ours = _outside(reference, find_fences(reference, filename))
-    theirs = _outside(student_text.lstrip("\ufeff"), student.fences)
-    ref, stu = _statements(ours), _statements(theirs)
-    if ref is None or stu is None:
-        ref, stu = _lines(ours), _lines(theirs)
-    matcher = difflib.SequenceMatcher(None, [s for _, s in ref], [s for _, s in stu], autojunk=False)
-    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
-    if not changes:
-        return None
-    tag, i1, _, j1, _ = changes[0]
-    count = sum(max(b - a, d - c) for _, a, b, c, d in changes)
-    more = f" ({count} statements differ from the release)" if count > 1 else ""
-    if tag == "delete":
-        after = j1 >= len(stu)
-        line = (stu[-1][0] if stu else 1) if after else stu[j1][0]
-        message = (
-            f"{filename} line {line}: code of the release outside the task markers is missing "
-            f"{'after' if after else 'before'} this line (`{_shown(ours, ref[i1][0])}`){more}: "
-            "the grader uses the release's code there"
-        )
-    elif tag == "insert":
-        line = stu[j1][0]
-        message = (
-            f"{filename} line {line}: code outside the task markers is not graded "
-            f"(`{_shown(theirs, line)}`){more}: put helpers inside a fence"
-        )
-    else:
-        line = stu[j1][0]
-        message = (
-            f"{filename} line {line}: code outside the task markers differs from the release and is "
-            f"not graded (`{_shown(theirs, line)}`){more}: the release's code runs there; put your "
-            "changes inside a fence"
-        )
-    return Problem(message, filename, line, tasks)
-
-
-def _shown(text: str, line: int, width: int = 60) -> str:
-    shown = text.splitlines()[line - 1].strip()
-    return shown if len(shown) <= width else shown[: width - 1] + "…"
-
-
 def _skipped(rel: Path) -> bool:
     return (
         any(part in SKIP_DIRS or part.endswith(".egg-info") for part in rel.parts)
@@ -237,15 +130,25 @@ def _skipped(rel: Path) -> bool:
 
 def _package_files(package: Path, withheld: frozenset[str]) -> list[Path]:
     """Files of the reference package, sorted, without caches, `_release.py` and the
-    withheld files (``minitorch/…``); paths relative to the package."""
-    files = []
+    withheld files (``minitorch/…``); paths relative to the package.
+
+    A subpackage whose modules are all withheld is left out whole: its ``__init__.py``
+    alone would show a student a package of the reference's machinery with nothing in it
+    (``minitorch/accel/`` before A4)."""
+    files, emptied = [], set()
     for dirpath, dirnames, filenames in os.walk(package):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         for name in sorted(filenames):
             rel = (Path(dirpath) / name).relative_to(package)
-            if _skipped(rel) or rel.name == "_release.py" or f"minitorch/{rel.as_posix()}" in withheld:
+            if _skipped(rel) or rel.name == "_release.py":
+                continue
+            if f"minitorch/{rel.as_posix()}" in withheld:
+                emptied.add(rel.parent)
                 continue
             files.append(rel)
+    for folder in emptied:
+        if folder != Path(".") and [f for f in files if folder in f.parents] == [folder / "__init__.py"]:
+            files.remove(folder / "__init__.py")
     return sorted(files, key=lambda p: p.as_posix())
 
 
