@@ -160,3 +160,55 @@ def test_the_reference_passes_the_race_checks_and_a_racy_reduce_fails_its_own(tm
     (row,) = racy.tasks
     failed = {c.name for c in row.checks if c.status != "passed"}
     assert "fast_kernels_race_free" in failed, row.feedback
+
+
+def test_a_trace_that_compiles_numba_for_the_first_time_leaves_prange_working(tmp_path: Path) -> None:
+    """The kernel's Python source calls jitted helpers, so a trace on a cold cache may be the
+    process's first compilation, which imports Numba's own modules (its range lowering reads
+    ``numba.prange`` then). Were ``numba.prange`` the trace's stand-in at that moment, every
+    later kernel with a ``prange`` would fail to compile in that process ("No definition for
+    lowering prange"): in the child, the task's other checks; in a test run, every test after.
+    Fresh interpreter, Numba's cache off: the first compilation happens inside the trace."""
+    import subprocess
+    import sys
+    import textwrap
+
+    program = textwrap.dedent(
+        """\
+        import numba
+        import numpy as np
+        from numba import prange
+
+        from grader.sandbox.child.prange_trace import prange_trace
+
+        @numba.njit
+        def helper(i):
+            return i + 1
+
+        @numba.njit(parallel=True)
+        def kernel(out, n):
+            for i in numba.prange(n):
+                out[i] = helper(i)
+            for i in prange(n):
+                out[i] += 0
+
+        assert "numba.cpython.rangeobj" not in __import__("sys").modules  # nothing compiled yet
+        assert prange_trace(kernel, 0, [np.zeros(4), 4]) == []
+        assert numba.prange is prange  # put back
+
+        @numba.njit  # prange as a plain loop: needs the range lowering registered for numba.prange
+        def serial(out):
+            for i in prange(out.size):
+                out[i] = i
+
+        out = np.zeros(3)
+        serial(out)
+        print(out.tolist())
+        """
+    )
+    env = {**__import__("os").environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    run = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "[0.0, 1.0, 2.0]"

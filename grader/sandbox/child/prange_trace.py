@@ -18,6 +18,7 @@ only, lazily) and decides nothing: it answers the shared cells, the parent judge
 from __future__ import annotations
 
 import sys
+import types
 from typing import Any
 
 __all__ = ["prange_trace"]
@@ -32,7 +33,10 @@ def prange_trace(kernel: Any, out: int, args: list) -> list:
     Iterations of an inner ``prange`` run one after the other within an outer one (Numba
     parallelises the outermost only), and accesses outside every ``prange`` happen before or
     after the parallel loop: neither can race. ``prange`` is replaced where the kernel finds
-    it (a global of its module, a variable it closes over, ``numba.prange``) and put back.
+    it (a global of its module, a variable it closes over, ``numba.prange`` through a global
+    of its module that is Numba) and put back. Numba itself is never changed: the kernel's
+    helpers may compile for the first time during the trace, and Numba's lowering of
+    ``prange``, imported then, must see the real one.
 
     Raises:
         TypeError: `kernel` is not a Numba dispatcher (no ``py_func``).
@@ -79,17 +83,24 @@ def prange_trace(kernel: Any, out: int, args: list) -> list:
         )
     args = list(args)
     args[out] = np.asarray(args[out]).view(Traced)
-    # prange as the kernel finds it: a global of its module, a variable it closes over, numba.prange
+    # prange as the kernel finds it: a global of its module, a variable it closes over, or
+    # `numba.prange` where a global of its module is Numba: that global becomes a stand-in
+    # module holding Numba's names and the traced prange (Numba's own module is left alone)
     names = py_func.__globals__
     cells = [
         c for name, c in zip(py_func.__code__.co_freevars, py_func.__closure__ or ()) if name == "prange"
     ]
-    saved = names.get("prange"), [c.cell_contents for c in cells], getattr(numba, "prange", None)
+    aliases = [name for name, value in names.items() if numba is not None and value is numba]
+    stand_in = types.ModuleType("numba")
+    if numba is not None:
+        stand_in.__dict__.update(vars(numba))
+    stand_in.prange = traced_prange
+    saved = names.get("prange"), [c.cell_contents for c in cells]
     names["prange"] = traced_prange
     for c in cells:
         c.cell_contents = traced_prange
-    if numba is not None:
-        numba.prange = traced_prange
+    for name in aliases:
+        names[name] = stand_in
     try:
         py_func(*args)
     finally:
@@ -99,8 +110,8 @@ def prange_trace(kernel: Any, out: int, args: list) -> list:
             names["prange"] = saved[0]
         for c, value in zip(cells, saved[1]):
             c.cell_contents = value
-        if numba is not None:
-            numba.prange = saved[2]
+        for name in aliases:
+            names[name] = numba
     races = [
         [cell, sorted(seen)[:4]]
         for cell, seen in sorted(touched.items())
