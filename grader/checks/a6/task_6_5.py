@@ -211,15 +211,46 @@ def encoder_layer(ctx: CheckContext) -> None:
     )
 
 
+def hint_without_mask_probe(
+    ctx: CheckContext, norm_first: bool, d: int = 4, h: int = 2, ff: int = 6
+) -> Probe:
+    """``tgt_is_causal=True`` without a ``tgt_mask``: the self-attention raises PyTorch's
+    RuntimeError, unless the layer drops the hint (which, beside the mask, changes nothing)."""
+    tgt, memory = ctx.rng.standard_normal((2, 3, d)), ctx.rng.standard_normal((2, 2, d))
+    p = Probe(
+        f"TransformerDecoderLayer({d}, {h}, dim_feedforward={ff}, dropout=0.0, batch_first=True, "
+        f"norm_first={norm_first}) on tgt "
+        f"{tgt.shape}, memory {memory.shape}, tgt_is_causal=True without a tgt_mask (must raise "
+        "RuntimeError, as PyTorch: the hint needs its mask)",
+        {"tgt": tgt, "memory": memory},
+        expect_error=True,
+    )
+    layer = p.call(
+        f"{TR}.TransformerDecoderLayer",
+        d,
+        h,
+        dim_feedforward=ff,
+        dropout=0.0,
+        batch_first=True,
+        norm_first=norm_first,
+        backend=p.get(SIMPLE),
+    )
+    p.returns(p.call(layer, p.tensor(tgt), p.tensor(memory), tgt_is_causal=True))
+    return p
+
+
 @check("6.5", "decoder_layer", kind="equivalence")
 def decoder_layer(ctx: CheckContext) -> None:
     """TransformerDecoderLayer (masked self-attention, cross-attention to a memory of
     another length, feed-forward), post-norm and pre-norm: output and every gradient
-    (tgt, memory, parameters) against the reference."""
+    (tgt, memory, parameters) against the reference; and `tgt_is_causal` reaches the
+    self-attention."""
     probes = [
         decoder_probe(ctx, 4, 2, 6, 2, 3, 5, norm_first=False),
         decoder_probe(ctx, 4, 2, 6, 2, 4, 2, norm_first=True, activation="gelu"),
         decoder_probe(ctx, 4, 1, 3, 2, 3, 4, norm_first=False, batch_first=False, padding=True),
+        hint_without_mask_probe(ctx, norm_first=False),
+        hint_without_mask_probe(ctx, norm_first=True),
     ]
     ctx.equivalent(probes, TOL)
 
