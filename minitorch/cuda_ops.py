@@ -41,6 +41,7 @@ import numba
 import numpy as np
 from numba import cuda
 
+from .fast_paths import replacement
 from .tensor_data import MAX_DIMS, broadcast_index, index_to_position, to_index
 from .tensor_ops import TensorOps
 
@@ -303,7 +304,7 @@ def _matmul_kernel(dtype: np.dtype) -> Any:
 # Host side: copy to the device, launch, copy back
 
 
-def _dev(array: np.ndarray) -> Any:
+def to_device(array: np.ndarray) -> Any:
     """A copy of a host array in GPU memory."""
     return cuda.to_device(np.ascontiguousarray(array))
 
@@ -312,20 +313,20 @@ def _to_device_layout(shape: Shape, strides: Strides) -> tuple[Any, Any]:
     """Shape and strides on the device; a 0-d tensor travels as shape (1,) (same element)."""
     if len(shape) == 0:
         shape, strides = np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    return _dev(shape), _dev(strides)
+    return to_device(shape), to_device(strides)
 
 
-def _size(shape: Shape) -> int:
+def num_elements(shape: Shape) -> int:
     return int(np.prod(shape)) if len(shape) else 1
 
 
-class _DeviceOut:
+class DeviceOut:
     """The output storage on the device, copied back into the host array on `finish()`."""
 
     def __init__(self, out: Storage):
         self.host = out
         self.staging = np.ascontiguousarray(out)
-        self.device = _dev(self.staging)
+        self.device = to_device(self.staging)
 
     def finish(self) -> None:
         self.device.copy_to_host(self.staging)
@@ -333,10 +334,27 @@ class _DeviceOut:
             self.host[...] = self.staging
 
 
-def _elementwise_threads(size: int) -> tuple[int, int]:
+def elementwise_grid(size: int) -> tuple[int, int]:
     """(blocks, threads) for one thread per element: whole warps, at most THREADS_PER_BLOCK."""
     threads = min(THREADS_PER_BLOCK, 32 * math.ceil(size / 32))
     return math.ceil(size / threads), threads
+
+
+def launch_per_element(kernel: Any, size: int, *args: Any, written: tuple[int, ...] = (0,)) -> None:
+    """Launch `kernel` with one thread per element of a `size`-element output (the CUDA
+    twins of the library's loop kernels use it): every NumPy array among `args` is copied
+    to the device, and those at the positions `written` are copied back after the kernel."""
+    if size == 0:
+        return
+    outs = {i: DeviceOut(args[i]) for i in written}
+    device_args = [
+        outs[i].device if i in outs else to_device(a) if isinstance(a, np.ndarray) else a
+        for i, a in enumerate(args)
+    ]
+    blocks, threads = elementwise_grid(size)
+    kernel[blocks, threads](*device_args)
+    for out in outs.values():
+        out.finish()
 
 
 def _next_power_of_two(n: int) -> int:
@@ -366,16 +384,16 @@ class CudaOps(TensorOps):
             in_shape: Shape,
             in_strides: Strides,
         ) -> None:
-            size = _size(out_shape)
+            size = num_elements(out_shape)
             if size == 0:
                 return
             kernel = _cached("map", fn, out.dtype, lambda: _map_kernel(fn))
-            blocks, threads = _elementwise_threads(size)
-            d_out = _DeviceOut(out)
+            blocks, threads = elementwise_grid(size)
+            d_out = DeviceOut(out)
             kernel[blocks, threads](
                 d_out.device,
                 *_to_device_layout(out_shape, out_strides),
-                _dev(in_storage),
+                to_device(in_storage),
                 *_to_device_layout(in_shape, in_strides),
             )
             d_out.finish()
@@ -395,18 +413,18 @@ class CudaOps(TensorOps):
             b_shape: Shape,
             b_strides: Strides,
         ) -> None:
-            size = _size(out_shape)
+            size = num_elements(out_shape)
             if size == 0:
                 return
             kernel = _cached("zip", fn, out.dtype, lambda: _zip_kernel(fn))
-            blocks, threads = _elementwise_threads(size)
-            d_out = _DeviceOut(out)
+            blocks, threads = elementwise_grid(size)
+            d_out = DeviceOut(out)
             kernel[blocks, threads](
                 d_out.device,
                 *_to_device_layout(out_shape, out_strides),
-                _dev(a_storage),
+                to_device(a_storage),
                 *_to_device_layout(a_shape, a_strides),
-                _dev(b_storage),
+                to_device(b_storage),
                 *_to_device_layout(b_shape, b_strides),
             )
             d_out.finish()
@@ -424,17 +442,17 @@ class CudaOps(TensorOps):
             a_strides: Strides,
             reduce_dim: int,
         ) -> None:
-            size = _size(out_shape)
+            size = num_elements(out_shape)
             n = int(a_shape[reduce_dim])
             if size == 0 or n == 0:
                 return  # nothing to fold: out keeps its start value
             kernel = _cached("reduce", fn, out.dtype, lambda: _reduce_kernel(fn, out.dtype))
             threads = min(THREADS_PER_BLOCK, _next_power_of_two(n))
-            d_out = _DeviceOut(out)
+            d_out = DeviceOut(out)
             kernel[size, threads](
                 d_out.device,
                 *_to_device_layout(out_shape, out_strides),
-                _dev(a_storage),
+                to_device(a_storage),
                 *_to_device_layout(a_shape, a_strides),
                 int(reduce_dim),
             )
@@ -448,11 +466,16 @@ class CudaOps(TensorOps):
 
     @staticmethod
     def compile_kernel(kernel: Callable[..., None], name: str) -> Callable[..., None]:
-        """CPU loop kernels (A4's im2col, pooling windows) have no CUDA version yet."""
-        raise NotImplementedError(
-            f"{name} is not implemented on the CUDA backend: move the tensors to "
-            f"minitorch.FastBackend (or SimpleBackend) for this operation"
-        )
+        """The CUDA twin of a library loop kernel (im2col, pooling, the embedding gather):
+        a launcher of the same name and arguments that runs the loop's work as a grid of
+        GPU threads, where this tree has one; else a NotImplementedError naming `name`."""
+        twin = replacement(f"cuda:{kernel.__name__}", None)
+        if twin is None:  # a release before the stage that ships it
+            raise NotImplementedError(
+                f"{name} is not implemented on the CUDA backend in this release: move the tensors "
+                f"to minitorch.FastBackend (or SimpleBackend) for this operation"
+            )
+        return twin
 
 
 def _launch_matmul(
@@ -477,16 +500,16 @@ def _launch_matmul(
             f"but CUDA allows at most {MAX_GRID_YZ} along y (row tiles) and z (batch)"
         )
     kernel = _cached("matmul", None, out.dtype, lambda: _matmul_kernel(out.dtype))
-    d_out = _DeviceOut(out)
+    d_out = DeviceOut(out)
     kernel[grid, (TILE, TILE)](
         d_out.device,
-        _dev(out_shape),
-        _dev(out_strides),
-        _dev(a_storage),
-        _dev(a_shape),
-        _dev(a_strides),
-        _dev(b_storage),
-        _dev(b_shape),
-        _dev(b_strides),
+        to_device(out_shape),
+        to_device(out_strides),
+        to_device(a_storage),
+        to_device(a_shape),
+        to_device(a_strides),
+        to_device(b_storage),
+        to_device(b_shape),
+        to_device(b_strides),
     )
     d_out.finish()

@@ -217,25 +217,18 @@ def _rows(t: "Tensor", m: int, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 def _gather_rows(src: "Tensor", rows: np.ndarray, out: "Tensor", d: int) -> None:
     """out[i, :] = src[rows[i], :] for contiguous src [N, D] and out [M, D] (any shapes
-    with these sizes): the backend's row-gather kernel, the one embeddings use. The CUDA
-    backend has none; its storages live in host memory, so NumPy does it there."""
+    with these sizes): the backend's row-gather kernel, the one embeddings use."""
     m = rows.size
     if not (m and d):
-        return
-    if src.backend.cuda:
-        out._tensor._storage[: m * d] = src.numpy().reshape(-1, d)[rows].reshape(-1)
         return
     src.backend.embedding_gather(*_rows(out, m, d), *_rows(src, src.numel() // d, d), rows)
 
 
 def _scatter_add_rows(grad: "Tensor", rows: np.ndarray, out: "Tensor", d: int) -> None:
     """out[rows[i], :] += grad[i, :] for contiguous grad [M, D] and out [N, D] (zeros on
-    arrival); repeated rows add up (the embedding backward's kernel; NumPy on CUDA)."""
+    arrival); repeated rows add up (the embedding backward's kernel)."""
     m = rows.size
     if not (m and d):
-        return
-    if grad.backend.cuda:
-        np.add.at(out._tensor._storage[: out.numel()].reshape(-1, d), rows, grad.numpy().reshape(m, d))
         return
     grad.backend.embedding_scatter_add(*_rows(out, out.numel() // d, d), *_rows(grad, m, d), rows, -1)
 

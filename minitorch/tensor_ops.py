@@ -245,15 +245,20 @@ class TensorBackend:
 
 K = TypeVar("K", bound=Callable[..., None])
 
+#: The library kernels registered with `backend_kernel`, by name (filled as their modules import).
+LIBRARY_KERNELS: dict[str, Callable[..., None]] = {}
+
 
 def backend_kernel(label: str) -> Callable[[K], K]:
     """Decorator for a library kernel over raw storages (stage A4's im2col, pooling and
     embedding loops): every backend gets an operation of the kernel's name,
     ``backend.<name>``, run as its `compile_kernel` makes it: Python on the simple backend,
     Numba on the fast one, a NotImplementedError naming `label` and the backend where the
-    backend has no way to run it. The kernel itself is returned unchanged."""
+    backend has no way to run it (the CUDA backend runs a CUDA twin of the kernel where
+    the tree has one). The kernel itself is returned unchanged."""
 
     def register(kernel: K) -> K:
+        LIBRARY_KERNELS[kernel.__name__] = kernel
         op = _lazy(lambda ops: ops.compile_kernel(kernel, label))
         op.__set_name__(TensorBackend, kernel.__name__)
         setattr(TensorBackend, kernel.__name__, op)

@@ -60,6 +60,7 @@ from minitorch.datasets import (
     stream_chunk,
     stream_chunks_per_pass,
 )
+from minitorch.examples.backend_options import add_backend_options, chosen_backend
 from minitorch.examples.plots import loss_curve
 from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.nn.language_model import (
@@ -408,7 +409,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     parser.add_argument("--eval-batch-size", type=int, default=d.eval_batch_size)
     parser.add_argument("--seed", type=int, default=d.seed)
     parser.add_argument("--dtype", choices=("float32", "float64"), default=d.dtype)
-    parser.add_argument("--backend", choices=sorted(minitorch.backends.BACKENDS), default=d.backend)
+    add_backend_options(parser)
     parser.add_argument(
         "--tbptt",
         action="store_true",
@@ -428,6 +429,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     args = parser.parse_args(argv)
     if args.steps < 0 or args.eval_every <= 0:
         parser.error("--steps must be ≥ 0 and --eval-every > 0")
+    args.backend = chosen_backend(parser, args, default=d.backend)
+    del args.device
     return Config(**{k.replace("-", "_"): v for k, v in vars(args).items()})
 
 
@@ -440,7 +443,7 @@ def main(argv: Optional[Sequence[str]] = None) -> TrainResult:
     except NotImplementedError as error:
         if config.backend != "cuda":
             raise  # e.g. a task still to do: the traceback shows where
-        raise SystemExit(f"char_lm: {error}")  # no CUDA embedding kernel
+        raise SystemExit(f"char_lm: {error}")  # a release without these CUDA kernels
 
 
 if __name__ == "__main__":

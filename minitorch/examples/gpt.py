@@ -52,6 +52,7 @@ from rich.progress import (
 
 import minitorch
 from minitorch.datasets import CharCorpus, load_tiny_shakespeare, random_batch
+from minitorch.examples.backend_options import add_backend_options, chosen_backend
 from minitorch.examples.char_lm import EvalResult, write_loss_curve
 from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.nn.gpt import TinyGPT, extend_ids, evaluate, sample, train_step
@@ -411,7 +412,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     parser.add_argument("--eval-batch-size", type=int, default=d.eval_batch_size)
     parser.add_argument("--seed", type=int, default=d.seed)
     parser.add_argument("--dtype", choices=("float32", "float64"), default=d.dtype)
-    parser.add_argument("--backend", choices=sorted(minitorch.backends.BACKENDS), default=d.backend)
+    add_backend_options(parser)
     parser.add_argument("--text", default=None, metavar="FILE", help="train on this text file instead")
     parser.add_argument("--out", default=None, metavar="DIR", help="write the loss curve and the sample here")
     parser.add_argument("--prompt", default=d.prompt, help="text the sample starts from")
@@ -420,6 +421,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     args = parser.parse_args(argv)
     if args.steps < 0 or args.eval_every <= 0:
         parser.error("--steps must be ≥ 0 and --eval-every > 0")
+    args.backend = chosen_backend(parser, args, default=d.backend)
+    del args.device
     return Config(**{k.replace("-", "_"): v for k, v in vars(args).items()})
 
 
@@ -437,7 +440,7 @@ def main(argv: Optional[Sequence[str]] = None) -> TrainResult:
     except NotImplementedError as error:
         if config.backend != "cuda":
             raise  # e.g. a task still to do: the traceback shows where
-        raise SystemExit(f"gpt: {error}")  # no CUDA embedding kernel
+        raise SystemExit(f"gpt: {error}")  # a release without these CUDA kernels
 
 
 if __name__ == "__main__":

@@ -43,7 +43,6 @@ import argparse
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np

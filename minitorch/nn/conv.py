@@ -30,7 +30,8 @@ gradients of its copies:
 im2col and col2im are *kernels* in the sense of `tensor_ops`: loops over a raw storage,
 shape and strides that fill a preallocated `out`. The backend runs them (`backend.im2col1d`,
 …): as Python on the simple backend, compiled with Numba (`prange` loops in parallel) on
-the fast backend; the CUDA backend has no version of them and says so. So write them with
+the fast backend; the CUDA backend runs CUDA versions of them, written separately (from
+stage A5 on; before, it raises a NotImplementedError naming the operation). So write them with
 plain loops, integers and indexing only — no NumPy calls, no Python objects.
 
 2-D is the same with (i, j) output positions and (a, b) filter offsets:

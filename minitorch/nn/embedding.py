@@ -16,8 +16,8 @@ gradient, so padding stays a zero vector.
 
 Both directions are kernels over raw storages that the tensor backend runs
 (`backend.embedding_gather`, `backend.embedding_scatter_add`; see `tensor_ops`): Python
-on the simple backend, compiled and parallel on the fast one; the CUDA backend has no
-version and raises a NotImplementedError naming the operation. The ids are data, not part
+on the simple backend, compiled and parallel on the fast one, and CUDA versions of them
+on the CUDA backend (one GPU thread per entry of the lookup, per column of the gradient). The ids are data, not part
 of the graph: they are checked and flattened as a NumPy int64 array before the lookup.
 """
 

@@ -22,7 +22,9 @@ window as long as the sentence, [N, C, L] → [N, C].
 The four kernels are loops over raw storages, shapes and strides (see `tensor_ops`) that the
 backend runs: as Python on the simple backend, compiled and parallel (`prange` over the N·C
 planes; each iteration reads and writes only its own plane, so nothing races) on the fast
-one; the CUDA backend has no version and raises a NotImplementedError naming the operation.
+one. The CUDA backend runs a CUDA version of each (one GPU thread per output entry),
+written separately and shipped from stage A5 on; before, it raises a NotImplementedError
+naming the operation.
 """
 
 from __future__ import annotations

@@ -471,23 +471,3 @@ def test_conv2d_layer_init_and_state_dict() -> None:
     x = rng.standard_normal((2, 3, 6, 5))
     expected = _conv_numpy(x, weights["weight"], weights["bias"], (2, 1), [(1, 1), (1, 1)], (1, 1))
     np.testing.assert_allclose(layer(minitorch.tensor(x)).numpy(), expected, rtol=1e-10)
-
-
-# ---------------------------------------------------------------------------------------
-# The CUDA backend has no im2col: a clear error, not a silent trip through the CPU
-
-
-@pytest.mark.task4_1
-def test_conv_on_the_cuda_backend_says_it_is_not_implemented() -> None:
-    cuda = minitorch.CudaBackend
-    x1, w1 = minitorch.zeros(1, 2, 5, backend=cuda), minitorch.zeros(3, 2, 2, backend=cuda)
-    with pytest.raises(NotImplementedError, match=r"conv1d.*CUDA backend.*FastBackend"):
-        F.conv1d(x1, w1)
-
-
-@pytest.mark.task4_2
-def test_conv2d_on_the_cuda_backend_says_it_is_not_implemented() -> None:
-    cuda = minitorch.CudaBackend
-    x2, w2 = minitorch.zeros(1, 2, 4, 4, backend=cuda), minitorch.zeros(3, 2, 2, 2, backend=cuda)
-    with pytest.raises(NotImplementedError, match=r"conv2d.*CUDA backend"):
-        F.conv2d(x2, w2)

@@ -32,11 +32,14 @@ from backend_cases import MAPS, REDUCES, ZIPS, away_from_zero, check_close, posi
 from backend_cases import both as _both
 from tensor_strategies import Drawn, broadcastable_pair, tensors, to_minitorch
 
-pytestmark = pytest.mark.skipif(
-    not cuda.is_available(),
-    reason="no CUDA GPU, and the CUDA simulator is off: run with NUMBA_ENABLE_CUDASIM=1 "
-    "set in the environment before Python starts",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not cuda.is_available(),
+        reason="no CUDA GPU, and the CUDA simulator is off: run with NUMBA_ENABLE_CUDASIM=1 "
+        "set in the environment before Python starts",
+    ),
+    pytest.mark.usefixtures("quick_thread_switches"),  # the simulator's barriers (conftest.py)
+]
 
 from minitorch import cuda_ops  # noqa: E402  (after the skip: imports numba.cuda only)
 

@@ -257,14 +257,6 @@ def test_max_pool_of_a_window_of_minus_infinity_points_inside_the_input() -> Non
     np.testing.assert_array_equal(x.grad.numpy()[0, 0], [[4.0, 0.0, 2.0], [2.0, 0.0, 4.0]])
 
 
-def test_pooling_on_the_cuda_backend_says_it_is_not_implemented() -> None:
-    x = minitorch.zeros(1, 2, 4, 4, backend=minitorch.CudaBackend)
-    with pytest.raises(NotImplementedError, match=r"max pooling.*CUDA backend"):
-        F.max_pool2d(x, 2)
-    with pytest.raises(NotImplementedError, match=r"average pooling.*CUDA backend"):
-        F.avg_pool2d(x, 2)
-
-
 def test_max_pool2d_float32_keeps_dtype() -> None:
     x = np.random.default_rng(4).standard_normal((2, 2, 5, 5)).astype(np.float32)
     out = F.max_pool2d(minitorch.tensor(x, dtype=minitorch.float32), 2)

@@ -112,12 +112,6 @@ def test_gather_and_scatter_add_on_each_cpu_backend(backend) -> None:
     np.testing.assert_allclose(weight.grad.numpy(), want, rtol=1e-12)
 
 
-def test_embedding_on_the_cuda_backend_says_it_is_not_implemented() -> None:
-    weight = minitorch.zeros(4, 2, backend=minitorch.CudaBackend)
-    with pytest.raises(NotImplementedError, match=r"embedding.*CUDA backend"):
-        F.embedding(_ids([1, 2]), weight)
-
-
 def test_errors() -> None:
     layer = nn.Embedding(5, 2)
     with pytest.raises(IndexError, match="id 5 is out of range for 5 embeddings"):
