@@ -41,6 +41,7 @@ import numba
 import numpy as np
 from numba import cuda
 
+from .cuda_simulator import make_shared_arrays_atomic
 from .fast_paths import replacement
 from .tensor_data import MAX_DIMS, broadcast_index, index_to_position, to_index
 from .tensor_ops import TensorOps
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
 
 #: True when kernels run in Numba's CUDA simulator instead of on a GPU.
 SIMULATOR: bool = bool(numba.config.ENABLE_CUDASIM)
+if SIMULATOR:
+    make_shared_arrays_atomic()  # a race in the simulator itself (see cuda_simulator)
 
 #: Threads per block for map / zip (at most) and reduce (at most). A multiple of the warp
 #: size (32 threads that the GPU runs in lockstep) and a power of two (for the reduce tree).

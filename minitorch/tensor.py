@@ -321,6 +321,10 @@ class Tensor:
         (true division, float functions) an integer or bool result becomes the default float."""
         if isinstance(b, Tensor) and b.dtype == self.dtype and (is_floating(self.dtype) or not floating):
             return self, b, self.dtype  # the common case, quickly
+        if type(b) in (float, int, bool) and is_floating(self.dtype):
+            # a Python number beside a floating tensor (`x * 2.0`): the tensor's dtype, as
+            # result_type would say, without its walk and two no-op conversions
+            return self, self.new_tensor(b, dtype=self.dtype), self.dtype
         dtype = result_type(self, b)
         if floating and not is_floating(dtype):
             dtype = DEFAULT_FLOAT

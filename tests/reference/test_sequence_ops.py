@@ -413,6 +413,20 @@ def test_type_promotion_matches_torch_with_float64_default(op: str) -> None:
         torch.set_default_dtype(old)
 
 
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64])
+@pytest.mark.parametrize("number", [0.5, 3, True])
+@pytest.mark.parametrize("shape", [(2,), ()])
+def test_a_python_number_beside_a_floating_tensor_keeps_the_tensors_dtype(dtype, number, shape) -> None:
+    """`Tensor._promote`'s quick path for `x * 2.0` gives what `result_type` says."""
+    from minitorch.dtypes import result_type
+
+    x = minitorch.tensor(np.full(shape, 3.0), dtype=dtype)
+    assert result_type(x, number) == dtype
+    for got, want in [(x * number, 3.0 * number), (number - x, number - 3.0), (x / number, 3.0 / number)]:
+        assert got.dtype == dtype and got.shape == x.shape
+        np.testing.assert_allclose(got.numpy(), np.full(shape, want, dtype=dtype))
+
+
 def test_integer_arithmetic_stays_integer() -> None:
     ids = minitorch.tensor([3, 5, 7])
     assert (ids + 1).tolist() == [4, 6, 8] and (ids + 1).dtype == minitorch.int64
