@@ -1,4 +1,4 @@
-"""The CUDA twins of the library's loop kernels: which module holds which.
+"""The CUDA twins of the library's loop kernels: what they are, how the CUDA backend finds them.
 
 Stage A4's kernels (im2col / col2im, pooling, the embedding gather and scatter-add) are
 plain loops over raw storages, decorated with `tensor_ops.backend_kernel`: the simple
@@ -13,7 +13,9 @@ output is already a set of independent tasks. The twins go one step further and 
 *output element* its own thread, written in the "gather" form: a thread computes its
 element from everything that contributes to it, instead of each input adding itself to the
 outputs it touches ("scatter"). Gathers never race, need no atomics, and add the
-contributions in the same order as the CPU loops, so the twins give the same floats.
+contributions in the CPU loops' order, so the results agree with the CPU's to the last bit
+or to the rounding of a sum. Two twins keep the CPU's split instead (max pooling's backward:
+one thread per plane; the embedding's scatter-add: one per column); their docstrings say why.
 
 The twins live in modules of their own (`cuda_conv`, `cuda_pooling`, `cuda_embedding`) so
 that a release of stage A4, whose students write im2col and pooling, does not ship their

@@ -18,6 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 import minitorch
 from minitorch import nn
+from minitorch.examples.backend_options import add_backend_options, chosen_backend
 from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.nn import functional as Fn
 from minitorch.allocator import tune_malloc
@@ -110,9 +111,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--epochs", type=int, default=500)
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--backend", choices=sorted(minitorch.backends.BACKENDS), default="fast")
+    add_backend_options(parser)
     args = parser.parse_args(argv)
-    train(args.dataset, args.points, args.hidden, args.epochs, args.lr, args.seed, args.backend)
+    backend = chosen_backend(parser, args)
+    train(args.dataset, args.points, args.hidden, args.epochs, args.lr, args.seed, backend)
 
 
 if __name__ == "__main__":
