@@ -50,9 +50,10 @@ def quick_thread_switches():
     Numba's CUDA simulator runs every GPU thread as a Python thread, and a manager thread
     polls them to release a `cuda.syncthreads()` barrier once all have reached it. With the
     default switch interval each barrier waits several 5 ms turns for the GIL: a reduce
-    block costs ~40 ms. Measured on the tiny GPT's training step (tests/reference/
-    test_cuda_twins.py's model, simulator, this 2-core machine): 94 s → 19 s. Use it in the
-    modules that run kernels on the simulator (`pytestmark = usefixtures(...)`)."""
+    block costs ~40 ms. Measured on a tiny GPT's training step (d_model 8, one block, on the
+    simulator, a 2-core machine): 94 s → 19 s. Use it in the modules that run kernels on the
+    simulator (`pytestmark = usefixtures(...)`). It also made a race in the simulator's shared
+    arrays frequent, which minitorch/cuda_simulator.py fixes."""
     before = sys.getswitchinterval()
     sys.setswitchinterval(5e-5)
     yield
