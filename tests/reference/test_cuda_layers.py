@@ -142,3 +142,50 @@ def test_where_cat_stack_gather_and_indexing() -> None:
         return _Nothing(), [_normal(3, 3), _normal(3, 3, seed=2)], run
 
     _same_on_both(build)
+
+
+def test_additive_attention_and_attention_pooling_with_padding() -> None:
+    padding = np.array([[False, False, True], [False, False, False]])
+
+    def build(backend):
+        module = minitorch.Module()
+        module.additive = nn.AdditiveAttention(4, 5, 6, backend=backend)
+        module.pool = nn.AttentionPooling(5, backend=backend)
+
+        def run(m, query, keys):
+            mask = minitorch.tensor(padding, backend=backend)
+            context, weights = m.additive(query, keys, key_padding_mask=mask)
+            pooled, _ = m.pool(keys, key_padding_mask=mask)
+            return context + pooled + weights.sum()
+
+        return module, [_normal(2, 4), _normal(2, 3, 5, seed=2)], run
+
+    _same_on_both(build)
+
+
+def test_dropout_draws_the_same_mask_on_both_backends() -> None:
+    def build(backend):
+        return nn.Dropout(0.5), [_normal(4, 5)], lambda m, x: m(x) * 1.0
+
+    _same_on_both(build)
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "AdamW"])
+def test_optimizer_steps_on_cuda(optimizer: str) -> None:
+    """Three steps with momentum / decoupled weight decay: the same parameters."""
+    found = {}
+    for backend in (CudaBackend, FastBackend):
+        minitorch.manual_seed(0)
+        layer = nn.Linear(4, 3, backend=backend)
+        if optimizer == "SGD":
+            opt = minitorch.optim.SGD(layer.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
+        else:
+            opt = minitorch.optim.AdamW(layer.parameters(), lr=0.1, weight_decay=0.1)
+        x = minitorch.tensor(_normal(5, 4), backend=backend)
+        for _ in range(3):
+            opt.zero_grad()
+            (layer(x) ** 2).sum().backward()
+            opt.step()
+        found[backend.name] = {k: p.numpy() for k, p in layer.named_parameters()}
+    for key, want in found["fast"].items():
+        np.testing.assert_allclose(found["cuda"][key], want, rtol=1e-10, atol=1e-12, err_msg=key)
