@@ -42,7 +42,7 @@ import numpy as np
 from numba import cuda
 
 from .cuda_simulator import make_shared_arrays_atomic
-from .fast_paths import replacement
+from .fast_paths import cuda_twin
 from .tensor_data import MAX_DIMS, broadcast_index, index_to_position, to_index
 from .tensor_ops import TensorOps
 
@@ -472,7 +472,7 @@ class CudaOps(TensorOps):
         """The CUDA twin of a library loop kernel (im2col, pooling, the embedding gather):
         a launcher of the same name and arguments that runs the loop's work as a grid of
         GPU threads, where this tree has one; else a NotImplementedError naming `name`."""
-        twin = replacement(f"cuda:{kernel.__name__}", None)
+        twin = cuda_twin(kernel.__name__)
         if twin is None:  # a release before the stage that ships it
             raise NotImplementedError(
                 f"{name} is not implemented on the CUDA backend in this release: move the tensors "

@@ -39,10 +39,11 @@ import contextlib
 import functools
 import importlib
 import importlib.util
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
-__all__ = ["replaceable", "replaces", "register", "replacement", "plain_only", "load"]
+__all__ = ["replaceable", "replaces", "register", "replacement", "cuda_twin", "plain_only", "load"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,6 +53,7 @@ _HERE = Path(__file__).resolve().parent
 
 _registry: dict[str, Any] = {}  # name → the faster version
 _loaded = False
+_cuda_loaded = False
 _plain_only = False
 
 
@@ -94,6 +96,21 @@ def replacement(name: str, default: Any) -> Any:
     `default`. For objects chosen once, such as a backend's operations class."""
     load()
     return _registry.get(name, default)
+
+
+def cuda_twin(name: str) -> Any:
+    """The CUDA twin of the library kernel `name` (registered as "cuda:<name>" by
+    `minitorch/accel/cuda_twins.py`), or None where this tree has none. The first call
+    imports the twins' modules, which `load` leaves out (they import Numba's CUDA support,
+    which a CPU-only run never needs)."""
+    global _cuda_loaded
+    load()
+    if not _cuda_loaded:
+        _cuda_loaded = True
+        accel = sys.modules.get(f"{_PACKAGE}.accel")  # present only if `load` took it
+        if accel is not None and hasattr(accel, "load_cuda_twins"):
+            accel.load_cuda_twins()
+    return _registry.get(f"cuda:{name}")
 
 
 def replaceable(name: str) -> Callable[[F], F]:

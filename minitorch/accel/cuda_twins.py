@@ -36,6 +36,6 @@ L = TypeVar("L", bound=Callable[..., None])
 
 def cuda_twin(launcher: L) -> L:
     """Decorator: register `launcher` as the CUDA twin of the library kernel of the same
-    name (`CudaOps.compile_kernel` finds it with `fast_paths.replacement("cuda:<name>")`)."""
+    name (`CudaOps.compile_kernel` finds it with `fast_paths.cuda_twin(name)`)."""
     register(f"cuda:{launcher.__name__}", launcher)
     return launcher

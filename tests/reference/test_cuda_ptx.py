@@ -41,7 +41,7 @@ import numpy as np
 
 import minitorch
 from minitorch import cuda_ops
-from minitorch.fast_paths import replacement
+from minitorch.fast_paths import cuda_twin
 from minitorch.tensor_ops import LIBRARY_KERNELS, TensorBackend, TensorOps
 
 
@@ -84,7 +84,7 @@ for name, value in sorted(vars(TensorBackend).items()):
         kernels.append((name, lambda dtype, fn=fn: cuda_ops._reduce_kernel(fn, dtype)))
 kernels.append(("matmul", lambda dtype: cuda_ops._matmul_kernel(dtype)))
 for name in sorted(LIBRARY_KERNELS):
-    module = sys.modules[replacement(f"cuda:{name}", None).__module__]
+    module = sys.modules[cuda_twin(name).__module__]
     dispatchers = [
         v for v in vars(module).values()
         if isinstance(v, numba.cuda.dispatcher.CUDADispatcher) and not v.targetoptions.get("device")

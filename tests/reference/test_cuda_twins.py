@@ -19,7 +19,7 @@ import minitorch
 import minitorch.nn.functional as F
 from minitorch import nn
 from minitorch.backends import CudaBackend, FastBackend
-from minitorch.fast_paths import replacement
+from minitorch.fast_paths import cuda_twin
 from minitorch.nn.gpt import TinyGPT
 from minitorch.nn.language_model import CharLanguageModel
 from minitorch.tensor_ops import LIBRARY_KERNELS, TensorBackend
@@ -51,7 +51,7 @@ def test_the_walk_sees_the_library_kernels() -> None:
     ops = _backend_ops()
     assert set(LIBRARY_KERNELS) <= set(ops) and {"add_zip", "max_reduce", "exp_map"} <= set(ops)
     assert len(LIBRARY_KERNELS) == 10, sorted(LIBRARY_KERNELS)  # im2col/col2im ×2, pooling ×4, embedding ×2
-    lacking = [name for name in LIBRARY_KERNELS if replacement(f"cuda:{name}", None) is None]
+    lacking = [name for name in LIBRARY_KERNELS if cuda_twin(name) is None]
     assert not lacking, f"library kernels without a CUDA twin (@cuda_twin in minitorch/accel): {lacking}"
 
 
@@ -64,7 +64,7 @@ def test_every_backend_op_exists_on_cuda(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(LIBRARY_KERNELS))
 def test_each_twin_takes_the_arguments_of_its_kernel(name: str) -> None:
-    twin = replacement(f"cuda:{name}", None)
+    twin = cuda_twin(name)
     assert twin is not None and twin.__name__ == name and twin.__module__.startswith("minitorch.accel.cuda_")
     kernel = LIBRARY_KERNELS[name]
     assert list(inspect.signature(twin).parameters) == list(inspect.signature(kernel).parameters)
