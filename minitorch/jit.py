@@ -40,7 +40,7 @@ from numba.core import event
 
 from . import compile_notice
 
-__all__ = ["njit", "jit_scalar", "serial_twin", "serial_and_parallel", "Vectorised"]
+__all__ = ["njit", "jit_scalar", "stable_identity", "serial_twin", "serial_and_parallel", "Vectorised"]
 
 _PACKAGE = (__package__ or "minitorch").partition(".")[0]
 SLP = "NUMBA_SLP_VECTORIZE"
@@ -148,11 +148,28 @@ def jit_scalar(fn: Callable) -> Any:
     stale kernel is never loaded. Calling it twice with one `fn` returns the same object.
     """
     py_func = getattr(fn, "py_func", fn)  # accept an already-jitted function too
-    jitted = numba.njit(py_func)
-    token = _identity(py_func)
+    return stable_identity(numba.njit(py_func))
+
+
+def stable_identity(jitted: Any) -> Any:
+    """Give the Numba dispatcher `jitted` the id of its definition (`_identity`) and return it.
+
+    A kernel that *closes over* a jitted function is cached on disk under a digest of what it
+    closes over, and a dispatcher pickles with its id, random and new in every process unless
+    set here. Safe to call more than once on one dispatcher; a dispatcher whose id was already
+    drawn (or whose function has no source file) keeps its own, and its kernels recompile in
+    every process — slower, never wrong.
+    """
+    if getattr(jitted, "_minitorch_stable", False):
+        return jitted
+    token = _identity(jitted.py_func)
     set_uuid = getattr(jitted, "_set_uuid", None)
     if token is not None and set_uuid is not None:
-        set_uuid(f"minitorch.jit.{token}")
+        try:
+            set_uuid(f"minitorch.jit.{token}")
+        except AssertionError:  # its id was drawn already (it has been pickled)
+            return jitted
+        jitted._minitorch_stable = True
     return jitted
 
 

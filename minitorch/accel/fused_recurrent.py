@@ -336,13 +336,14 @@ class _RightFactor:
         if tuned.tiled_applies(probe, *self.out_layout, *self.a_layout, *self.b_layout):
             self.packed = tuned.pack_right(b._storage, *self.b_layout, probe)
             self.tuned, self.work = tuned, rows * m * k
+            self.kernel = tuned.tiled_kernel_for(dtype)
 
     def times(self, a: np.ndarray) -> np.ndarray:
         if self.packed is None:
             return _product(_rows(a), self.b, self.backend)
         out = np.empty((a.shape[0], self.b.shape[1]), dtype=a.dtype)  # the kernel writes it all
         self.tuned.launch(
-            self.tuned.tensor_matmul_tiled,
+            self.kernel,
             self.work,
             self.tuned.MATMUL_PARALLEL_MIN,
             out.reshape(-1),

@@ -11,8 +11,8 @@ layouts that occur most, each as its own compiled kernel:
   with one stride per operand (0 for a broadcast dimension).
 * **contiguous** reduce: input and output row-major. Then a = [outer, R, inner] and the
   fold runs over blocks of `inner` neighbouring outputs at once, reading `a` row by row.
-* **tiled** matmul: operands packed into contiguous panels, 8 × 16 register tiles of
-  accumulators (BLAS-style; near BLAS speed on AVX-512, see BENCHMARKS.md).
+* **tiled** matmul: operands packed into contiguous panels, register tiles of accumulators
+  sized for the CPU's vector registers (BLAS-style; see `cpu_target` and BENCHMARKS.md).
 * **one thread for small inputs**: entering the thread pool costs more than a small loop, so
   small calls run a serial twin of each kernel (`serial_twin`).
 
@@ -32,8 +32,10 @@ import numba
 import numpy as np
 from numba import prange
 
-from ..jit import jit_scalar, njit, serial_twin
+from ..jit import jit_scalar, njit, serial_twin, stable_identity
 from ..tensor_data import Shape, Storage, Strides
+from . import matmul_tiles
+from .cpu_target import Tile, matmul_tile
 
 __all__ = [
     "elementwise_path",
@@ -43,7 +45,10 @@ __all__ = [
     "tensor_map_fast",
     "tensor_zip_fast",
     "tensor_reduce_fast",
-    "tensor_matmul_tiled",
+    "tiled_kernel",
+    "tiled_kernel_for",
+    "pack_right",
+    "not_packed",
 ]
 
 #: The fast loops hand out blocks of this many output elements of a row to threads.
@@ -390,15 +395,15 @@ def tensor_reduce_fast(fn: Callable[[float, float], float]) -> Callable[..., Non
 # ## The tiled matmul
 #
 # BLAS-style blocking. Both operands are first *packed* into contiguous panels: a into
-# panels of MR = 8 rows stored k-major (ap[k, r]), b into panels of NR = 16 columns
-# (bp[k, j]), zero-padded at the edges. Packing reads each operand once, whatever its
-# strides, and converts it to the output dtype. Then each 8×16 block of the output is one
-# call of the *micro-kernel*: 128 running sums held in local variables (LLVM keeps them in
-# vector registers), and for each k one row of 16 values of b and 8 values of a are loaded
-# and each reused 8 and 16 times — so the loop is bound by multiply-adds, not by memory.
+# panels of MR rows stored k-major (ap[k, r]), b into panels of NR columns (bp[k, j]),
+# zero-padded at the edges. Packing reads each operand once, whatever its strides, and
+# converts it to the output dtype. Then each MR × NR block of the output is one call of a
+# *micro-kernel* (`matmul_tiles`): MR·NR running sums held in local variables (LLVM keeps
+# them in vector registers), and for each k, NR values of b and MR values of a are loaded and
+# reused MR and NR times — so the loop is bound by multiply-adds, not by memory. The tile
+# is as large as the CPU's vector registers hold (`cpu_target.matmul_tile`: 8 × 32 float32
+# on AVX-512, 6 × 16 on AVX2 …), so there is one compiled kernel per tile shape.
 
-MR = 8
-NR = 16
 #: Products with fewer multiply-adds, or a side shorter than TILED_MIN_SIDE, use the task's
 #: kernel (`fast_ops.tensor_matmul`): packing and padding would cost more than they save.
 TILED_MIN_WORK = 32 * 32 * 32
@@ -408,105 +413,6 @@ MIN_TASKS = 16
 #: Products of fewer multiply-adds run on one thread (about 20 µs of work or less), tiled
 #: or not.
 MATMUL_PARALLEL_MIN = 1 << 20
-
-
-@njit(fastmath={"contract"})
-def _micro_8x16(inner: int, ap: Storage, bp: Storage, tile: Storage, zero: float) -> None:
-    """tile[r·16 + j] = Σ_k ap[k·8 + r] · bp[k·16 + j] for r < 8, j < 16 (packed panels).
-
-    Written out by hand on purpose: one local variable per output (c{row}{column in hex}),
-    k innermost. `fastmath={"contract"}` lets LLVM fuse each multiply and add into one FMA.
-    `zero` carries the dtype, so float32 products accumulate in float32 registers.
-    """
-    # fmt: off
-    c00 = c01 = c02 = c03 = c04 = c05 = c06 = c07 = c08 = c09 = c0a = c0b = c0c = c0d = c0e = c0f = zero
-    c10 = c11 = c12 = c13 = c14 = c15 = c16 = c17 = c18 = c19 = c1a = c1b = c1c = c1d = c1e = c1f = zero
-    c20 = c21 = c22 = c23 = c24 = c25 = c26 = c27 = c28 = c29 = c2a = c2b = c2c = c2d = c2e = c2f = zero
-    c30 = c31 = c32 = c33 = c34 = c35 = c36 = c37 = c38 = c39 = c3a = c3b = c3c = c3d = c3e = c3f = zero
-    c40 = c41 = c42 = c43 = c44 = c45 = c46 = c47 = c48 = c49 = c4a = c4b = c4c = c4d = c4e = c4f = zero
-    c50 = c51 = c52 = c53 = c54 = c55 = c56 = c57 = c58 = c59 = c5a = c5b = c5c = c5d = c5e = c5f = zero
-    c60 = c61 = c62 = c63 = c64 = c65 = c66 = c67 = c68 = c69 = c6a = c6b = c6c = c6d = c6e = c6f = zero
-    c70 = c71 = c72 = c73 = c74 = c75 = c76 = c77 = c78 = c79 = c7a = c7b = c7c = c7d = c7e = c7f = zero
-    for k in range(inner):
-        p = k * 16
-        b0 = bp[p]; b1 = bp[p + 1]; b2 = bp[p + 2]; b3 = bp[p + 3]
-        b4 = bp[p + 4]; b5 = bp[p + 5]; b6 = bp[p + 6]; b7 = bp[p + 7]
-        b8 = bp[p + 8]; b9 = bp[p + 9]; ba = bp[p + 10]; bb = bp[p + 11]
-        bc = bp[p + 12]; bd = bp[p + 13]; be = bp[p + 14]; bf = bp[p + 15]
-        q = k * 8
-        a = ap[q]
-        c00 += a * b0; c01 += a * b1; c02 += a * b2; c03 += a * b3
-        c04 += a * b4; c05 += a * b5; c06 += a * b6; c07 += a * b7
-        c08 += a * b8; c09 += a * b9; c0a += a * ba; c0b += a * bb
-        c0c += a * bc; c0d += a * bd; c0e += a * be; c0f += a * bf
-        a = ap[q + 1]
-        c10 += a * b0; c11 += a * b1; c12 += a * b2; c13 += a * b3
-        c14 += a * b4; c15 += a * b5; c16 += a * b6; c17 += a * b7
-        c18 += a * b8; c19 += a * b9; c1a += a * ba; c1b += a * bb
-        c1c += a * bc; c1d += a * bd; c1e += a * be; c1f += a * bf
-        a = ap[q + 2]
-        c20 += a * b0; c21 += a * b1; c22 += a * b2; c23 += a * b3
-        c24 += a * b4; c25 += a * b5; c26 += a * b6; c27 += a * b7
-        c28 += a * b8; c29 += a * b9; c2a += a * ba; c2b += a * bb
-        c2c += a * bc; c2d += a * bd; c2e += a * be; c2f += a * bf
-        a = ap[q + 3]
-        c30 += a * b0; c31 += a * b1; c32 += a * b2; c33 += a * b3
-        c34 += a * b4; c35 += a * b5; c36 += a * b6; c37 += a * b7
-        c38 += a * b8; c39 += a * b9; c3a += a * ba; c3b += a * bb
-        c3c += a * bc; c3d += a * bd; c3e += a * be; c3f += a * bf
-        a = ap[q + 4]
-        c40 += a * b0; c41 += a * b1; c42 += a * b2; c43 += a * b3
-        c44 += a * b4; c45 += a * b5; c46 += a * b6; c47 += a * b7
-        c48 += a * b8; c49 += a * b9; c4a += a * ba; c4b += a * bb
-        c4c += a * bc; c4d += a * bd; c4e += a * be; c4f += a * bf
-        a = ap[q + 5]
-        c50 += a * b0; c51 += a * b1; c52 += a * b2; c53 += a * b3
-        c54 += a * b4; c55 += a * b5; c56 += a * b6; c57 += a * b7
-        c58 += a * b8; c59 += a * b9; c5a += a * ba; c5b += a * bb
-        c5c += a * bc; c5d += a * bd; c5e += a * be; c5f += a * bf
-        a = ap[q + 6]
-        c60 += a * b0; c61 += a * b1; c62 += a * b2; c63 += a * b3
-        c64 += a * b4; c65 += a * b5; c66 += a * b6; c67 += a * b7
-        c68 += a * b8; c69 += a * b9; c6a += a * ba; c6b += a * bb
-        c6c += a * bc; c6d += a * bd; c6e += a * be; c6f += a * bf
-        a = ap[q + 7]
-        c70 += a * b0; c71 += a * b1; c72 += a * b2; c73 += a * b3
-        c74 += a * b4; c75 += a * b5; c76 += a * b6; c77 += a * b7
-        c78 += a * b8; c79 += a * b9; c7a += a * ba; c7b += a * bb
-        c7c += a * bc; c7d += a * bd; c7e += a * be; c7f += a * bf
-    tile[0] = c00; tile[1] = c01; tile[2] = c02; tile[3] = c03
-    tile[4] = c04; tile[5] = c05; tile[6] = c06; tile[7] = c07
-    tile[8] = c08; tile[9] = c09; tile[10] = c0a; tile[11] = c0b
-    tile[12] = c0c; tile[13] = c0d; tile[14] = c0e; tile[15] = c0f
-    tile[16] = c10; tile[17] = c11; tile[18] = c12; tile[19] = c13
-    tile[20] = c14; tile[21] = c15; tile[22] = c16; tile[23] = c17
-    tile[24] = c18; tile[25] = c19; tile[26] = c1a; tile[27] = c1b
-    tile[28] = c1c; tile[29] = c1d; tile[30] = c1e; tile[31] = c1f
-    tile[32] = c20; tile[33] = c21; tile[34] = c22; tile[35] = c23
-    tile[36] = c24; tile[37] = c25; tile[38] = c26; tile[39] = c27
-    tile[40] = c28; tile[41] = c29; tile[42] = c2a; tile[43] = c2b
-    tile[44] = c2c; tile[45] = c2d; tile[46] = c2e; tile[47] = c2f
-    tile[48] = c30; tile[49] = c31; tile[50] = c32; tile[51] = c33
-    tile[52] = c34; tile[53] = c35; tile[54] = c36; tile[55] = c37
-    tile[56] = c38; tile[57] = c39; tile[58] = c3a; tile[59] = c3b
-    tile[60] = c3c; tile[61] = c3d; tile[62] = c3e; tile[63] = c3f
-    tile[64] = c40; tile[65] = c41; tile[66] = c42; tile[67] = c43
-    tile[68] = c44; tile[69] = c45; tile[70] = c46; tile[71] = c47
-    tile[72] = c48; tile[73] = c49; tile[74] = c4a; tile[75] = c4b
-    tile[76] = c4c; tile[77] = c4d; tile[78] = c4e; tile[79] = c4f
-    tile[80] = c50; tile[81] = c51; tile[82] = c52; tile[83] = c53
-    tile[84] = c54; tile[85] = c55; tile[86] = c56; tile[87] = c57
-    tile[88] = c58; tile[89] = c59; tile[90] = c5a; tile[91] = c5b
-    tile[92] = c5c; tile[93] = c5d; tile[94] = c5e; tile[95] = c5f
-    tile[96] = c60; tile[97] = c61; tile[98] = c62; tile[99] = c63
-    tile[100] = c64; tile[101] = c65; tile[102] = c66; tile[103] = c67
-    tile[104] = c68; tile[105] = c69; tile[106] = c6a; tile[107] = c6b
-    tile[108] = c6c; tile[109] = c6d; tile[110] = c6e; tile[111] = c6f
-    tile[112] = c70; tile[113] = c71; tile[114] = c72; tile[115] = c73
-    tile[116] = c74; tile[117] = c75; tile[118] = c76; tile[119] = c77
-    tile[120] = c78; tile[121] = c79; tile[122] = c7a; tile[123] = c7b
-    tile[124] = c7c; tile[125] = c7d; tile[126] = c7e; tile[127] = c7f
-    # fmt: on
 
 
 @njit
@@ -532,96 +438,110 @@ def _pack_panel(
                 dst[U(row + lane)] = zero
 
 
-@njit(parallel=True)
-def tensor_matmul_tiled(
-    out: Storage,
-    out_shape: Shape,
-    out_strides: Strides,
-    a_storage: Storage,
-    a_shape: Shape,
-    a_strides: Strides,
-    b_storage: Storage,
-    b_shape: Shape,
-    b_strides: Strides,
-    packed_b: Storage,
-) -> None:
-    """The tuned kernel: out[n, i, j] = Σ_k a[n, i, k] · b[n, k, j], packed and tiled.
+@lru_cache(maxsize=None)
+def tiled_kernel(tile: Tile) -> Any:
+    """The tiled matmul compiled for one tile shape; `tiled_kernel_for(dtype)` takes the
+    shape that fits the CPU. MR, NR and the micro-kernel are constants of the compiled code
+    (the kernel closes over them), and Numba caches each shape's code on disk apart."""
+    MR, NR = tile.rows, tile.cols
+    micro = stable_identity(getattr(matmul_tiles, tile.kernel))
 
-    The contract of `fast_ops.tensor_matmul` (any strides, batch broadcast, any sizes),
-    plus `packed_b`: b already packed by `pack_right` (an operand multiplied many times),
-    or an empty array (`not_packed`), and b is packed here. Faster than the task's kernel
-    from about 32³ multiply-adds on. Parallel decomposition: packing runs in parallel over
-    panels; the product runs in parallel over (batch, chunk of row panels, column panel)
-    tasks, each writing its own 8×16 output tiles.
-    """
-    batches, rows, cols = out_shape[0], out_shape[1], out_shape[2]
-    inner = a_shape[2]
-    a_batches, b_batches = a_shape[0], b_shape[0]
-    row_panels = (rows + MR - 1) // MR
-    col_panels = (cols + NR - 1) // NR
-    a_panel = inner * MR
-    b_panel = inner * NR
-    zero = np.zeros(1, out.dtype)[0]
-    ap = np.empty(a_batches * row_panels * a_panel, out.dtype)
-    pack_b = packed_b.size == 0
-    bp = np.empty(b_batches * col_panels * b_panel, out.dtype) if pack_b else packed_b
-    a_count = a_batches * row_panels
-    b_count = b_batches * col_panels if pack_b else 0
-    for t in prange(a_count + b_count):  # one parallel loop packs both
-        if t < a_count:
-            n, i0 = t // row_panels, (t % row_panels) * MR
-            _pack_panel(
-                a_storage,
-                n * a_strides[0] + i0 * a_strides[1],
-                a_strides[1],
-                a_strides[2],
-                min(MR, rows - i0),
-                inner,
-                MR,
-                ap,
-                t * a_panel,
-                zero,
-            )
-        else:
-            u = t - a_count
-            n, j0 = u // col_panels, (u % col_panels) * NR
-            _pack_panel(
-                b_storage,
-                n * b_strides[0] + j0 * b_strides[2],
-                b_strides[2],
-                b_strides[1],
-                min(NR, cols - j0),
-                inner,
-                NR,
-                bp,
-                u * b_panel,
-                zero,
-            )
+    def tensor_matmul_tiled(
+        out: Storage,
+        out_shape: Shape,
+        out_strides: Strides,
+        a_storage: Storage,
+        a_shape: Shape,
+        a_strides: Strides,
+        b_storage: Storage,
+        b_shape: Shape,
+        b_strides: Strides,
+        packed_b: Storage,
+    ) -> None:
+        """The tuned kernel: out[n, i, j] = Σ_k a[n, i, k] · b[n, k, j], packed and tiled.
 
-    # Enough tasks to keep every thread busy: split the row panels into chunks if needed.
-    tasks = batches * col_panels
-    chunks = 1
-    if tasks < MIN_TASKS:
-        chunks = max(1, min(row_panels, (MIN_TASKS + tasks - 1) // tasks))
-    per_chunk = (row_panels + chunks - 1) // chunks
-    for task in prange(tasks * chunks):
-        jp = task % col_panels
-        chunk = (task // col_panels) % chunks
-        n = task // (col_panels * chunks)
-        a_n = n if a_batches > 1 else 0
-        b_n = n if b_batches > 1 else 0
-        tile = np.empty(MR * NR, out.dtype)
-        b_start = (b_n * col_panels + jp) * b_panel
-        j0 = jp * NR
-        j_count = min(NR, cols - j0)
-        for ip in range(chunk * per_chunk, min(row_panels, (chunk + 1) * per_chunk)):
-            a_start = (a_n * row_panels + ip) * a_panel
-            _micro_8x16(inner, ap[a_start:], bp[b_start:], tile, zero)
-            i0 = ip * MR
-            base = n * out_strides[0] + i0 * out_strides[1] + j0 * out_strides[2]
-            for r in range(min(MR, rows - i0)):
-                for j in range(j_count):
-                    out[U(base + r * out_strides[1] + j * out_strides[2])] = tile[r * NR + j]
+        The contract of `fast_ops.tensor_matmul` (any strides, batch broadcast, any sizes),
+        plus `packed_b`: b already packed by `pack_right` (an operand multiplied many times),
+        or an empty array (`not_packed`), and b is packed here. Faster than the task's kernel
+        from about 32³ multiply-adds on. Parallel decomposition: packing runs in parallel over
+        panels; the product runs in parallel over (batch, chunk of row panels, column panel)
+        tasks, each writing its own MR × NR output tiles.
+        """
+        batches, rows, cols = out_shape[0], out_shape[1], out_shape[2]
+        inner = a_shape[2]
+        a_batches, b_batches = a_shape[0], b_shape[0]
+        row_panels = (rows + MR - 1) // MR
+        col_panels = (cols + NR - 1) // NR
+        a_panel = inner * MR
+        b_panel = inner * NR
+        zero = np.zeros(1, out.dtype)[0]
+        ap = np.empty(a_batches * row_panels * a_panel, out.dtype)
+        pack_b = packed_b.size == 0
+        bp = np.empty(b_batches * col_panels * b_panel, out.dtype) if pack_b else packed_b
+        a_count = a_batches * row_panels
+        b_count = b_batches * col_panels if pack_b else 0
+        for t in prange(a_count + b_count):  # one parallel loop packs both
+            if t < a_count:
+                n, i0 = t // row_panels, (t % row_panels) * MR
+                _pack_panel(
+                    a_storage,
+                    n * a_strides[0] + i0 * a_strides[1],
+                    a_strides[1],
+                    a_strides[2],
+                    min(MR, rows - i0),
+                    inner,
+                    MR,
+                    ap,
+                    t * a_panel,
+                    zero,
+                )
+            else:
+                u = t - a_count
+                n, j0 = u // col_panels, (u % col_panels) * NR
+                _pack_panel(
+                    b_storage,
+                    n * b_strides[0] + j0 * b_strides[2],
+                    b_strides[2],
+                    b_strides[1],
+                    min(NR, cols - j0),
+                    inner,
+                    NR,
+                    bp,
+                    u * b_panel,
+                    zero,
+                )
+
+        # Enough tasks to keep every thread busy: split the row panels into chunks if needed.
+        tasks = batches * col_panels
+        chunks = 1
+        if tasks < MIN_TASKS:
+            chunks = max(1, min(row_panels, (MIN_TASKS + tasks - 1) // tasks))
+        per_chunk = (row_panels + chunks - 1) // chunks
+        for task in prange(tasks * chunks):
+            jp = task % col_panels
+            chunk = (task // col_panels) % chunks
+            n = task // (col_panels * chunks)
+            a_n = n if a_batches > 1 else 0
+            b_n = n if b_batches > 1 else 0
+            block = np.empty(MR * NR, out.dtype)  # one output tile, from the micro-kernel
+            b_start = (b_n * col_panels + jp) * b_panel
+            j0 = jp * NR
+            j_count = min(NR, cols - j0)
+            for ip in range(chunk * per_chunk, min(row_panels, (chunk + 1) * per_chunk)):
+                a_start = (a_n * row_panels + ip) * a_panel
+                micro(inner, ap[a_start:], bp[b_start:], block, zero)
+                i0 = ip * MR
+                base = n * out_strides[0] + i0 * out_strides[1] + j0 * out_strides[2]
+                for r in range(min(MR, rows - i0)):
+                    for j in range(j_count):
+                        out[U(base + r * out_strides[1] + j * out_strides[2])] = block[r * NR + j]
+
+    return njit(parallel=True)(tensor_matmul_tiled)
+
+
+def tiled_kernel_for(dtype: np.dtype) -> Any:
+    """The tiled matmul of the tile that fits Numba's target CPU for `dtype`."""
+    return tiled_kernel(matmul_tile(dtype))
 
 
 _NOT_PACKED: dict[np.dtype, Storage] = {}
@@ -640,15 +560,15 @@ def not_packed(out: Storage) -> Storage:
 #
 # An RNN multiplies the same W_hhᵀ by a new h at every time step. A plain product would
 # pack W_hhᵀ again at each of the T steps (and W_hh at each step of backward); `pack_right`
-# packs it once per sequence, and `tensor_matmul_tiled(…, packed_b=that)` packs only the
+# packs it once per sequence, and `tiled_kernel(tile)(…, packed_b=that)` packs only the
 # small h — the same micro-kernel in the same order, so the same numbers bit for bit as
 # the plain product, and the same compiled kernel (one compilation, not two).
 
 
 @njit(parallel=True)
-def pack_right(b_storage: Storage, b_shape: Shape, b_strides: Strides, dtype_of: Storage) -> Storage:
-    """b [B, k, m] (any non-negative strides) packed into 16-column panels of `dtype_of`'s
-    dtype, as `tensor_matmul_tiled` packs its right operand."""
+def _pack_right(
+    b_storage: Storage, b_shape: Shape, b_strides: Strides, dtype_of: Storage, NR: int
+) -> Storage:
     b_batches, inner, cols = b_shape[0], b_shape[1], b_shape[2]
     col_panels = (cols + NR - 1) // NR
     b_panel = inner * NR
@@ -669,6 +589,16 @@ def pack_right(b_storage: Storage, b_shape: Shape, b_strides: Strides, dtype_of:
             zero,
         )
     return bp
+
+
+def pack_right(
+    b_storage: Storage, b_shape: Shape, b_strides: Strides, dtype_of: Storage, tile: Tile | None = None
+) -> Storage:
+    """b [B, k, m] (any non-negative strides) packed into NR-column panels of `dtype_of`'s
+    dtype, as `tiled_kernel(tile)` packs its right operand (default: the tile of
+    `tiled_kernel_for(dtype_of.dtype)`)."""
+    tile = tile or matmul_tile(dtype_of.dtype)
+    return _pack_right(b_storage, b_shape, b_strides, dtype_of, tile.cols)
 
 
 @njit
@@ -705,7 +635,7 @@ def tiled_applies(
     b_shape: Shape,
     b_strides: Strides,
 ) -> bool:
-    """Whether `FastOps` runs `tensor_matmul_tiled`: float output, not tiny, both operands
+    """Whether `FastOps` runs the tiled kernel: float output, not tiny, both operands
     row- or column-major matrices (any batch stride, broadcast included), no negative
     stride (the tiled kernel indexes with unsigned positions)."""
     if out.dtype != np.float64 and out.dtype != np.float32:

@@ -195,7 +195,8 @@ def matmul(
     args = (out, out_shape, out_strides, a_storage, a_shape, a_strides, b_storage, b_shape, b_strides)
     work = int(out_shape[0]) * int(out_shape[1]) * int(out_shape[2]) * int(a_shape[2])
     if tuned.tiled_applies(out, out_shape, out_strides, a_shape, a_strides, b_shape, b_strides):
-        tuned.launch(tuned.tensor_matmul_tiled, work, tuned.MATMUL_PARALLEL_MIN, *args, tuned.not_packed(out))
+        kernel = tuned.tiled_kernel_for(out.dtype)
+        tuned.launch(kernel, work, tuned.MATMUL_PARALLEL_MIN, *args, tuned.not_packed(out))
     else:
         tuned.launch(fast_ops.tensor_matmul, work, tuned.MATMUL_PARALLEL_MIN, *args)
 

@@ -27,6 +27,7 @@ import pytest
 import minitorch
 from minitorch import fast_ops, operators
 from minitorch.accel import tuned_kernels
+from minitorch.accel.cpu_target import TILES, Tile
 from minitorch.accel.tuned_ops import TunedOps
 from minitorch.fast_ops import FastOps
 from minitorch.tensor_data import TensorData
@@ -125,28 +126,40 @@ def test_tuned_reduce_start_value_and_empty_dimension() -> None:
     kernel(*empty((3, 1, 0)).tuple(), *empty((3, 2, 0)).tuple(), 1)
 
 
+#: Sizes that are whole multiples of every tile (24 rows: 6, 8, 12; 32 and 64 columns: 8, 16,
+#: 32), beside MATMUL_SIZES' odd sizes that cut them.
+TILE_SIZES = [(1, 1, 24, 9, 32), (2, 1, 48, 1, 64)]
+
+#: Every register tile the kernel can be compiled for (`cpu_target.TILES`), whatever this
+#: machine's CPU picks: an AVX-512 machine tests the AVX2 tiles too, and the other way round.
+ALL_TILES = sorted({tile for by_dtype in TILES.values() for tile in by_dtype.values()})
+
+
 @pytest.mark.library
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("tile", ALL_TILES, ids=str)
 @pytest.mark.parametrize("lay", sorted(MATMUL_LAYOUTS))
-@pytest.mark.parametrize("size", MATMUL_SIZES, ids=[str(s) for s in MATMUL_SIZES])
-def test_tiled_matmul(size, lay: str, dtype: type) -> None:
-    """The tiled kernel on every layout and size (TunedOps sends it only the large ones)."""
+@pytest.mark.parametrize("size", MATMUL_SIZES + TILE_SIZES, ids=[str(s) for s in MATMUL_SIZES + TILE_SIZES])
+def test_tiled_matmul(size, lay: str, tile: Tile, dtype: type) -> None:
+    """The tiled kernel of every tile shape, on every layout and size (TunedOps sends it only
+    the large ones): the float64 product to rounding, and b packed beforehand bit for bit."""
     ba, bb, i, k, j = size
     order_a, order_b = MATMUL_LAYOUTS[lay]
     a = layout((ba, i, k), order_a, dtype, seed=1)
     b = layout((bb, k, j), order_b, dtype, seed=2)
     expected = a.to_numpy().astype(np.float64) @ b.to_numpy().astype(np.float64)
+    kernel = tuned_kernels.tiled_kernel(tile)
 
     def tiled(*args):  # b packed by the kernel itself
-        tuned_kernels.tensor_matmul_tiled(*args, tuned_kernels.not_packed(args[0]))
+        kernel(*args, tuned_kernels.not_packed(args[0]))
 
     got = run_matmul(tiled, a, b, dtype)
-    np.testing.assert_allclose(got, expected, **tol(dtype, k), err_msg=f"tiled kernel, {lay}, {size}")
+    np.testing.assert_allclose(got, expected, **tol(dtype, k), err_msg=f"{tile} tile, {lay}, {size}")
 
     def prepacked(*args):  # b packed once beforehand, as an RNN's weight
         out = args[0]
-        packed = tuned_kernels.pack_right(*args[6:9], out)
-        tuned_kernels.tensor_matmul_tiled(*args, packed)
+        packed = tuned_kernels.pack_right(*args[6:9], out, tile)
+        kernel(*args, packed)
 
     np.testing.assert_array_equal(run_matmul(prepacked, a, b, dtype), got)
 
