@@ -76,8 +76,8 @@ def target() -> tuple[str, str]:
 
 
 def vector_extension(name: str, features: str) -> str:
-    """ "avx512" when code for this target may use AVX-512 registers, else "avx2" (also for
-    CPUs that have neither: see the module docstring)."""
+    """The tile family of a target: `avx512` when its code may use AVX-512 registers, else
+    `avx2` (also for CPUs that have neither: see the module docstring)."""
     if features:
         enabled = {flag[1:] for flag in features.split(",") if flag.startswith("+")}
         return "avx512" if "avx512f" in enabled else "avx2"
