@@ -1,11 +1,17 @@
-"""`bench/train_step.py`'s bookkeeping: several processes combined into one row, and the
-Markdown section replaced in place (the timings themselves are never asserted)."""
+"""`bench/train_step.py`'s bookkeeping: several processes combined into one row, the Markdown
+section of each kind of code replaced in place, and the AVX2 settings passed to the workers
+(the timings themselves are never asserted)."""
 
 from __future__ import annotations
+
+import subprocess
+from argparse import Namespace
 
 import pytest
 
 from bench import train_step
+from bench.machine import CODE, runs_code
+from bench.markdown_sections import replace_section
 
 pytestmark = pytest.mark.library
 
@@ -44,20 +50,51 @@ def test_table_row_gives_the_ratio_of_the_medians_and_each_spread() -> None:
 
 def test_markdown_section_is_replaced_and_the_rest_kept(tmp_path) -> None:
     path = tmp_path / "BENCHMARKS.md"
-    path.write_text(f"# Benchmarks\n\nintro\n\n{train_step.SECTION}\n\nold table\n\n## Later\n\nkept\n")
-    train_step.write_section(str(path), ["new table"])
+    path.write_text("# Benchmarks\n\nintro\n\n## Steps: AVX2\n\nold table\n\n## Later\n\nkept\n")
+    replace_section(str(path), "Steps: AVX2", "new table")
     text = path.read_text()
     assert "new table" in text and "old table" not in text
     assert text.index("intro") < text.index("new table") < text.index("## Later\n\nkept")
+    replace_section(str(path), "Steps: native", "native table")  # a new section goes last
+    assert path.read_text().startswith(text.rstrip("\n")) and path.read_text().endswith("native table\n")
+    replace_section(str(path), "Later", "replaced")  # the last section: up to the end
+    assert path.read_text().endswith("## Later\n\nreplaced\n\n## Steps: native\n\nnative table\n")
 
 
-def test_the_micro_benchmark_keeps_the_training_section(tmp_path) -> None:
-    """`python -m bench --markdown F` rewrites its own table and keeps train_step's section."""
-    from bench.__main__ import _training_section
+def test_each_kind_of_code_writes_its_own_section(tmp_path) -> None:
+    """`train_step --code avx2 --markdown F` and `--code native` keep each other's table, and
+    so does `python -m bench` (its sections have other titles)."""
+    from bench.__main__ import results_title
 
     path = tmp_path / "BENCHMARKS.md"
-    assert _training_section(str(path)) == ""
-    path.write_text(f"# Benchmarks\n\nold micro table\n\n{train_step.SECTION}\n\nsteps table\n")
-    assert _training_section(str(path)) == f"{train_step.SECTION}\n\nsteps table\n"
-    path.write_text(f"# Benchmarks\n\n{train_step.SECTION}\n\nsteps\n\n## Other\n\nx\n")
-    assert _training_section(str(path)) == f"{train_step.SECTION}\n\nsteps\n\n"
+    args = Namespace(code="avx2")
+    train_step.write_section(str(path), ["avx2 steps"], args)
+    train_step.write_section(str(path), ["native steps"], Namespace(code="native"))
+    replace_section(str(path), results_title("avx2"), "avx2 kernels")
+    train_step.write_section(str(path), ["avx2 steps, again"], args)
+    text = path.read_text()
+    assert "## Training steps against PyTorch: AVX2 code\n" in text
+    assert "## Training steps against PyTorch: native code of the machine\n" in text
+    assert "--code avx2" in text and "avx2 steps, again" in text and "native steps" in text
+    assert "avx2 kernels" in text and "avx2 steps\n" not in text
+
+
+def test_avx2_code_settings_reach_the_worker_processes(monkeypatch) -> None:
+    """Every library's AVX2 setting is in a worker's environment with `--code avx2`, none
+    with `--code native` (unless the user set it)."""
+    for name in CODE["avx2"]:
+        monkeypatch.delenv(name, raising=False)
+    seen = {}
+
+    def fake_run(cmd, capture_output, text, env):  # the worker's command and environment
+        seen["env"] = env
+        return subprocess.CompletedProcess(cmd, 0, stdout='{"median_ms": 1.0}\n', stderr="")
+
+    monkeypatch.setattr(train_step.subprocess, "run", fake_run)
+    args = Namespace(code="avx2", repeats=1, warmup=0, threads=1)
+    train_step.run_worker("minitorch", "mlp", args)
+    assert {k: seen["env"][k] for k in CODE["avx2"]} == CODE["avx2"]
+    assert seen["env"]["NUMBA_CPU_NAME"] == "haswell" and seen["env"]["NUMBA_CPU_FEATURES"] == ""
+    train_step.run_worker("torch", "mlp", Namespace(code="native", repeats=1, warmup=0, threads=1))
+    assert not any(k in seen["env"] for k in CODE["avx2"])
+    assert runs_code("native")

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from minitorch.accel import cpu_target, matmul_tiles
-from minitorch.accel.cpu_target import TILES, Tile, vector_extension
+from minitorch.accel.cpu_target import TILES, vector_extension
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.library
