@@ -34,6 +34,10 @@ CODE: dict[str, dict[str, str]] = {
 }
 
 
+#: How the tables name `cpu_target.vector_extension`'s answers.
+LABELS = {"avx512": "AVX-512", "avx2": "AVX2"}
+
+
 def cpu_name() -> str:
     """The CPU's model name, family and model, and its vector extensions (Linux), or what
     `platform` knows: e.g. "AMD EPYC (family 26, model 2: avx2, fma, avx512f)"."""
@@ -74,6 +78,6 @@ def code_line() -> str:
     tiles = ", ".join(f"{np.dtype(d).name} {matmul_tile(d)}" for d in (np.float32, np.float64))
     how = "given by NUMBA_CPU_NAME" if os.environ.get("NUMBA_CPU_NAME") else "this machine's CPU"
     return (
-        f"Code: Numba compiles for {name} ({how}): {vector_extension(name, features).upper()} "
+        f"Code: Numba compiles for {name} ({how}): {LABELS[vector_extension(name, features)]} "
         f"kernels, matmul tiles {tiles}"
     )
