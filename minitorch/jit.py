@@ -14,7 +14,7 @@ work for minitorch's kernels:
   values it closes over; without a stable identity it would recompile the kernel in every
   process (and pile up files in its cache).
 * `stable_identity` — that identity for a function jitted elsewhere (the matmul's
-  micro-kernels, which `tuned_kernels.tiled_kernel` closes over).
+  micro-kernels, which the tiled matmul closes over).
 
 * `Vectorised` — LLVM's SLP vectorizer (off by default in Numba) for minitorch's own
   kernels: it packs independent scalar operations, such as the accumulators of a register

@@ -510,7 +510,10 @@ class Tensor:
         out = fn.apply(self, dim, *extra)
         if keepdim:
             return out
-        return out.view(*(s for k, s in enumerate(self.shape) if k != dim))
+        shape = tuple(s for k, s in enumerate(self.shape) if k != dim)
+        if out.history is None and out._tensor.is_contiguous():  # View's forward, with nothing to record
+            return out._view(TensorData.row_major(out._tensor._storage, shape))
+        return F.View.apply(out, shape)
 
     def sum(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
         """Σ over `dim` (all elements when None), dropping it unless keepdim. Integer and

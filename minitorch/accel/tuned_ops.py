@@ -20,6 +20,7 @@ What it changes, per operation:
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any, Callable
 
 import numba
@@ -35,6 +36,19 @@ __all__ = ["TunedOps"]
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
+@lru_cache(maxsize=1024)
+def _row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(s) for s in tensor_data.strides_from_shape(shape))
+
+
+def _small_and_dense(data: TensorData) -> bool:
+    """Whether a tensor is small enough for one thread (`tuned_kernels.PARALLEL_MIN`) and
+    row-major: element i at position i, so a flat loop over a row-major output of its shape
+    reads it with no index arithmetic, and no layout check needs to run in Numba (each such
+    call costs about a microsecond, as much as the loop over a 100×100 tensor)."""
+    return data.size < tuned.PARALLEL_MIN and data.strides == _row_major_strides(data.shape)
+
+
 class TunedOps(FastOps):
     """`FastOps` with the tuned loops (see the module docstring)."""
 
@@ -47,11 +61,14 @@ class TunedOps(FastOps):
 
     @classmethod
     def map(cls, fn: Callable[[float], float]) -> Any:
-        kernel = cls.map_kernel(fn)
+        kernel, dense = cls.map_kernel(fn), tuned.tensor_map_dense(fn)
 
         def ret(a: Any, out: Any = None) -> Any:
             if out is None:
                 out = cls.new_output(a, a.shape, _F32 if a.dtype == _F32 else _F64)
+                if _small_and_dense(a._tensor):  # the output is row-major: one flat loop
+                    dense(out._tensor._storage, a._tensor._storage)
+                    return out
             kernel(*out.tuple(), *a.tuple())
             return out
 
@@ -59,25 +76,42 @@ class TunedOps(FastOps):
 
     @classmethod
     def zip(cls, fn: Callable[[float, float], float]) -> Any:
-        kernel = cls.zip_kernel(fn)
+        kernel, dense = cls.zip_kernel(fn), tuned.tensor_zip_dense(fn)
 
         def ret(a: Any, b: Any) -> Any:
-            shape = a.shape if a.shape == b.shape else tensor_data.shape_broadcast(a.shape, b.shape)
+            same = a.shape == b.shape
+            shape = a.shape if same else tensor_data.shape_broadcast(a.shape, b.shape)
             out = cls.new_output(a, shape, _F32 if a.dtype == _F32 and b.dtype == _F32 else _F64)
-            kernel(*out.tuple(), *a.tuple(), *b.tuple())
+            if same and _small_and_dense(a._tensor) and _small_and_dense(b._tensor):
+                dense(out._tensor._storage, a._tensor._storage, b._tensor._storage)
+            else:
+                kernel(*out.tuple(), *a.tuple(), *b.tuple())
             return out
 
         return ret
 
     @classmethod
     def reduce(cls, fn: Callable[[float, float], float], start: float = 0.0) -> Any:
-        kernel = cls.reduce_kernel(fn)
+        kernel, dense = cls.reduce_kernel(fn), tuned.tensor_reduce_dense(fn)
 
         def ret(a: Any, dim: int) -> Any:
             dim = dim + len(a.shape) if dim < 0 else dim
             shape = a.shape[:dim] + (1,) + a.shape[dim + 1 :]
-            storage = np.full(math.prod(shape), start, dtype=_F32 if a.dtype == _F32 else _F64)
-            out = a._view(TensorData.row_major(storage, shape))
+            dtype = _F32 if a.dtype == _F32 else _F64
+            size = math.prod(shape)
+            if _small_and_dense(a._tensor):  # row-major in and out: a = [outer, R, inner]
+                out = a._view(TensorData.row_major(np.empty(size, dtype=dtype), shape))
+                inner = math.prod(a.shape[dim + 1 :])
+                dense(
+                    out._tensor._storage,
+                    a._tensor._storage,
+                    size // inner if inner else 0,
+                    a.shape[dim],
+                    inner,
+                    start,
+                )
+                return out
+            out = a._view(TensorData.row_major(np.full(size, start, dtype=dtype), shape))
             kernel(*out.tuple(), *a.tuple(), dim)
             return out
 

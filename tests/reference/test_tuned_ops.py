@@ -254,3 +254,67 @@ def test_a3_release_stub_fails_on_contiguous_tensors(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "raised: Task 3.1" in run.stdout, run.stdout + run.stderr
+
+
+# ---- the dense paths: small row-major tensors skip the layout checks ----------------------
+
+#: Shapes for the dense paths: 0-d, empty, 1-d, and reductions with inner = 1 and inner > 1.
+DENSE_SHAPES = [(), (0, 3), (7,), (5, 9), (3, 4, 6), (2, 1, 5)]
+
+
+def _counting(monkeypatch, factory_name: str) -> list[int]:
+    """Count the calls of the kernels `tuned_kernels.<factory_name>` makes from now on."""
+    calls: list[int] = []
+    factory = getattr(tuned_kernels, factory_name)
+
+    def counted(fn):
+        kernel = factory(fn)
+
+        def run(*args):
+            calls.append(1)
+            return kernel(*args)
+
+        return run
+
+    monkeypatch.setattr(tuned_kernels, factory_name, counted)
+    return calls
+
+
+@pytest.mark.library
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", DENSE_SHAPES, ids=str)
+def test_dense_paths_give_the_general_kernels_numbers(shape, dtype: type, monkeypatch) -> None:
+    """map, zip and every reduce of small row-major tensors go through the dense kernels and
+    compute, bit for bit, what the task's kernels compute; a transposed or broadcast operand
+    takes the general route."""
+    counts = {
+        name: _counting(monkeypatch, name)
+        for name in ("tensor_map_dense", "tensor_zip_dense", "tensor_reduce_dense")
+    }
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(dtype)
+    y = rng.standard_normal(shape).astype(dtype)
+    a = minitorch.from_numpy(x, backend=minitorch.FastBackend)
+    b = minitorch.from_numpy(y, backend=minitorch.FastBackend)
+    plain = minitorch.TensorBackend(FastOps, "plain fast")  # the task kernels only
+    pa, pb = minitorch.from_numpy(x, backend=plain), minitorch.from_numpy(y, backend=plain)
+
+    np.testing.assert_array_equal(TunedOps.zip(operators.mul)(a, b).numpy(), (pa * pb).numpy())
+    np.testing.assert_array_equal(TunedOps.map(operators.exp)(a).numpy(), pa.exp().numpy())
+    assert len(counts["tensor_zip_dense"]) == 1 and len(counts["tensor_map_dense"]) == 1
+    for dim in range(len(shape)):
+        for fn, start, method in ((operators.add, 0.0, "sum"), (operators.max, -np.inf, "amax")):
+            got = TunedOps.reduce(fn, start)(a, dim).numpy()
+            want = getattr(pa, method)(dim, keepdim=True).numpy()
+            np.testing.assert_array_equal(got, want, err_msg=f"{method} over {dim} of {shape}")
+    assert len(counts["tensor_reduce_dense"]) == 2 * len(shape)
+
+    if len(shape) == 2 and shape[0] > 1:  # not row-major: the general kernels, the same numbers
+        t = a.permute(1, 0)
+        np.testing.assert_array_equal(TunedOps.map(operators.neg)(t).numpy(), -x.T)
+        np.testing.assert_array_equal(
+            TunedOps.reduce(operators.add)(t, 0).numpy(), pa.permute(1, 0).sum(0, keepdim=True).numpy()
+        )
+        row = minitorch.from_numpy(y[:1], backend=minitorch.FastBackend)  # broadcast: not the same shape
+        np.testing.assert_array_equal(TunedOps.zip(operators.add)(a, row).numpy(), x + y[:1])
+        assert len(counts["tensor_map_dense"]) == 1 and len(counts["tensor_zip_dense"]) == 1
