@@ -66,6 +66,7 @@ from minitorch.datasets.translation import (
     encode_batch,
     seq2seq_batches,
 )
+from minitorch.examples.backend_options import add_backend_options, chosen_backend
 from minitorch.examples.plots import Heatmap, heatmaps
 from minitorch.examples.progress import first_step_note, metrics, metrics_column
 from minitorch.function import no_grad
@@ -535,7 +536,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     parser.add_argument("--max-len", type=int, default=d.max_len, help="longest output of greedy decoding")
     parser.add_argument("--seed", type=int, default=d.seed)
     parser.add_argument("--dtype", choices=("float32", "float64"), default=d.dtype)
-    parser.add_argument("--backend", choices=sorted(minitorch.backends.BACKENDS), default=d.backend)
+    add_backend_options(parser)
     parser.add_argument(
         "--heatmap-png",
         default=None,
@@ -548,6 +549,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
         parser.error("--steps must be ≥ 0; --eval-every, --batch-size and --max-len > 0")
     if args.heatmap_examples < 1 or args.heatmap_examples > args.n_test:
         parser.error("--heatmap-examples must be between 1 and --n-test")
+    args.backend = chosen_backend(parser, args, default=d.backend)
+    del args.device
     return Config(**vars(args))
 
 

@@ -11,7 +11,7 @@ import pytest
 from numba import cuda
 
 import minitorch
-from minitorch.examples import char_lm, gpt
+from minitorch.examples import char_lm, gpt, seq2seq
 from minitorch.examples.backend_options import add_backend_options, chosen_backend
 
 pytestmark = pytest.mark.library
@@ -30,7 +30,16 @@ def test_the_backend_follows_backend_or_device() -> None:
     assert _choose("--device", "cpu", "--backend", "simple") == "simple"
     if cuda.is_available():
         assert _choose("--device", "cuda") == "cuda" == _choose("--backend", "cuda")
-    assert gpt.parse_args([]).backend == "fast" == char_lm.parse_args([]).backend
+    assert (
+        gpt.parse_args([]).backend
+        == "fast"
+        == char_lm.parse_args([]).backend
+        == seq2seq.parse_args([]).backend
+    )
+    assert seq2seq.parse_args(["--backend", "simple"]).backend == "simple"
+    assert seq2seq.parse_args(["--device", "cpu"]).backend == "fast"
+    if cuda.is_available():
+        assert seq2seq.parse_args(["--device", "cuda"]).backend == "cuda"
 
 
 @pytest.mark.parametrize(
@@ -53,9 +62,10 @@ def test_cuda_without_a_gpu_is_refused(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     monkeypatch.setattr(minitorch.cuda, "is_available", lambda: False)
-    with pytest.raises(SystemExit):
-        gpt.parse_args(["--device", "cuda"])
-    assert "no CUDA GPU is available" in capsys.readouterr().err
+    for example in (gpt, char_lm, seq2seq):
+        with pytest.raises(SystemExit):
+            example.parse_args(["--device", "cuda"])
+        assert "no CUDA GPU is available" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(not cuda.is_available(), reason="no GPU and NUMBA_ENABLE_CUDASIM is off")
