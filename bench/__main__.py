@@ -34,7 +34,7 @@ from rich.table import Table
 import minitorch
 from minitorch.allocator import tune_malloc
 
-from .machine import CODE, code_env, code_line, cpu_name, runs_code
+from .machine import CODE, CODE_LABELS, code_env, code_line, cpu_name, runs_code
 from .markdown_sections import replace_section
 
 try:  # PyTorch is optional: its column stays empty without it
@@ -353,10 +353,6 @@ def markdown(rows: list[Row], header: list[str], command: str, busy: bool) -> st
     out += ["", "| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     out += ["| " + " | ".join(cells(row)) + " |" for row in rows]
     return "\n".join(out) + "\n"
-
-
-#: How the Markdown names each kind of code (`bench.machine.CODE`).
-CODE_LABELS = {"native": "native code of the machine", "avx2": "AVX2 code"}
 
 
 def main(argv: Optional[list[str]] = None) -> None:

@@ -34,6 +34,9 @@ CODE: dict[str, dict[str, str]] = {
 }
 
 
+#: How BENCHMARKS.md names each kind of code (its section titles).
+CODE_LABELS = {"native": "native code of the machine", "avx2": "AVX2 code"}
+
 #: How the tables name `cpu_target.vector_extension`'s answers.
 LABELS = {"avx512": "AVX-512", "avx2": "AVX2"}
 

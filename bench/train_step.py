@@ -49,7 +49,7 @@ import tempfile
 import time
 from typing import Any, Callable, Optional
 
-from bench.machine import CODE, code_env, code_line, cpu_name
+from bench.machine import CODE, CODE_LABELS, code_env, code_line, cpu_name
 from bench.markdown_sections import replace_section
 
 MODELS = ("mlp", "cnn", "lstm", "gpt")
@@ -301,7 +301,6 @@ def table(results: dict[str, dict[str, Any]], cold: dict[str, dict]) -> list[str
     for name, r in results.items():
         mt, pt = r["minitorch"], r.get("torch")
         ratio = f"{mt['median_ms'] / pt['median_ms']:.2f}" if pt else "—"
-        cold_cell = f" | {cold[name]['first_step_s']:.2f} s" if cold else ""
         step_mem = (
             f"{mt['step_peak_mib']:.0f} / {pt['step_peak_mib']:.0f} MiB"
             if pt and mt["step_peak_mib"] is not None and pt["step_peak_mib"] is not None
@@ -409,10 +408,6 @@ def main(argv: Optional[list[str]] = None) -> None:
     print("\n".join(lines))
     if args.markdown:
         write_section(args.markdown, lines, args)
-
-
-#: How the Markdown names each kind of code (`bench.machine.CODE`).
-CODE_LABELS = {"native": "native code of the machine", "avx2": "AVX2 code"}
 
 
 def write_section(path: str, lines: list[str], args: argparse.Namespace) -> None:
