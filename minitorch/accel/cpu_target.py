@@ -7,7 +7,7 @@ generator reports the target it uses as ``magic_tuple() = (triple, CPU name, fea
 the same tuple keys Numba's on-disk cache, so a choice made from it is never mixed up with
 code compiled for another target.
 
-The tiled matmul (`tuned_kernels.tensor_matmul_tiled`) holds an MR × NR tile of sums in
+The tiled matmul (`tuned_kernels.tiled_kernel`) holds an MR × NR tile of sums in
 vector registers. How many fit depends on the vector extension, as BLIS chooses its
 micro-kernel per architecture:
 
@@ -16,10 +16,12 @@ micro-kernel per architecture:
 | AVX-512 (Skylake-X …, Zen 4, Zen 5)     | 32 × 512 bits   | 8 × 32  | 12 × 16 |
 | AVX2 (Haswell …, Zen 1–3), and the rest | 16 × 256 bits   | 6 × 16  | 6 × 8   |
 
-Measured on an AMD EPYC Zen 5 (family 26), one core, inner dimension 256, packed panels in
-cache (GFLOP/s; AVX2 code made with ``NUMBA_CPU_NAME=znver3``): AVX2 float32 6 × 16 77,
-the former 8 × 16 (16 accumulators: spills) 37; AVX2 float64 6 × 8 39, 8 × 16 29;
-AVX-512 float32 8 × 32 166, 8 × 16 120; AVX-512 float64 12 × 16 93, 8 × 16 79.
+Measured on an AMD EPYC Zen 5 (family 26): one micro-kernel call from Python, one core,
+inner dimension 256, packed panels in cache (GFLOP/s; AVX2 code made with
+``NUMBA_CPU_NAME=znver3``): AVX2 float32 6 × 16 77, the former 8 × 16 37 (its 16
+accumulators and the loaded values need more than 16 registers: it spills); AVX2 float64
+6 × 8 39, 8 × 16 29; AVX-512 float32 8 × 32 166, 8 × 16 120; AVX-512 float64 12 × 16 93,
+8 × 16 79. Whole products: BENCHMARKS.md.
 
 CPUs outside both rows (ARM's NEON: 32 × 128 bits; SSE only) get the AVX2 tiles: correct on
 every CPU (every tile computes the same sums), not measured there.
