@@ -17,11 +17,14 @@ the work between blocks and threads:
 * matmul: one TILE × TILE block per TILE × TILE tile of one output matrix, computed from
   tiles of a and b staged in shared memory.
 
-How data moves (simple and correct, not the fastest): tensors keep their storage in host
-(CPU) memory as NumPy arrays. Every operation copies its inputs, the output and the small
-shape/stride arrays to the GPU, launches one kernel and copies the output back. Each copy
-costs a PCIe transfer (~10 µs latency plus size / ~20 GB/s), so for small tensors the
-copies, not the arithmetic, dominate; a production library keeps tensors on the device.
+How data moves: every tensor has its storage in host (CPU) memory as a NumPy array, and a
+tensor of this backend also a copy in GPU memory, made when a kernel first needs it
+(`device_memory`). A kernel reads and writes the GPU copies; the host gets the values back
+only when host code asks for them (`x.numpy()`, `loss.item()`, an optimizer step). Each
+copy costs a PCIe transfer (~10 µs latency plus size / ~20 GB/s), which is why a chain of
+operations must not pass through host memory: a forward and a backward pass copy the new
+inputs over, and nothing back. Shapes and strides, a few integers each, are sent once per
+distinct layout and kept.
 
 Compilation is lazy: importing this module compiles nothing. A kernel is compiled the first
 time it runs, for each (scalar function, dtype) pair, and kept in `_KERNELS` for the rest of
@@ -40,13 +43,16 @@ from typing import TYPE_CHECKING, Any, Callable
 import numba
 import numpy as np
 from numba import cuda
+from numba.cuda.cudadrv import driver  # the simulator's, under NUMBA_ENABLE_CUDASIM
 
 from .cuda_simulator import make_shared_arrays_atomic
+from .device_memory import newest_copy, on_device, send, written_on_device
 from .fast_paths import cuda_twin
 from .tensor_data import MAX_DIMS, broadcast_index, index_to_position, to_index
 from .tensor_ops import TensorOps
 
 if TYPE_CHECKING:
+    from .tensor import Tensor
     from .tensor_data import Shape, Storage, Strides
 
 #: True when kernels run in Numba's CUDA simulator instead of on a GPU.
@@ -304,37 +310,75 @@ def _matmul_kernel(dtype: np.dtype) -> Any:
 
 
 # ---------------------------------------------------------------------------------------
-# Host side: copy to the device, launch, copy back
+# Host side: the arrays' GPU copies, the launch
 
 
 def to_device(array: np.ndarray) -> Any:
     """A copy of a host array in GPU memory."""
-    return cuda.to_device(np.ascontiguousarray(array))
+    return send(np.ascontiguousarray(array))
 
 
-def _to_device_layout(shape: Shape, strides: Strides) -> tuple[Any, Any]:
+#: Small read-only arrays (shapes, strides) already copied to the GPU, by their contents.
+_SMALL: dict[tuple[bytes, str], Any] = {}
+_SMALL_KEPT = 4096
+SMALL = MAX_DIMS  # a shape or strides array has at most this many entries
+
+
+def _small(array: np.ndarray) -> Any:
+    """The GPU copy of a small array no kernel writes (a shape, strides), kept by its
+    contents: each distinct one is sent once per process."""
+    key = (array.tobytes(), array.dtype.str)
+    found = _SMALL.get(key)
+    if found is None:
+        if len(_SMALL) >= _SMALL_KEPT:
+            _SMALL.clear()
+        found = _SMALL[key] = to_device(array)
+    return found
+
+
+def _read(array: np.ndarray) -> Any:
+    """The GPU copy of an array a kernel only reads: a storage through its mirror
+    (`device_memory.on_device`: sent only when the host holds newer values); a small array
+    whose newest values are on the host, by its contents (`_small`)."""
+    if array.size <= SMALL and newest_copy(array) != "device":
+        return _small(array)
+    return on_device(array)
+
+
+def _layout(shape: Shape, strides: Strides) -> tuple[Any, Any]:
     """Shape and strides on the device; a 0-d tensor travels as shape (1,) (same element)."""
     if len(shape) == 0:
         shape, strides = np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    return to_device(shape), to_device(strides)
+    return _small(shape), _small(strides)
 
 
 def num_elements(shape: Shape) -> int:
     return int(np.prod(shape)) if len(shape) else 1
 
 
-class DeviceOut:
-    """The output storage on the device, copied back into the host array on `finish()`."""
+def _fills(out: Storage, out_shape: Shape, out_strides: Strides) -> bool:
+    """True when a kernel that writes every element of the layout writes every entry of
+    `out` (row-major over the whole storage): the output's old values need not travel."""
+    if num_elements(out_shape) != out.size:
+        return False
+    expected = 1
+    for size, stride in zip(reversed(out_shape), reversed(out_strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
 
-    def __init__(self, out: Storage):
+
+class DeviceOut:
+    """The output storage on the device (`device_memory`): `finish()` records that the
+    kernel wrote it there. `fills`: the kernel writes every entry (nothing need be sent)."""
+
+    def __init__(self, out: Storage, fills: bool = False):
         self.host = out
-        self.staging = np.ascontiguousarray(out)
-        self.device = to_device(self.staging)
+        self.device = on_device(out, overwritten=fills)
 
     def finish(self) -> None:
-        self.device.copy_to_host(self.staging)
-        if self.staging is not self.host:
-            self.host[...] = self.staging
+        written_on_device(self.host, self.device)
 
 
 def elementwise_grid(size: int) -> tuple[int, int]:
@@ -345,19 +389,77 @@ def elementwise_grid(size: int) -> tuple[int, int]:
 
 def launch_per_element(kernel: Any, size: int, *args: Any, written: tuple[int, ...] = (0,)) -> None:
     """Launch `kernel` with one thread per element of a `size`-element output (the CUDA
-    twins of the library's loop kernels use it): every NumPy array among `args` is copied
-    to the device, and those at the positions `written` are copied back after the kernel."""
+    twins of the library's loop kernels use it): every NumPy array among `args` is passed
+    as its GPU copy, and those at the positions `written` are recorded as written there."""
     if size == 0:
         return
     outs = {i: DeviceOut(args[i]) for i in written}
     device_args = [
-        outs[i].device if i in outs else to_device(a) if isinstance(a, np.ndarray) else a
+        outs[i].device if i in outs else _read(a) if isinstance(a, np.ndarray) else a
         for i, a in enumerate(args)
     ]
     blocks, threads = elementwise_grid(size)
     kernel[blocks, threads](*device_args)
     for out in outs.values():
         out.finish()
+
+
+@cuda.jit
+def _fill(out: Any, value: Any) -> None:
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = value
+
+
+def fill_on_device(device: Any, value: Any) -> None:
+    """Every entry of the GPU array `device` ← `value`, without sending anything: a memset
+    when the value's bytes are all zero, else a kernel of one thread per entry."""
+    if not np.asarray(value).tobytes().strip(b"\0"):
+        driver.device_memset(device, 0, device.nbytes)
+        return
+    _fill[elementwise_grid(device.size)](device, value)
+
+
+@cuda.jit
+def _where(
+    out, out_shape, out_strides, cond, cond_shape, cond_strides, a, a_shape, a_strides, b, b_shape, b_strides
+):  # type: ignore[no-untyped-def]
+    """out[i] = a[i] if cond[i] else b[i], each operand broadcast: one thread per element of
+    out, as the zip kernel."""
+    out_index = cuda.local.array(MAX_DIMS, numba.int64)[: len(out_shape)]
+    cond_index = cuda.local.array(MAX_DIMS, numba.int64)[: len(cond_shape)]
+    a_index = cuda.local.array(MAX_DIMS, numba.int64)[: len(a_shape)]
+    b_index = cuda.local.array(MAX_DIMS, numba.int64)[: len(b_shape)]
+    ordinal = cuda.grid(1)
+    size = 1
+    for d in range(len(out_shape)):
+        size *= out_shape[d]
+    if ordinal < size:
+        _to_index(ordinal, out_shape, out_index)
+        _broadcast_index(out_index, out_shape, cond_shape, cond_index)
+        position = _index_to_position(out_index, out_strides)
+        if cond[_index_to_position(cond_index, cond_strides)]:
+            _broadcast_index(out_index, out_shape, a_shape, a_index)
+            out[position] = a[_index_to_position(a_index, a_strides)]
+        else:
+            _broadcast_index(out_index, out_shape, b_shape, b_index)
+            out[position] = b[_index_to_position(b_index, b_strides)]
+
+
+def where(out: Tensor, cond: Tensor, a: Tensor, b: Tensor) -> None:
+    """out ← a where cond else b, on the GPU (`selection.Where` on this backend): the three
+    operands broadcast to out's shape."""
+    size = num_elements(out._tensor._shape)
+    if size == 0:
+        return
+    out_storage, out_shape, out_strides = out.tuple()
+    d_out = DeviceOut(out_storage, fills=_fills(out_storage, out_shape, out_strides))
+    operands = []
+    for t in (cond, a, b):
+        storage, shape, strides = t.tuple()
+        operands += [_read(storage), *_layout(shape, strides)]
+    _where[elementwise_grid(size)](d_out.device, *_layout(out_shape, out_strides), *operands)
+    d_out.finish()
 
 
 def _next_power_of_two(n: int) -> int:
@@ -392,12 +494,12 @@ class CudaOps(TensorOps):
                 return
             kernel = _cached("map", fn, out.dtype, lambda: _map_kernel(fn))
             blocks, threads = elementwise_grid(size)
-            d_out = DeviceOut(out)
+            d_out = DeviceOut(out, fills=_fills(out, out_shape, out_strides))
             kernel[blocks, threads](
                 d_out.device,
-                *_to_device_layout(out_shape, out_strides),
-                to_device(in_storage),
-                *_to_device_layout(in_shape, in_strides),
+                *_layout(out_shape, out_strides),
+                _read(in_storage),
+                *_layout(in_shape, in_strides),
             )
             d_out.finish()
 
@@ -421,14 +523,14 @@ class CudaOps(TensorOps):
                 return
             kernel = _cached("zip", fn, out.dtype, lambda: _zip_kernel(fn))
             blocks, threads = elementwise_grid(size)
-            d_out = DeviceOut(out)
+            d_out = DeviceOut(out, fills=_fills(out, out_shape, out_strides))
             kernel[blocks, threads](
                 d_out.device,
-                *_to_device_layout(out_shape, out_strides),
-                to_device(a_storage),
-                *_to_device_layout(a_shape, a_strides),
-                to_device(b_storage),
-                *_to_device_layout(b_shape, b_strides),
+                *_layout(out_shape, out_strides),
+                _read(a_storage),
+                *_layout(a_shape, a_strides),
+                _read(b_storage),
+                *_layout(b_shape, b_strides),
             )
             d_out.finish()
 
@@ -451,12 +553,12 @@ class CudaOps(TensorOps):
                 return  # nothing to fold: out keeps its start value
             kernel = _cached("reduce", fn, out.dtype, lambda: _reduce_kernel(fn, out.dtype))
             threads = min(THREADS_PER_BLOCK, _next_power_of_two(n))
-            d_out = DeviceOut(out)
+            d_out = DeviceOut(out)  # read too: it holds the start value
             kernel[size, threads](
                 d_out.device,
-                *_to_device_layout(out_shape, out_strides),
-                to_device(a_storage),
-                *_to_device_layout(a_shape, a_strides),
+                *_layout(out_shape, out_strides),
+                _read(a_storage),
+                *_layout(a_shape, a_strides),
                 int(reduce_dim),
             )
             d_out.finish()
@@ -503,16 +605,13 @@ def _launch_matmul(
             f"but CUDA allows at most {MAX_GRID_YZ} along y (row tiles) and z (batch)"
         )
     kernel = _cached("matmul", None, out.dtype, lambda: _matmul_kernel(out.dtype))
-    d_out = DeviceOut(out)
+    d_out = DeviceOut(out, fills=_fills(out, out_shape, out_strides))
     kernel[grid, (TILE, TILE)](
         d_out.device,
-        to_device(out_shape),
-        to_device(out_strides),
-        to_device(a_storage),
-        to_device(a_shape),
-        to_device(a_strides),
-        to_device(b_storage),
-        to_device(b_shape),
-        to_device(b_strides),
+        *_layout(out_shape, out_strides),
+        _read(a_storage),
+        *_layout(a_shape, a_strides),
+        _read(b_storage),
+        *_layout(b_shape, b_strides),
     )
     d_out.finish()

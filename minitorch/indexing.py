@@ -133,7 +133,7 @@ def view_of(data: TensorData, key: tuple[Entry, ...]) -> TensorData:
         else:
             offset += entry * stride
         dim += 1
-    storage = data._storage[offset:] if data.size else data._storage
+    storage = data._buffer[offset:] if data.size else data._buffer
     return TensorData(storage, tuple(shape), tuple(strides))
 
 
@@ -212,7 +212,7 @@ def _expand(key: tuple, shape: tuple[int, ...]) -> list[Any]:
 
 def _rows(t: "Tensor", m: int, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(storage, shape, strides) of a contiguous tensor seen as m rows of d values."""
-    return t._tensor._storage, np.array([m, d], np.int64), np.array([d, 1], np.int64)
+    return t.tuple()[0], np.array([m, d], np.int64), np.array([d, 1], np.int64)
 
 
 def _gather_rows(src: "Tensor", rows: np.ndarray, out: "Tensor", d: int) -> None:

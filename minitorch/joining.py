@@ -29,7 +29,7 @@ def _region(t: Tensor, dim: int, start: int, shape: tuple[int, ...]) -> Tensor:
     t's storage (NumPy slices the storage without copying)."""
     strides = t._tensor.strides
     offset = start * strides[dim]
-    return t._view(TensorData(t._tensor._storage[offset:], shape, strides))
+    return t._view(TensorData(t._tensor._buffer[offset:], shape, strides))
 
 
 class Cat(Function):

@@ -48,6 +48,16 @@ class Where(Function):
     @staticmethod
     def forward(ctx: Context, cond: "Tensor", a: "Tensor", b: "Tensor") -> "Tensor":
         shape = shape_broadcast(shape_broadcast(cond.shape, a.shape), b.shape)
+        if a.backend.cuda:  # a kernel picks on the GPU: the values stay there
+            from .cuda_ops import where
+
+            out = a.new_zeros(shape)
+            where(out, cond, a, b)
+            if a.requires_grad or b.requires_grad:
+                mask = a.new_zeros(cond.shape)  # 1.0 / 0.0 in the operands' float dtype
+                a.backend.id_map(cond, mask)
+                ctx.save_for_backward(mask)
+            return out
         picked = np.broadcast_to(np.where(cond.numpy(), a.numpy(), b.numpy()), shape)
         if a.requires_grad or b.requires_grad:
             mask = a.new_tensor(cond.numpy())  # 1.0 / 0.0 in the operands' float dtype

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional,
 
 import numpy as np
 
-from . import inplace
+from . import device_memory, inplace
 from . import tensor_functions as F
 from .autodiff import backpropagate
 from .dtypes import DEFAULT_FLOAT, bool_, canonical_dtype, int64, is_floating, result_type
@@ -93,6 +93,8 @@ class Tensor:
         storage = np.full(
             math.prod(size), fill_value, dtype=self.dtype if dtype is None else canonical_dtype(dtype)
         )
+        if self.backend.cuda:  # a GPU copy, when one is needed, is filled there (nothing sent)
+            device_memory.filled(storage, fill_value)
         return Tensor.make(storage, size, backend=self.backend)
 
     def new_zeros(self, *size: Any, dtype: Any = None) -> "Tensor":
@@ -131,8 +133,13 @@ class Tensor:
         return self._tensor.size
 
     def tuple(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(storage, shape, strides): the arrays a kernel works on."""
-        return self._tensor.tuple()
+        """(storage, shape, strides): the arrays a kernel works on. For a kernel of the CUDA
+        backend the storage as it is: its launcher finds the values' copy in GPU memory
+        (`device_memory`), which may be newer than the host's."""
+        data = self._tensor
+        if self.backend.cuda:
+            return (data._buffer, data._shape, data._strides)
+        return data.tuple()
 
     def _dim(self, dim: int) -> int:
         """A dimension index, negative counting from the end; checked."""
@@ -512,7 +519,7 @@ class Tensor:
             return out
         shape = tuple(s for k, s in enumerate(self.shape) if k != dim)
         if out.history is None and out._tensor.is_contiguous():  # View's forward, with nothing to record
-            return out._view(TensorData.row_major(out._tensor._storage, shape))
+            return out._view(TensorData.row_major(out._tensor._buffer, shape))
         return F.View.apply(out, shape)
 
     def sum(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":

@@ -23,6 +23,8 @@ from typing import Iterable, Iterator, Optional, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
+from .device_memory import on_host
+
 MAX_DIMS = 32
 
 #: A flat array of values (float64 by default, float32 supported, int64 for indices).
@@ -167,9 +169,15 @@ _VIEWS_KEPT = 4096
 
 
 class TensorData:
-    """Storage plus shape and strides: the memory layout of one tensor."""
+    """Storage plus shape and strides: the memory layout of one tensor.
 
-    _storage: Storage
+    `_storage` is the storage's values in host memory. A tensor of the CUDA backend may
+    have newer values in GPU memory, where its kernels wrote them: reading `_storage`
+    fetches them first (`device_memory`). `_buffer` is the same array without that step,
+    for what only shares the storage (a view) or hands it to a kernel launcher that finds
+    the GPU copy itself (`Tensor.tuple`)."""
+
+    _buffer: Storage
     _strides: Strides
     _shape: Shape
     strides: tuple[int, ...]
@@ -182,12 +190,11 @@ class TensorData:
         shape: UserShape,
         strides: UserStrides | None = None,
     ):
-        if isinstance(storage, np.ndarray):
-            self._storage = storage
-        else:
-            self._storage = np.array(storage, dtype=np.float64)
-        if self._storage.ndim != 1:
-            raise ShapeError(f"storage must be 1-D, got an array of shape {self._storage.shape}")
+        if not isinstance(storage, np.ndarray):
+            storage = np.array(storage, dtype=np.float64)
+        if storage.ndim != 1:
+            raise ShapeError(f"storage must be 1-D, got an array of shape {storage.shape}")
+        self._buffer = storage
         shape = tuple(map(int, shape))
         if shape and min(shape) < 0:
             raise ShapeError(f"negative size in shape {shape}")
@@ -208,11 +215,20 @@ class TensorData:
             last = 0
             for size, stride in zip(shape, strides):
                 last += (size - 1) * stride
-            if last >= len(self._storage):
+            if last >= len(storage):
                 raise ShapeError(
                     f"shape {shape} with strides {strides} reaches position {last}, "
-                    f"but storage holds only {len(self._storage)} values"
+                    f"but storage holds only {len(storage)} values"
                 )
+
+    @property
+    def _storage(self) -> Storage:
+        """The storage, holding the newest values in host memory (see the class docstring)."""
+        return on_host(self._buffer)
+
+    @_storage.setter
+    def _storage(self, storage: Storage) -> None:
+        self._buffer = storage
 
     @classmethod
     def row_major(cls, storage: Storage, shape: tuple[int, ...]) -> "TensorData":
@@ -232,7 +248,7 @@ class TensorData:
             )
             _ROW_MAJOR[shape] = layout
         data = cls.__new__(cls)
-        data._storage = storage
+        data._buffer = storage
         data.shape = shape
         data.strides, data._shape, data._strides, data.size = layout
         data.dims = len(shape)
@@ -255,7 +271,7 @@ class TensorData:
             if len(_VIEWS) < _VIEWS_KEPT:
                 _VIEWS[key] = layout
         data = cls.__new__(cls)
-        data._storage = storage
+        data._buffer = storage
         data.shape, data.strides = shape, strides
         data._shape, data._strides, data.size = layout
         data.dims = len(shape)
@@ -263,7 +279,7 @@ class TensorData:
 
     @property
     def dtype(self) -> np.dtype:
-        return self._storage.dtype
+        return self._buffer.dtype
 
     def is_contiguous(self) -> bool:
         """True when the strides are the row-major strides of the shape (sizes 1 ignored)."""
@@ -323,7 +339,7 @@ class TensorData:
                 f"got {order} for shape {self.shape}"
             )
         return TensorData(
-            self._storage,
+            self._buffer,
             tuple(self.shape[o] for o in order),
             tuple(self.strides[o] for o in order),
         )

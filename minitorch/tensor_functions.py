@@ -371,7 +371,7 @@ class View(Function):
         ctx.save_for_backward(a.shape)
         # `Tensor.view` checked that the sizes agree; a contiguous storage read row-major.
         if a._tensor.is_contiguous():
-            return a._view(TensorData.row_major(a._tensor._storage, shape))
+            return a._view(TensorData.row_major(a._tensor._buffer, shape))
         strides = view_strides(a.shape, a._tensor.strides, shape)
         if strides is None:
             raise ShapeError(
@@ -379,13 +379,13 @@ class View(Function):
                 f"{a.shape}, strides {a._tensor.strides}: at least one dimension spans across two contiguous "
                 f"subspaces). Use .reshape(...) instead, or call .contiguous() first"
             )
-        return a._view(TensorData(a._tensor._storage, shape, strides))
+        return a._view(TensorData(a._tensor._buffer, shape, strides))
 
     @staticmethod
     def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
         (shape,) = ctx.saved_values
         g = grad_output.contiguous()
-        return g._view(TensorData.row_major(g._tensor._storage, shape)), None
+        return g._view(TensorData.row_major(g._tensor._buffer, shape)), None
 
 
 class Copy(Function):
@@ -420,7 +420,7 @@ def batched_matmul(a: "Tensor", b: "Tensor") -> "Tensor":
             # A strided view with batch 1; the kernels take any strides, so e.g. a
             # transposed weight Wᵀ is multiplied in place rather than copied first.
             st = t._tensor.strides
-            return t._view(TensorData.view_of(t._tensor._storage, (1, rows, cols), (0, st[-2], st[-1])))
+            return t._view(TensorData.view_of(t._tensor._buffer, (1, rows, cols), (0, st[-2], st[-1])))
         if t.shape[:-2] != batch:
             t = _grad_like(batch + (rows, cols), t)  # expand the partly broadcast batch
         st = t._tensor.strides
@@ -430,7 +430,7 @@ def batched_matmul(a: "Tensor", b: "Tensor") -> "Tensor":
             # backward pass, is multiplied in place rather than copied first.
             return t._view(
                 TensorData(
-                    t._tensor._storage, (_size(batch), rows, cols), (st[len(batch) - 1], st[-2], st[-1])
+                    t._tensor._buffer, (_size(batch), rows, cols), (st[len(batch) - 1], st[-2], st[-1])
                 )
             )
         return t.contiguous().view(_size(batch), rows, cols)
@@ -440,14 +440,14 @@ def batched_matmul(a: "Tensor", b: "Tensor") -> "Tensor":
         # the batch's rows are one [B·T, k] matrix, so one big product replaces B small ones.
         rows = _size(a.shape[:-1])
         out = a.backend.matrix_multiply(
-            a._view(TensorData.view_of(a._tensor._storage, (1, rows, k), (0, k, 1))), as_3d(b, k, m)
+            a._view(TensorData.view_of(a._tensor._buffer, (1, rows, k), (0, k, 1))), as_3d(b, k, m)
         )
     else:
         out = a.backend.matrix_multiply(as_3d(a, n, k), as_3d(b, k, m))
     data = out._tensor
-    if data.is_contiguous() and isinstance(data._storage, np.ndarray) and data._storage.size == data.size:
+    if data.is_contiguous() and isinstance(data._buffer, np.ndarray) and data._buffer.size == data.size:
         # The backend's fresh row-major [B, n, m], seen as batch + (n, m) (no graph node).
-        return out._view(TensorData.row_major(data._storage, batch + (n, m)))
+        return out._view(TensorData.row_major(data._buffer, batch + (n, m)))
     return out.view(*(batch + (n, m)))
 
 
@@ -485,12 +485,22 @@ class Cast(Function):
     @staticmethod
     def forward(ctx: Context, a: "Tensor", dtype: np.dtype) -> "Tensor":
         ctx.save_for_backward(a.dtype)
-        return a.new_tensor(a.numpy(), dtype=dtype)
+        return _converted(a, dtype)
 
     @staticmethod
     def backward(ctx: Context, grad_output: "Tensor") -> tuple["Tensor", None]:
         (dtype,) = ctx.saved_values
-        return grad_output.new_tensor(grad_output.numpy(), dtype=dtype), None
+        return _converted(grad_output, dtype), None
+
+
+def _converted(a: "Tensor", dtype: np.dtype) -> "Tensor":
+    """a's values as `dtype`, as NumPy converts them (to an integer: towards zero; to bool:
+    ≠ 0). On the GPU the copy kernel converts as it writes, so the values stay there."""
+    if a.backend.cuda:
+        out = a.new_zeros(a.shape, dtype=dtype)
+        a.backend.id_map(a, out)
+        return out
+    return a.new_tensor(a.numpy(), dtype=dtype)
 
 
 class Move(Function):

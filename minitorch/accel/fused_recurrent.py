@@ -677,7 +677,7 @@ def unroll(step: Any, inputs: Any, state: Any, reverse: bool = False) -> Any:
         return NotImplemented
     data = inputs._tensor
     first = inputs._view(
-        TensorData(data._storage, data.shape[1:], data.strides[1:])
+        TensorData(data._buffer, data.shape[1:], data.strides[1:])
     )  # x_proj_0, no graph node
     last = 0 if reverse else inputs.shape[0] - 1
     cell_step = type(step.cell).cell_step  # a subclass that overrides the step keeps its step
@@ -763,7 +763,7 @@ class Step(Function):
     def forward(ctx: Context, xs: Tensor, t: int, grads: _StepGradients) -> Tensor:
         ctx.save_for_backward(t, grads)
         data = xs._tensor
-        return xs._view(TensorData(data._storage[t * data.strides[0] :], data.shape[1:], data.strides[1:]))
+        return xs._view(TensorData(data._buffer[t * data.strides[0] :], data.shape[1:], data.strides[1:]))
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Optional[Tensor], None, None]:
@@ -774,13 +774,17 @@ class Step(Function):
 @replaces("time_steps")
 def time_steps(x: Tensor) -> list[Tensor]:
     """x [T, ...] as its T views x[0], …, x[T − 1], as `recurrent.time_steps`, with a backward
-    that costs one buffer of x's size in all (see `_StepGradients`)."""
+    that costs one buffer of x's size in all (see `_StepGradients`). Not on the CUDA
+    backend, where that buffer, in host memory, would bring every step's gradient back from
+    the GPU: there the composed version keeps them on the device."""
     if not x.requires_grad or x.shape[0] == 0:
         data = x._tensor
         return [
-            x._view(TensorData(data._storage[t * data.strides[0] :], data.shape[1:], data.strides[1:]))
+            x._view(TensorData(data._buffer[t * data.strides[0] :], data.shape[1:], data.strides[1:]))
             for t in range(x.shape[0])
         ]
+    if x.backend.cuda:
+        return NotImplemented
     grads = _StepGradients(x)
     xs = Unbind.apply(x, grads)
     return [Step.apply(xs, t, grads) for t in range(x.shape[0])]
