@@ -49,6 +49,7 @@ from ..fast_paths import replaces
 from ..jit import njit, serial_and_parallel
 from ..nn import clip_grad
 from ..nn.clip_grad import clip_arguments
+from ..joining import stack
 from ..tensor import Tensor
 
 __all__ = ["supports", "clip_grad_norm_"]
@@ -123,6 +124,8 @@ def clip_grad_norm_(
     `supports`ed. Raises RuntimeError when error_if_nonfinite and the total is not finite
     (nothing is changed then)."""
     holders, max_norm, norm_type = clip_arguments(parameters, max_norm, norm_type)
+    if holders and all(h.grad.backend.cuda and h.grad.dtype in FLOATS for h in holders):
+        return _clip_on_gpu(holders, max_norm, norm_type, error_if_nonfinite)
     if not holders or not supports(holders):
         # Not `NotImplemented`: `parameters` may be a generator, now used up; the composed
         # function gets the tensors it held.
@@ -152,3 +155,28 @@ def clip_grad_norm_(
             (_scale_parallel if g.size >= PARALLEL_MIN else _scale_serial)(g, coef, out)
             h.grad = Tensor.make(out, h.grad.shape, backend=h.grad.backend)
     return holders[0].grad.new_tensor(total)
+
+
+def _clip_on_gpu(
+    holders: list[Tensor], max_norm: float, norm_type: float, error_if_nonfinite: bool
+) -> Tensor:
+    """`clip_grad_norm_` of gradients on the CUDA backend, composed of its operations so
+    that they stay in GPU memory: each norm in float64, as the composed function computes
+    it; the coefficient min(max_norm / (total + 1e−6), 1) a 0-d tensor on the GPU. Only
+    `error_if_nonfinite` brings a number (the total) back to the host."""
+    grads = [h.grad.to(np.float64) for h in holders]
+    if norm_type == math.inf:
+        total = stack([g.abs().amax() if g.numel() else g.new_zeros(()) for g in grads]).amax()
+    else:
+        norms = stack([(g.abs() ** norm_type).sum() ** (1.0 / norm_type) for g in grads])
+        total = (norms**norm_type).sum() ** (1.0 / norm_type)
+    if error_if_nonfinite and not math.isfinite(total.item()):
+        raise RuntimeError(
+            f"clip_grad_norm_: the total norm of order {norm_type} for gradients from `parameters` is "
+            "non-finite, so it cannot be clipped. To disable this error and scale the gradients by the "
+            "non-finite norm anyway, set `error_if_nonfinite=False`"
+        )
+    coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
+    for h, g in zip(holders, grads):
+        h.grad = (g * coef).to(h.grad.dtype)
+    return total.to(holders[0].grad.dtype)

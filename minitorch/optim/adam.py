@@ -25,8 +25,45 @@ from typing import Any
 import numpy as np
 from numba import prange
 
-from ..jit import serial_and_parallel
-from .optimizer import Optimizer, PARALLEL_MIN, Params, flat_grad, tensor_of, values_of
+from ..jit import jit_scalar, serial_and_parallel
+from ..device_memory import on_host
+from .optimizer import (
+    PARALLEL_MIN,
+    Optimizer,
+    Params,
+    flat_grad,
+    gpu_arrays,
+    on_gpu,
+    state_array,
+    tensor_of,
+    values_of,
+)
+
+
+def adam_entry(
+    theta: float,
+    g: float,
+    m: float,
+    v: float,
+    beta1: float,
+    beta2: float,
+    weight_decay: float,
+    step_size: float,
+    bias_correction2_sqrt: float,
+    eps: float,
+) -> tuple[float, float, float]:
+    """One Adam step of one entry: the new (θ, m, v) from θ, its gradient g, m and v (module
+    docstring); `weight_decay` is Adam's L2 term (0 for AdamW, whose shrinking of θ the
+    kernels do first, in θ's dtype, as PyTorch). The CPU kernel and the GPU's
+    (`optim/on_gpu.py`) both call it."""
+    if weight_decay != 0.0:
+        g = g + weight_decay * theta
+    m = m + (1.0 - beta1) * (g - m)  # = β₁·m + (1 − β₁)·g, PyTorch's lerp
+    v = v * beta2 + (1.0 - beta2) * g * g
+    return theta - step_size * m / (math.sqrt(v) / bias_correction2_sqrt + eps), m, v
+
+
+_adam_entry = jit_scalar(adam_entry)
 
 
 def _adam(
@@ -42,19 +79,23 @@ def _adam(
     bias_correction2_sqrt: float,
     eps: float,
 ) -> None:
-    """One Adam step in place: m, v and θ (module docstring). `weight_decay` is Adam's L2
-    term (0 for AdamW), `shrink` AdamW's factor 1 − lr·λ (1 for Adam)."""
+    """One Adam step in place: m, v and θ, entry by entry (`adam_entry`); `shrink` is AdamW's
+    factor 1 − lr·λ (1 for Adam)."""
     for i in prange(theta.size):
-        g = float(grad[i])
         if shrink != 1.0:
             theta[i] = theta[i] * shrink
-        if weight_decay != 0.0:
-            g = g + weight_decay * theta[i]
-        mi = m[i] + (1.0 - beta1) * (g - m[i])  # = β₁·m + (1 − β₁)·g, PyTorch's lerp
-        vi = v[i] * beta2 + (1.0 - beta2) * g * g
-        m[i] = mi
-        v[i] = vi
-        theta[i] = theta[i] - step_size * mi / (math.sqrt(vi) / bias_correction2_sqrt + eps)
+        theta[i], m[i], v[i] = _adam_entry(
+            theta[i],
+            float(grad[i]),
+            m[i],
+            v[i],
+            beta1,
+            beta2,
+            weight_decay,
+            step_size,
+            bias_correction2_sqrt,
+            eps,
+        )
 
 
 _adam_serial, _adam_parallel = serial_and_parallel(_adam)
@@ -100,21 +141,20 @@ class Adam(Optimizer):
             for p in group["params"]:
                 if tensor_of(p).grad is None:
                     continue
-                theta = values_of(p)
+                gpu = on_gpu(p)
+                if gpu:
+                    flat, grad = gpu_arrays(p)
+                else:
+                    flat = values_of(p).reshape(-1)  # a view: the kernel writes the parameter's storage
+                    grad = flat_grad(p, flat.dtype)
                 if id(p) not in self._state:
-                    self._state[id(p)] = (0, np.zeros_like(theta), np.zeros_like(theta))
+                    self._state[id(p)] = (0, state_array(flat, gpu), state_array(flat, gpu))
                 t, m, v = self._state[id(p)]
                 t += 1
                 self._state[id(p)] = (t, m, v)
                 bias_correction1 = 1 - b1**t
                 bias_correction2 = 1 - b2**t
-                flat = theta.reshape(-1)  # a view: the kernel writes the parameter's storage
-                kernel = _adam_parallel if flat.size >= PARALLEL_MIN else _adam_serial
-                kernel(
-                    flat,
-                    flat_grad(p, theta.dtype),
-                    m.reshape(-1),
-                    v.reshape(-1),
+                settings = (
                     float(b1),
                     float(b2),
                     l2,
@@ -123,13 +163,20 @@ class Adam(Optimizer):
                     bias_correction2**0.5,
                     float(group["eps"]),
                 )
+                if gpu:
+                    from .on_gpu import adam_step
+
+                    adam_step(flat, grad, m.reshape(-1), v.reshape(-1), *settings)
+                else:
+                    kernel = _adam_parallel if flat.size >= PARALLEL_MIN else _adam_serial
+                    kernel(flat, grad, m.reshape(-1), v.reshape(-1), *settings)
 
     def _per_parameter(self) -> dict[int, dict[str, Any]]:
         out = {}
         for i, p in enumerate(self.parameters):
             if id(p) in self._state:
                 t, m, v = self._state[id(p)]
-                out[i] = {"step": t, "exp_avg": m, "exp_avg_sq": v}
+                out[i] = {"step": t, "exp_avg": on_host(m), "exp_avg_sq": on_host(v)}
         return out
 
     def _set_per_parameter(self, index: int, state: dict[str, Any]) -> None:

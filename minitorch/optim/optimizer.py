@@ -13,7 +13,7 @@ from typing import Any, Iterable, Union
 
 import numpy as np
 
-from .. import inplace
+from .. import device_memory, inplace
 from ..module import Parameter
 from ..tensor import Tensor
 
@@ -30,16 +30,22 @@ def tensor_of(p: Union[Parameter, Tensor]) -> Tensor:
     return p.value if isinstance(p, Parameter) else p
 
 
-def values_of(p: Union[Parameter, Tensor]) -> np.ndarray:
-    """The parameter's values as a NumPy array that shares its storage (made contiguous)."""
+def _contiguous(p: Union[Parameter, Tensor]) -> Tensor:
+    """The tensor an optimizer updates, made contiguous first where it is not."""
     t = tensor_of(p)
     if not t._tensor.is_contiguous():
         if isinstance(p, Parameter):
             p.update(t.contiguous().detach().requires_grad_(True))
         else:  # the leaf tensor takes the contiguous copy's data (stamped: a pending backward refuses it)
             t._tensor = t.contiguous()._tensor
-            inplace.mark_written(t._tensor._storage)
+            inplace.mark_written(t._tensor._buffer)
         t = tensor_of(p)
+    return t
+
+
+def values_of(p: Union[Parameter, Tensor]) -> np.ndarray:
+    """The parameter's values as a NumPy array that shares its storage (made contiguous)."""
+    t = _contiguous(p)
     return t._tensor._storage[: t.numel()].reshape(t.shape)
 
 
@@ -51,6 +57,31 @@ def flat_grad(p: Parameter, dtype: np.dtype) -> np.ndarray:
     if data.is_contiguous() and data.dtype == dtype:
         return data._storage[: g.numel()]
     return np.ascontiguousarray(g.numpy(), dtype=dtype).reshape(-1)
+
+
+def on_gpu(p: Union[Parameter, Tensor]) -> bool:
+    """Whether the parameter is a tensor of the CUDA backend (its update runs on the GPU)."""
+    return tensor_of(p).backend.cuda
+
+
+def gpu_arrays(p: Union[Parameter, Tensor]) -> tuple[np.ndarray, np.ndarray]:
+    """(values, gradient) of a CUDA parameter as flat storage arrays whose GPU copies the
+    update kernels use (`optim/on_gpu.py`): the parameter made contiguous, the gradient made
+    contiguous and of the parameter's dtype by GPU operations. Nothing goes to the host."""
+    t = _contiguous(p)
+    g = t.grad
+    if not g._tensor.is_contiguous() or g.dtype != t.dtype:
+        g = g.contiguous().to(t.dtype)
+    return t._tensor._buffer[: t.numel()], g._tensor._buffer[: g.numel()]
+
+
+def state_array(like: np.ndarray, on_the_gpu: bool) -> np.ndarray:
+    """A new state array of zeros (momentum, Adam's m and v) shaped as `like`; for a CUDA
+    parameter its GPU copy is zeroed there when the update first needs it."""
+    array = np.zeros_like(like)
+    if on_the_gpu:
+        device_memory.filled(array, 0)
+    return array
 
 
 class Optimizer:

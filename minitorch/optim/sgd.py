@@ -7,8 +7,44 @@ from typing import Any
 import numpy as np
 from numba import prange
 
-from ..jit import serial_and_parallel
-from .optimizer import Optimizer, PARALLEL_MIN, Params, flat_grad, tensor_of, values_of
+from ..jit import jit_scalar, serial_and_parallel
+from ..device_memory import on_host
+from .optimizer import (
+    PARALLEL_MIN,
+    Optimizer,
+    Params,
+    flat_grad,
+    gpu_arrays,
+    on_gpu,
+    state_array,
+    tensor_of,
+    values_of,
+)
+
+
+def sgd_entry(
+    theta: float,
+    d: float,
+    b: float,
+    lr: float,
+    momentum: float,
+    dampening: float,
+    weight_decay: float,
+    nesterov: bool,
+    first: bool,
+) -> tuple[float, float]:
+    """One SGD step of one entry: the new (θ, b) from θ, its gradient d and the momentum
+    buffer's b (unused without momentum), as in `SGD`'s docstring. The CPU kernel and the
+    GPU's (`optim/on_gpu.py`) both call it."""
+    if weight_decay != 0.0:
+        d = d + weight_decay * theta
+    if momentum != 0.0:
+        b = d if first else momentum * b + (1.0 - dampening) * d
+        d = d + momentum * b if nesterov else b
+    return theta - lr * d, b
+
+
+_sgd_entry = jit_scalar(sgd_entry)
 
 
 def _sgd(
@@ -22,16 +58,14 @@ def _sgd(
     nesterov: bool,
     first: bool,
 ) -> None:
-    """θ ← θ − lr·d in place, d as in `SGD`'s docstring; `buf` (momentum > 0 only) is b."""
+    """θ ← θ − lr·d in place, entry by entry (`sgd_entry`); `buf` (momentum > 0 only) is b."""
     for i in prange(theta.size):
-        d = float(grad[i])
-        if weight_decay != 0.0:
-            d = d + weight_decay * theta[i]
+        b = buf[i] if momentum != 0.0 else 0.0
+        theta[i], b = _sgd_entry(
+            theta[i], float(grad[i]), b, lr, momentum, dampening, weight_decay, nesterov, first
+        )
         if momentum != 0.0:
-            b = d if first else momentum * buf[i] + (1.0 - dampening) * d
             buf[i] = b
-            d = d + momentum * b if nesterov else b
-        theta[i] = theta[i] - lr * d
 
 
 _sgd_serial, _sgd_parallel = serial_and_parallel(_sgd)
@@ -84,20 +118,18 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if tensor_of(p).grad is None:
                     continue
-                theta = values_of(p).reshape(-1)  # a view: the kernel writes the parameter's storage
-                grad = flat_grad(p, theta.dtype)
+                gpu = on_gpu(p)
+                if gpu:
+                    theta, grad = gpu_arrays(p)
+                else:
+                    theta = values_of(p).reshape(-1)  # a view: the kernel writes the parameter's storage
+                    grad = flat_grad(p, theta.dtype)
                 buf = self._buffers.get(id(p))
                 first = buf is None
-                if momentum and first:
-                    buf = self._buffers[id(p)] = np.empty_like(theta).reshape(
-                        tensor_of(p).shape
-                    )  # b ← d (kernel)
+                if momentum and first:  # b ← d (kernel)
+                    buf = self._buffers[id(p)] = state_array(theta, gpu).reshape(tensor_of(p).shape)
                 flat_buf = buf.reshape(-1) if momentum else theta[:0]  # unused without momentum
-                kernel = _sgd_parallel if theta.size >= PARALLEL_MIN else _sgd_serial
-                kernel(
-                    theta,
-                    grad,
-                    flat_buf,
+                settings = (
                     float(group["lr"]),
                     momentum,
                     float(group["dampening"]),
@@ -105,10 +137,17 @@ class SGD(Optimizer):
                     bool(group["nesterov"]),
                     first,
                 )
+                if gpu:
+                    from .on_gpu import sgd_step
+
+                    sgd_step(theta, grad, flat_buf, *settings)
+                else:
+                    kernel = _sgd_parallel if theta.size >= PARALLEL_MIN else _sgd_serial
+                    kernel(theta, grad, flat_buf, *settings)
 
     def _per_parameter(self) -> dict[int, dict[str, Any]]:
         return {
-            i: {"momentum_buffer": self._buffers[id(p)]}
+            i: {"momentum_buffer": on_host(self._buffers[id(p)])}
             for i, p in enumerate(self.parameters)
             if id(p) in self._buffers
         }

@@ -170,22 +170,73 @@ def test_dropout_draws_the_same_mask_on_both_backends() -> None:
     _same_on_both(build)
 
 
-@pytest.mark.parametrize("optimizer", ["SGD", "AdamW"])
-def test_optimizer_steps_on_cuda(optimizer: str) -> None:
-    """Three steps with momentum / decoupled weight decay: the same parameters."""
-    found = {}
+OPTIMIZERS = {
+    "SGD": lambda params: minitorch.optim.SGD(params, lr=0.1),
+    "SGD momentum, decay": lambda params: minitorch.optim.SGD(
+        params, lr=0.1, momentum=0.9, weight_decay=0.01
+    ),
+    "SGD nesterov": lambda params: minitorch.optim.SGD(params, lr=0.1, momentum=0.9, nesterov=True),
+    "Adam L2": lambda params: minitorch.optim.Adam(params, lr=0.1, weight_decay=0.1),
+    "AdamW": lambda params: minitorch.optim.AdamW(params, lr=0.1, weight_decay=0.1),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_optimizer_steps_on_cuda(optimizer: str, dtype: type) -> None:
+    """Three steps: the same parameters and the same optimizer state (the GPU kernels of
+    optim/on_gpu.py run the CPU kernels' arithmetic; the state comes back for state_dict)."""
+    found, states = {}, {}
     for backend in (CudaBackend, FastBackend):
         minitorch.manual_seed(0)
-        layer = nn.Linear(4, 3, backend=backend)
-        if optimizer == "SGD":
-            opt = minitorch.optim.SGD(layer.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
-        else:
-            opt = minitorch.optim.AdamW(layer.parameters(), lr=0.1, weight_decay=0.1)
-        x = minitorch.tensor(_normal(5, 4), backend=backend)
+        layer = nn.Linear(4, 3, backend=backend, dtype=dtype)
+        opt = OPTIMIZERS[optimizer](layer.parameters())
+        x = minitorch.tensor(_normal(5, 4).astype(dtype), backend=backend)
         for _ in range(3):
             opt.zero_grad()
             (layer(x) ** 2).sum().backward()
             opt.step()
         found[backend.name] = {k: p.numpy() for k, p in layer.named_parameters()}
+        states[backend.name] = opt.state_dict()["state"]
+    # float32: the two backends sum the forward and backward passes in different orders,
+    # and three steps of lr 0.1 carry those roundings into the parameters
+    tolerance = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=2e-5, atol=1e-6)
     for key, want in found["fast"].items():
-        np.testing.assert_allclose(found["cuda"][key], want, rtol=1e-10, atol=1e-12, err_msg=key)
+        assert found["cuda"][key].dtype == dtype
+        np.testing.assert_allclose(found["cuda"][key], want, err_msg=key, **tolerance)
+    assert states["cuda"].keys() == states["fast"].keys()
+    for index, state in states["fast"].items():
+        for name, want in state.items():
+            np.testing.assert_allclose(
+                states["cuda"][index][name], want, err_msg=f"{index} {name}", **tolerance
+            )
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 3.0, float("inf")])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_clip_grad_norm_on_cuda(norm_type: float, dtype: type) -> None:
+    """The gradients clipped on the GPU (composed of the backend's operations) are those
+    clipped on the CPU; so is the total returned."""
+    found = {}
+    for backend in (CudaBackend, FastBackend):
+        params = [minitorch.tensor(np.zeros(shape, dtype=dtype), backend=backend) for shape in [(3, 4), (5,)]]
+        for seed, p in enumerate(params):
+            p.grad = minitorch.tensor(_normal(*p.shape, seed=seed).astype(dtype), backend=backend)
+        total = nn.utils.clip_grad_norm_(params, 0.5, norm_type=norm_type)
+        assert total.backend is backend and total.dtype == dtype and total.shape == ()
+        found[backend.name] = [total.item()] + [p.grad.numpy() for p in params]
+        assert all(p.grad.dtype == dtype and p.grad.backend is backend for p in params)
+    tolerance = dict(rtol=1e-12) if dtype == np.float64 else dict(rtol=1e-6)
+    for got, want in zip(found["cuda"], found["fast"]):
+        np.testing.assert_allclose(got, want, **tolerance)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")  # the simulator's inf · 0
+def test_clip_grad_norm_on_cuda_refuses_a_nonfinite_total_when_asked() -> None:
+    p = minitorch.tensor(np.zeros(3), backend=CudaBackend)
+    p.grad = minitorch.tensor([1.0, float("inf"), 2.0], backend=CudaBackend)
+    with pytest.raises(RuntimeError, match="non-finite"):
+        nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
+    total = nn.utils.clip_grad_norm_([p], 1.0)  # without the check: every entry scaled by 0 or NaN
+    assert total.item() == float("inf")
+    np.testing.assert_array_equal(p.grad.numpy(), [0.0, np.nan, 0.0])
