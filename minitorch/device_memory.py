@@ -61,8 +61,9 @@ class _Mirror:
         self.root, self.device, self.newest, self.fill = root, device, newest, fill
 
 
-#: id(root array) → its mirror; an entry leaves when its root is garbage collected.
-_MIRRORS: dict[int, _Mirror] = {}
+#: id(root array) → its mirror; an entry leaves when its root is garbage collected. Never
+#: rebound (`TensorData._storage` tests this very dict: empty means no CUDA storage at all).
+MIRRORS: dict[int, _Mirror] = {}
 
 
 @dataclass
@@ -89,7 +90,7 @@ def _root(array: np.ndarray) -> np.ndarray:
 
 
 def _mirror_of(root: np.ndarray) -> _Mirror | None:
-    mirror = _MIRRORS.get(id(root))
+    mirror = MIRRORS.get(id(root))
     return mirror if mirror is not None and mirror.root() is root else None
 
 
@@ -125,8 +126,8 @@ def _add(root: np.ndarray, device: Any, newest: str, fill: Any = None) -> _Mirro
     key = id(root)
     # the entry (and with it the GPU array) goes when the root does; the dict is bound
     # here because module globals are gone when the last arrays die at exit
-    forget = lambda _, key=key, mirrors=_MIRRORS: mirrors.pop(key, None)  # noqa: E731
-    mirror = _MIRRORS[key] = _Mirror(weakref.ref(root, forget), device, newest, fill)
+    forget = lambda _, key=key, mirrors=MIRRORS: mirrors.pop(key, None)  # noqa: E731
+    mirror = MIRRORS[key] = _Mirror(weakref.ref(root, forget), device, newest, fill)
     return mirror
 
 
@@ -152,12 +153,15 @@ def on_device(array: np.ndarray, overwritten: bool = False) -> Any:
     if offset is None:
         return send(np.ascontiguousarray(array))
     mirror = _mirror_of(root)
+    # `whole`: the kernel writes all of the root, so no values need to be there first. The
+    # new GPU array then holds nothing yet: the mirror stays HOST until the kernel's write
+    # is recorded, so that an input that shares the root (x.map(out=x)) is still sent.
     whole = overwritten and array.size == root.size
     if mirror is None:
         from numba import cuda
 
         if whole:
-            mirror = _add(root, cuda.device_array(root.size, root.dtype), BOTH)
+            mirror = _add(root, cuda.device_array(root.size, root.dtype), HOST)
         else:
             mirror = _add(root, send(root.reshape(-1)), BOTH)
     elif mirror.device is None:  # made filled with one value: fill the GPU copy there
@@ -168,7 +172,7 @@ def on_device(array: np.ndarray, overwritten: bool = False) -> Any:
             from .cuda_ops import fill_on_device
 
             fill_on_device(mirror.device, mirror.fill)
-        mirror.newest = BOTH
+            mirror.newest = BOTH
     elif mirror.newest == HOST and not whole:
         transfers.to_device += 1
         transfers.bytes_to_device += root.nbytes
@@ -193,14 +197,14 @@ def written_on_device(array: np.ndarray, device: Any) -> None:
 def on_host(array: np.ndarray) -> np.ndarray:
     """`array`, holding the newest values (fetched from the GPU when a kernel wrote them
     there). Its mirror, if any, becomes HOST: the caller may write the values."""
-    if not _MIRRORS:
+    if not MIRRORS:
         return array
     root = _root(array)
     mirror = _mirror_of(root)
     if mirror is None:
         return array
     if mirror.device is None:  # filled, never on the GPU: the host may change the values
-        del _MIRRORS[id(root)]
+        del MIRRORS[id(root)]
         return array
     if mirror.newest == DEVICE:
         _to_host(mirror.device, root.reshape(-1))  # a view: copied into the root

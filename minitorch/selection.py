@@ -18,9 +18,10 @@ so `clamp` passes the gradient where lo ≤ x ≤ hi (PyTorch's convention at th
 
 The forward *picks* values rather than computing a·cond + b·(1 − cond), which would turn an
 unpicked ±inf or nan into nan (`masked_fill(mask, -inf)` must give −inf, not nan). No
-backend op picks between two tensors, so the forward uses NumPy's `np.where` on the values
-(every backend, CUDA's included, keeps its storage in host memory); the condition is data,
-not part of the graph. The backward is backend arithmetic.
+backend op picks between two tensors, so on the CPU the forward uses NumPy's `np.where` on
+the values, and on the CUDA backend a kernel of `cuda_ops` (`where`), so that the values
+stay in GPU memory; the condition is data, not part of the graph. The backward is backend
+arithmetic.
 """
 
 from __future__ import annotations

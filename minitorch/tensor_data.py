@@ -23,7 +23,7 @@ from typing import Iterable, Iterator, Optional, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
-from .device_memory import on_host
+from .device_memory import MIRRORS, on_host
 
 MAX_DIMS = 32
 
@@ -224,7 +224,9 @@ class TensorData:
     @property
     def _storage(self) -> Storage:
         """The storage, holding the newest values in host memory (see the class docstring)."""
-        return on_host(self._buffer)
+        if MIRRORS:  # some storage has a GPU copy (else, as on every CPU-only run, nothing to do)
+            return on_host(self._buffer)
+        return self._buffer
 
     @_storage.setter
     def _storage(self, storage: Storage) -> None:

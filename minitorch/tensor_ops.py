@@ -176,6 +176,17 @@ def _lazy(build: Callable[[type[TensorOps]], Any]) -> Any:
     return LazyOp()
 
 
+class _OnGPU:
+    """`backend.cuda`: whether the backend's kernels run on a GPU. Read from its ops on first
+    use, then kept on the backend as a plain attribute (`Tensor.tuple` asks on every launch)."""
+
+    def __get__(self, backend: "TensorBackend", owner: type) -> Any:
+        if backend is None:
+            return self
+        flag = backend.__dict__["cuda"] = bool(backend.ops.cuda)
+        return flag
+
+
 class TensorBackend:
     """The named tensor operations a `Tensor` uses, built from one `TensorOps`.
 
@@ -227,9 +238,7 @@ class TensorBackend:
             self._ops = self._ops()
         return self._ops
 
-    @property
-    def cuda(self) -> bool:
-        return self.ops.cuda
+    cuda = _OnGPU()
 
     def matrix_multiply(self, a: "Tensor", b: "Tensor") -> "Tensor":
         return self.ops.matrix_multiply(a, b)

@@ -67,7 +67,7 @@ class TunedOps(FastOps):
             if out is None:
                 out = cls.new_output(a, a.shape, _F32 if a.dtype == _F32 else _F64)
                 if _small_and_dense(a._tensor):  # the output is row-major: one flat loop
-                    dense(out._tensor._storage, a._tensor._storage)
+                    dense(out._tensor._buffer, a._tensor._storage)  # out: new, on the host only
                     return out
             kernel(*out.tuple(), *a.tuple())
             return out
@@ -83,7 +83,7 @@ class TunedOps(FastOps):
             shape = a.shape if same else tensor_data.shape_broadcast(a.shape, b.shape)
             out = cls.new_output(a, shape, _F32 if a.dtype == _F32 and b.dtype == _F32 else _F64)
             if same and _small_and_dense(a._tensor) and _small_and_dense(b._tensor):
-                dense(out._tensor._storage, a._tensor._storage, b._tensor._storage)
+                dense(out._tensor._buffer, a._tensor._storage, b._tensor._storage)  # out: new, host only
             else:
                 kernel(*out.tuple(), *a.tuple(), *b.tuple())
             return out
@@ -103,7 +103,7 @@ class TunedOps(FastOps):
                 out = a._view(TensorData.row_major(np.empty(size, dtype=dtype), shape))
                 inner = math.prod(a.shape[dim + 1 :])
                 dense(
-                    out._tensor._storage,
+                    out._tensor._buffer,  # new, on the host only
                     a._tensor._storage,
                     size // inner if inner else 0,
                     a.shape[dim],

@@ -148,7 +148,7 @@ class Adam(Optimizer):
                     flat = values_of(p).reshape(-1)  # a view: the kernel writes the parameter's storage
                     grad = flat_grad(p, flat.dtype)
                 if id(p) not in self._state:
-                    self._state[id(p)] = (0, state_array(flat, gpu), state_array(flat, gpu))
+                    self._state[id(p)] = (0, state_array(p), state_array(p))
                 t, m, v = self._state[id(p)]
                 t += 1
                 self._state[id(p)] = (t, m, v)

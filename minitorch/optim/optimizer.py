@@ -75,11 +75,12 @@ def gpu_arrays(p: Union[Parameter, Tensor]) -> tuple[np.ndarray, np.ndarray]:
     return t._tensor._buffer[: t.numel()], g._tensor._buffer[: g.numel()]
 
 
-def state_array(like: np.ndarray, on_the_gpu: bool) -> np.ndarray:
-    """A new state array of zeros (momentum, Adam's m and v) shaped as `like`; for a CUDA
-    parameter its GPU copy is zeroed there when the update first needs it."""
-    array = np.zeros_like(like)
-    if on_the_gpu:
+def state_array(p: Union[Parameter, Tensor]) -> np.ndarray:
+    """A new state array of zeros (momentum, Adam's m and v) of the parameter's shape and
+    dtype; for a CUDA parameter its GPU copy is zeroed there when the update first needs it."""
+    t = tensor_of(p)
+    array = np.zeros(t.shape, dtype=t.dtype)
+    if t.backend.cuda:
         device_memory.filled(array, 0)
     return array
 

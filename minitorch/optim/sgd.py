@@ -127,7 +127,7 @@ class SGD(Optimizer):
                 buf = self._buffers.get(id(p))
                 first = buf is None
                 if momentum and first:  # b ← d (kernel)
-                    buf = self._buffers[id(p)] = state_array(theta, gpu).reshape(tensor_of(p).shape)
+                    buf = self._buffers[id(p)] = state_array(p)
                 flat_buf = buf.reshape(-1) if momentum else theta[:0]  # unused without momentum
                 settings = (
                     float(group["lr"]),

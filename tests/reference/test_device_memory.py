@@ -74,10 +74,10 @@ def test_outputs_and_constants_are_made_on_the_gpu_without_sending_them() -> Non
 
 @pytest.mark.parametrize("write", ["setitem", "add_", "data.mul_", "zero_"])
 def test_a_host_write_between_kernels_is_seen_by_the_next_kernel(write: str) -> None:
-    x = _cuda([1.0, 2.0, 3.0, 4.0])
+    x = _cuda(np.arange(40.0))  # more entries than cuda_ops.SMALL: read through its mirror
     y = x * x
     assert _newest(y) == "device"
-    want = np.array([1.0, 4.0, 9.0, 16.0])
+    want = np.arange(40.0) ** 2
     if write == "setitem":
         y[1:3] = 10.0
         want[1:3] = 10.0
@@ -117,11 +117,11 @@ def test_optimizer_steps_and_load_state_dict_reach_the_next_forward_pass() -> No
     """Two Adam steps of a small model on both backends: the second loss is computed from the
     parameters the first step wrote on the host, so a stale GPU copy would change it."""
     rng = np.random.default_rng(3)
-    x, target = rng.standard_normal((4, 3)), np.array([0, 2, 1, 2])
+    x, target = rng.standard_normal((4, 8)), np.array([0, 2, 1, 2])
 
     def losses(backend) -> list[float]:
-        minitorch.manual_seed(0)
-        model = nn.Sequential(nn.Linear(3, 5, backend=backend), nn.Tanh(), nn.Linear(5, 3, backend=backend))
+        minitorch.manual_seed(0)  # weights of more entries than cuda_ops.SMALL: through their mirrors
+        model = nn.Sequential(nn.Linear(8, 6, backend=backend), nn.Tanh(), nn.Linear(6, 3, backend=backend))
         optimizer = minitorch.optim.Adam(model.parameters(), lr=0.1)
         inputs = minitorch.tensor(x, backend=backend)
         labels = minitorch.tensor(target, backend=backend, dtype=np.int64)
@@ -175,10 +175,10 @@ def test_a_training_step_sends_only_its_inputs_and_brings_back_only_the_loss(nam
 def test_a_mirror_goes_with_its_host_array() -> None:
     y = _cuda(np.ones(64)) * 2.0
     key = id(device_memory._root(y._tensor._buffer))
-    assert key in device_memory._MIRRORS
+    assert key in device_memory.MIRRORS
     del y
     gc.collect()
-    assert key not in device_memory._MIRRORS
+    assert key not in device_memory.MIRRORS
 
 
 def test_an_array_without_a_contiguous_root_is_copied_in_and_out_at_once() -> None:
@@ -197,3 +197,17 @@ def test_an_array_without_a_contiguous_root_is_copied_in_and_out_at_once() -> No
     launch_per_element(double, 6, out, source)
     np.testing.assert_array_equal(base[:, 1], 2.0 * source)
     assert newest_copy(out) == "host"
+
+
+def test_an_output_that_shares_its_inputs_storage_still_reads_the_input() -> None:
+    """map(x, out=x) on a tensor with no GPU copy yet: the output's copy is made without
+    sending (the kernel writes every entry), but the input's values must still be sent."""
+    values = np.linspace(-1.0, 1.0, 40)
+    x = _cuda(values)
+    transfers.reset()
+    CudaBackend.exp_map(x, x)
+    assert transfers.to_device == 1  # x's values (a fresh GPU array holds anything)
+    np.testing.assert_allclose(x.numpy(), np.exp(values), rtol=1e-15)
+    y = x.new_full((40,), 2.0)  # filled: made on the GPU only when a kernel needs it
+    CudaBackend.neg_map(y, y)
+    np.testing.assert_array_equal(y.numpy(), np.full(40, -2.0))
