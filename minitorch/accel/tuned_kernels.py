@@ -599,9 +599,16 @@ def tiled_kernel(tile: Tile) -> Any:
     return njit(parallel=True)(tensor_matmul_tiled)
 
 
+#: dtype → its tiled matmul: one dict lookup per product (two lru_caches cost twice that)
+_KERNEL_FOR: dict[np.dtype, Any] = {}
+
+
 def tiled_kernel_for(dtype: np.dtype) -> Any:
     """The tiled matmul of the tile that fits Numba's target CPU for `dtype`."""
-    return tiled_kernel(matmul_tile(dtype))
+    kernel = _KERNEL_FOR.get(dtype)
+    if kernel is None:
+        kernel = _KERNEL_FOR[np.dtype(dtype)] = tiled_kernel(matmul_tile(dtype))
+    return kernel
 
 
 _NOT_PACKED: dict[np.dtype, Storage] = {}

@@ -4,7 +4,8 @@ The simulator runs a kernel as Python, so it accepts code that Numba's CUDA comp
 refuses (this check found one: the builtin ``max``/``min`` on integers in a kernel). Here
 each kernel is compiled for real, for float32 and float64, in a fresh interpreter with the
 simulator off: the map / zip / reduce kernel of every scalar function a backend op uses,
-the tiled matmul, and every CUDA twin of the library's loop kernels. No GPU is needed:
+the tiled matmul, every CUDA twin of the library's loop kernels, `where`, the fill of new
+outputs and the optimizers' updates (`optim/on_gpu.py`). No GPU is needed:
 `numba.cuda.compile_ptx` only needs NVVM (the device functions a kernel calls ask for the
 current device's compute capability, so the script answers 9.0 for a GPU that is not there).
 """
@@ -93,12 +94,33 @@ for name in sorted(LIBRARY_KERNELS):
         if d.py_func.__name__ == f"_{name}":
             kernels.append((name, lambda dtype, d=d: d))
 
+# the kernels of the data's life on the GPU: where, the fill of new outputs, the optimizers
+from minitorch.optim import on_gpu
+
+index = types.int64[::1]
+others = {  # label → (kernel, dtype → its argument types)
+    "where": (cuda_ops._where, lambda d: (d[::1], index, index, types.boolean[::1], index, index)
+              + (d[::1], index, index) * 2),
+    "fill": (cuda_ops._fill, lambda d: (d[::1], d)),
+    "adam": (on_gpu._adam, lambda d: (d[::1],) * 4 + (types.float64,) * 7),
+    "sgd": (on_gpu._sgd, lambda d: (d[::1],) * 3 + (types.float64,) * 4 + (types.boolean,) * 2),
+}
+copy = cuda_ops._map_kernel(minitorch.operators.id)  # dtype casts: the copy into int64 / bool
+for target in (types.int64, types.boolean):
+    others[f"cast to {target}"] = (copy, lambda d, t=target: (t[::1], index, index, d[::1], index, index))
+for label, (kernel, argtypes) in others.items():
+    kernels.append((label, lambda dtype, kernel=kernel, argtypes=argtypes: (kernel, argtypes)))
+
 results = []
 for label, build in kernels:
     for dtype in (np.float32, np.float64):
         kernel = build(np.dtype(dtype))
+        if isinstance(kernel, tuple):
+            kernel, argtypes = kernel[0], kernel[1](numba.from_dtype(dtype))
+        else:
+            argtypes = signature(kernel.py_func, numba.from_dtype(dtype))
         try:
-            ptx, _ = cuda.compile_ptx(kernel.py_func, signature(kernel.py_func, numba.from_dtype(dtype)), cc=(9, 0))
+            ptx, _ = cuda.compile_ptx(kernel.py_func, argtypes, cc=(9, 0))
             results.append([label, np.dtype(dtype).name, "ok" if ".entry" in ptx else "no .entry in the PTX"])
         except Exception as error:
             results.append([label, np.dtype(dtype).name, f"{type(error).__name__}: {str(error)[:300]}"])
@@ -120,5 +142,15 @@ def test_every_cuda_kernel_compiles_to_ptx() -> None:
     assert not failed, failed
     compiled = {label for label, _, _ in results}
     assert set(report["library"]) <= compiled, "a library kernel's twin was not found to compile"
-    assert {"add_zip", "exp_map", "max_reduce", "matmul"} <= compiled
+    assert {
+        "add_zip",
+        "exp_map",
+        "max_reduce",
+        "matmul",
+        "where",
+        "fill",
+        "adam",
+        "sgd",
+        "cast to bool",
+    } <= compiled
     assert len(results) == 2 * len(compiled)
