@@ -232,6 +232,12 @@ class TensorData:
     def _storage(self, storage: Storage) -> None:
         self._buffer = storage
 
+    def __getstate__(self) -> dict:
+        """For pickle and `copy`: the host values, fetched first where a kernel wrote them last."""
+        state = self.__dict__.copy()
+        state["_buffer"] = self._storage
+        return state
+
     @classmethod
     def row_major(cls, storage: Storage, shape: tuple[int, ...]) -> "TensorData":
         """A row-major TensorData over `storage` (its first prod(shape) values), without the

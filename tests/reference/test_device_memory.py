@@ -211,3 +211,13 @@ def test_an_output_that_shares_its_inputs_storage_still_reads_the_input() -> Non
     y = x.new_full((40,), 2.0)  # filled: made on the GPU only when a kernel needs it
     CudaBackend.neg_map(y, y)
     np.testing.assert_array_equal(y.numpy(), np.full(40, -2.0))
+
+
+def test_pickling_a_tensor_takes_its_newest_values() -> None:
+    import pickle
+
+    y = _cuda(np.arange(40.0)) * 3.0
+    assert _newest(y) == "device"
+    copy = pickle.loads(pickle.dumps(y))
+    np.testing.assert_array_equal(copy.numpy(), 3.0 * np.arange(40.0))
+    assert copy.backend is CudaBackend
