@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Any, Callable
 import numba
 import numpy as np
 from numba import cuda
-from numba.cuda.cudadrv import driver  # the simulator's, under NUMBA_ENABLE_CUDASIM
 
 from .cuda_simulator import make_shared_arrays_atomic
 from .device_memory import newest_copy, on_device, send, written_on_device
@@ -402,22 +401,6 @@ def launch_per_element(kernel: Any, size: int, *args: Any, written: tuple[int, .
     kernel[blocks, threads](*device_args)
     for out in outs.values():
         out.finish()
-
-
-@cuda.jit
-def _fill(out: Any, value: Any) -> None:
-    i = cuda.grid(1)
-    if i < out.size:
-        out[i] = value
-
-
-def fill_on_device(device: Any, value: Any) -> None:
-    """Every entry of the GPU array `device` ← `value`, without sending anything: a memset
-    when the value's bytes are all zero, else a kernel of one thread per entry."""
-    if not np.asarray(value).tobytes().strip(b"\0"):
-        driver.device_memset(device, 0, device.nbytes)
-        return
-    _fill[elementwise_grid(device.size)](device, value)
 
 
 @cuda.jit

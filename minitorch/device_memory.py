@@ -169,7 +169,7 @@ def on_device(array: np.ndarray, overwritten: bool = False) -> Any:
 
         mirror.device = cuda.device_array(root.size, root.dtype)
         if not whole:
-            from .cuda_ops import fill_on_device
+            from .cuda_fill import fill_on_device
 
             fill_on_device(mirror.device, mirror.fill)
             mirror.newest = BOTH

@@ -19,14 +19,13 @@ One kernel call per parameter (`_adam`) updates m, v and θ element by element, 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 from numba import prange
 
-from ..jit import jit_scalar, serial_and_parallel
 from ..device_memory import on_host
+from ..jit import njit, serial_and_parallel
 from .optimizer import (
     PARALLEL_MIN,
     Optimizer,
@@ -38,32 +37,9 @@ from .optimizer import (
     tensor_of,
     values_of,
 )
+from .updates import adam_update
 
-
-def adam_entry(
-    theta: float,
-    g: float,
-    m: float,
-    v: float,
-    beta1: float,
-    beta2: float,
-    weight_decay: float,
-    step_size: float,
-    bias_correction2_sqrt: float,
-    eps: float,
-) -> tuple[float, float, float]:
-    """One Adam step of one entry: the new (θ, m, v) from θ, its gradient g, m and v (module
-    docstring); `weight_decay` is Adam's L2 term (0 for AdamW, whose shrinking of θ the
-    kernels do first, in θ's dtype, as PyTorch). The CPU kernel and the GPU's
-    (`optim/on_gpu.py`) both call it."""
-    if weight_decay != 0.0:
-        g = g + weight_decay * theta
-    m = m + (1.0 - beta1) * (g - m)  # = β₁·m + (1 − β₁)·g, PyTorch's lerp
-    v = v * beta2 + (1.0 - beta2) * g * g
-    return theta - step_size * m / (math.sqrt(v) / bias_correction2_sqrt + eps), m, v
-
-
-_adam_entry = jit_scalar(adam_entry)
+_adam_update = njit(inline="always")(adam_update)  # inlined: the loop stays one SIMD loop
 
 
 def _adam(
@@ -79,22 +55,10 @@ def _adam(
     bias_correction2_sqrt: float,
     eps: float,
 ) -> None:
-    """One Adam step in place: m, v and θ, entry by entry (`adam_entry`); `shrink` is AdamW's
-    factor 1 − lr·λ (1 for Adam)."""
+    """One Adam step in place: m, v and θ, entry by entry (`adam_update`)."""
     for i in prange(theta.size):
-        if shrink != 1.0:
-            theta[i] = theta[i] * shrink
-        theta[i], m[i], v[i] = _adam_entry(
-            theta[i],
-            float(grad[i]),
-            m[i],
-            v[i],
-            beta1,
-            beta2,
-            weight_decay,
-            step_size,
-            bias_correction2_sqrt,
-            eps,
+        _adam_update(
+            i, theta, grad, m, v, beta1, beta2, weight_decay, shrink, step_size, bias_correction2_sqrt, eps
         )
 
 

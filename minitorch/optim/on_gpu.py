@@ -1,7 +1,8 @@
 """The optimizers' updates on the GPU, for parameters of the CUDA backend.
 
-One GPU thread per entry runs the same arithmetic as the CPU kernels — `sgd.sgd_entry`,
-`adam.adam_entry`, compiled here for the GPU — so both backends take the same steps. The
+One GPU thread per entry runs the same code as the CPU kernels' loop bodies —
+`updates.sgd_update`, `updates.adam_update`, compiled here for the GPU — so both backends
+take the same steps. The
 parameter, its gradient and the optimizer's state (the momentum buffer, Adam's m and v)
 stay in GPU memory (`device_memory`): a training step brings nothing back to the host but
 what host code asks for (the loss, say). Imported only when a CUDA parameter is updated.
@@ -15,32 +16,20 @@ import numpy as np
 from numba import cuda
 
 from ..cuda_ops import launch_per_element
-from .adam import adam_entry
-from .sgd import sgd_entry
+from .updates import adam_update, sgd_update
 
 __all__ = ["adam_step", "sgd_step"]
 
-_adam_entry = cuda.jit(device=True)(adam_entry)
-_sgd_entry = cuda.jit(device=True)(sgd_entry)
+_adam_update = cuda.jit(device=True)(adam_update)
+_sgd_update = cuda.jit(device=True)(sgd_update)
 
 
 @cuda.jit
 def _adam(theta, grad, m, v, beta1, beta2, weight_decay, shrink, step_size, bias_correction2_sqrt, eps):  # type: ignore[no-untyped-def]
     i = cuda.grid(1)
     if i < theta.size:
-        if shrink != 1.0:
-            theta[i] = theta[i] * shrink  # AdamW's decay, rounded to θ's dtype as on the CPU
-        theta[i], m[i], v[i] = _adam_entry(
-            theta[i],
-            float(grad[i]),
-            m[i],
-            v[i],
-            beta1,
-            beta2,
-            weight_decay,
-            step_size,
-            bias_correction2_sqrt,
-            eps,
+        _adam_update(
+            i, theta, grad, m, v, beta1, beta2, weight_decay, shrink, step_size, bias_correction2_sqrt, eps
         )
 
 
@@ -48,12 +37,7 @@ def _adam(theta, grad, m, v, beta1, beta2, weight_decay, shrink, step_size, bias
 def _sgd(theta, grad, buf, lr, momentum, dampening, weight_decay, nesterov, first):  # type: ignore[no-untyped-def]
     i = cuda.grid(1)
     if i < theta.size:
-        b = buf[i] if momentum != 0.0 else 0.0
-        theta[i], b = _sgd_entry(
-            theta[i], float(grad[i]), b, lr, momentum, dampening, weight_decay, nesterov, first
-        )
-        if momentum != 0.0:
-            buf[i] = b
+        _sgd_update(i, theta, grad, buf, lr, momentum, dampening, weight_decay, nesterov, first)
 
 
 def adam_step(theta: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray, *settings: Any) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 from numba import prange
 
-from ..jit import jit_scalar, serial_and_parallel
 from ..device_memory import on_host
+from ..jit import njit, serial_and_parallel
 from .optimizer import (
     PARALLEL_MIN,
     Optimizer,
@@ -20,31 +20,9 @@ from .optimizer import (
     tensor_of,
     values_of,
 )
+from .updates import sgd_update
 
-
-def sgd_entry(
-    theta: float,
-    d: float,
-    b: float,
-    lr: float,
-    momentum: float,
-    dampening: float,
-    weight_decay: float,
-    nesterov: bool,
-    first: bool,
-) -> tuple[float, float]:
-    """One SGD step of one entry: the new (θ, b) from θ, its gradient d and the momentum
-    buffer's b (unused without momentum), as in `SGD`'s docstring. The CPU kernel and the
-    GPU's (`optim/on_gpu.py`) both call it."""
-    if weight_decay != 0.0:
-        d = d + weight_decay * theta
-    if momentum != 0.0:
-        b = d if first else momentum * b + (1.0 - dampening) * d
-        d = d + momentum * b if nesterov else b
-    return theta - lr * d, b
-
-
-_sgd_entry = jit_scalar(sgd_entry)
+_sgd_update = njit(inline="always")(sgd_update)  # inlined: the loop stays one SIMD loop
 
 
 def _sgd(
@@ -58,14 +36,9 @@ def _sgd(
     nesterov: bool,
     first: bool,
 ) -> None:
-    """θ ← θ − lr·d in place, entry by entry (`sgd_entry`); `buf` (momentum > 0 only) is b."""
+    """One SGD step in place, entry by entry (`sgd_update`)."""
     for i in prange(theta.size):
-        b = buf[i] if momentum != 0.0 else 0.0
-        theta[i], b = _sgd_entry(
-            theta[i], float(grad[i]), b, lr, momentum, dampening, weight_decay, nesterov, first
-        )
-        if momentum != 0.0:
-            buf[i] = b
+        _sgd_update(i, theta, grad, buf, lr, momentum, dampening, weight_decay, nesterov, first)
 
 
 _sgd_serial, _sgd_parallel = serial_and_parallel(_sgd)

@@ -41,7 +41,7 @@ numba.cuda.dispatcher.get_current_device = lambda: pytypes.SimpleNamespace(compu
 import numpy as np
 
 import minitorch
-from minitorch import cuda_ops
+from minitorch import cuda_fill, cuda_ops
 from minitorch.fast_paths import cuda_twin
 from minitorch.tensor_ops import LIBRARY_KERNELS, TensorBackend, TensorOps
 
@@ -101,7 +101,7 @@ index = types.int64[::1]
 others = {  # label → (kernel, dtype → its argument types)
     "where": (cuda_ops._where, lambda d: (d[::1], index, index, types.boolean[::1], index, index)
               + (d[::1], index, index) * 2),
-    "fill": (cuda_ops._fill, lambda d: (d[::1], d)),
+    "fill": (cuda_fill._fill, lambda d: (d[::1], d)),
     "adam": (on_gpu._adam, lambda d: (d[::1],) * 4 + (types.float64,) * 7),
     "sgd": (on_gpu._sgd, lambda d: (d[::1],) * 3 + (types.float64,) * 4 + (types.boolean,) * 2),
 }
