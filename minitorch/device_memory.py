@@ -17,9 +17,9 @@ of CUDA ops (a forward pass, a backward pass) runs without passing through host 
 
 Host code reaches the values through `TensorData._storage`, which calls `on_host`: a
 DEVICE mirror is copied back, and every mirror that host code reaches becomes HOST, because
-host code may write what it reads (an optimizer step, `x[0] = 1`, `load_state_dict`). So
-kernels and host code always see the same numbers, whatever host code does; the price of a
-host access is a transfer or two, which `transfers` counts (the tests and the benchmark
+host code may write what it reads (`x[0] = 1`, `load_state_dict`, an optimizer step of a
+CPU parameter). So kernels and host code always see the same numbers, whatever host code
+does; the price of a host access is a transfer or two, which `transfers` counts (the tests
 read it). A program that never uses the CUDA backend has no mirrors, and `on_host` returns
 at its first test.
 
