@@ -20,11 +20,12 @@ the work between blocks and threads:
 How data moves: every tensor has its storage in host (CPU) memory as a NumPy array, and a
 tensor of this backend also a copy in GPU memory, made when a kernel first needs it
 (`device_memory`). A kernel reads and writes the GPU copies; the host gets the values back
-only when host code asks for them (`x.numpy()`, `loss.item()`, an optimizer step). Each
-copy costs a PCIe transfer (~10 µs latency plus size / ~20 GB/s), which is why a chain of
-operations must not pass through host memory: a forward and a backward pass copy the new
-inputs over, and nothing back. Shapes and strides, a few integers each, are sent once per
-distinct layout and kept.
+only when host code asks for them (`x.numpy()`, `loss.item()`, printing). Each copy costs a
+PCIe transfer (~10 µs latency plus size / ~20 GB/s), which is why a chain of operations
+must not pass through host memory: a training step (forward, backward, clipping and the
+optimizer's update, `optim/on_gpu.py`) sends its new inputs over and brings back only the
+loss it is asked for. Shapes and strides, a few integers each, are sent once per distinct
+layout and kept.
 
 Compilation is lazy: importing this module compiles nothing. A kernel is compiled the first
 time it runs, for each (scalar function, dtype) pair, and kept in `_KERNELS` for the rest of
