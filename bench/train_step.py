@@ -2,6 +2,7 @@
 
     python -m bench.train_step [--models mlp,cnn,lstm,gpt] [--repeats 20] [--threads 2]
                                [--processes 3] [--cold] [--markdown BENCHMARKS.md]
+    python -m bench.train_step --device cuda     # both on the GPU: the CUDA backend, PyTorch's CUDA
 
 The *same model code* runs on both frameworks: each model below is written once against
 a module `lib` that is either `minitorch` or `torch` (the library's PyTorch-compatible API
@@ -32,6 +33,11 @@ first step includes every compilation a new student pays.
 Each pair runs `--processes` times (default 3), minitorch and PyTorch alternating, and the
 table gives the median over the processes with the fastest and slowest in brackets: on a
 2-CPU machine one fresh process's median can differ from the next one's by 30%.
+
+`--device cuda` builds the same models on the GPU: minitorch's CUDA backend (the course's
+Numba CUDA kernels) against PyTorch's CUDA. A step ends with `loss.item()`, which waits for
+the GPU, so the times are whole steps; minitorch's first step includes compiling every CUDA
+kernel the model uses (Numba does not cache them on disk).
 
 Ratios are minitorch ÷ PyTorch: 1.0 is as fast, 2.0 twice as slow (the target is ≤ 2).
 Absolute times move with the machine's load: the header prints it.
@@ -64,8 +70,9 @@ DESCRIPTIONS = {
 # ## The models, written once for both frameworks
 
 
-def build(lib: Any, name: str) -> tuple[Any, Callable[[], Any], Any, Any]:
-    """(model, a function computing the loss of one batch, the inputs, the targets).
+def build(lib: Any, name: str, device: str = "cpu") -> tuple[Any, Callable[[], Any], Any, Any]:
+    """(model, a function computing the loss of one batch, the inputs, the targets), all on
+    `device` ("cpu", or "cuda": minitorch's CUDA backend, PyTorch's GPU).
 
     `lib` is the `minitorch` or the `torch` module; both provide `nn`, `optim`, `from_numpy`.
     """
@@ -75,7 +82,7 @@ def build(lib: Any, name: str) -> tuple[Any, Callable[[], Any], Any, Any]:
     rng = np.random.default_rng(0)
 
     def tokens(high: int, *shape: int) -> Any:
-        return lib.from_numpy(rng.integers(0, high, shape).astype(np.int64))
+        return lib.from_numpy(rng.integers(0, high, shape).astype(np.int64)).to(device)
 
     if name == "mlp":
 
@@ -93,7 +100,7 @@ def build(lib: Any, name: str) -> tuple[Any, Callable[[], Any], Any, Any]:
                 h = self.hidden2(h).relu()
                 return self.out(h)
 
-        model, x, y = BagOfEmbeddings(), tokens(5000, 64, 50), tokens(2, 64)
+        model, x, y = BagOfEmbeddings().to(device), tokens(5000, 64, 50), tokens(2, 64)
         return model, lambda: F.cross_entropy(model(x), y), x, y
 
     if name == "cnn":
@@ -111,7 +118,7 @@ def build(lib: Any, name: str) -> tuple[Any, Callable[[], Any], Any, Any]:
                 h = lib.cat([conv(e).relu().amax(dim=2) for conv in self.convs], dim=1)
                 return self.fc(self.dropout(h))
 
-        model, x, y = KimCNN(), tokens(5000, 32, 50), tokens(2, 32)
+        model, x, y = KimCNN().to(device), tokens(5000, 32, 50), tokens(2, 32)
         return model, lambda: F.cross_entropy(model(x), y), x, y
 
     if name == "lstm":
@@ -127,7 +134,7 @@ def build(lib: Any, name: str) -> tuple[Any, Callable[[], Any], Any, Any]:
                 h, _ = self.lstm(self.embedding(x))
                 return self.head(h)
 
-        model, x, y = CharLSTM(), tokens(65, 32, 64), tokens(65, 32, 64)
+        model, x, y = CharLSTM().to(device), tokens(65, 32, 64), tokens(65, 32, 64)
         return model, lambda: F.cross_entropy(model(x).reshape(32 * 64, 65), y.reshape(32 * 64)), x, y
 
     if name == "gpt":
@@ -150,14 +157,16 @@ def build(lib: Any, name: str) -> tuple[Any, Callable[[], Any], Any, Any]:
                 self.blocks = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
                 self.norm = nn.LayerNorm(64, dtype=dtype)
                 self.head = nn.Linear(64, 65, dtype=dtype)
-                self.mask = nn.Transformer.generate_square_subsequent_mask(64, dtype=dtype)
-                self.where = lib.from_numpy(np.arange(64, dtype=np.int64))
+                # buffers, so that `.to(device)` moves them with the parameters
+                mask = nn.Transformer.generate_square_subsequent_mask(64, dtype=dtype)
+                self.register_buffer("mask", mask, persistent=False)
+                self.register_buffer("where", lib.from_numpy(np.arange(64, dtype=np.int64)), persistent=False)
 
             def forward(self, x: Any) -> Any:
                 h = self.tokens(x) + self.positions(self.where)
                 return self.head(self.norm(self.blocks(h, mask=self.mask)))
 
-        model, x, y = TinyGPT(), tokens(65, 16, 64), tokens(65, 16, 64)
+        model, x, y = TinyGPT().to(device), tokens(65, 16, 64), tokens(65, 16, 64)
         return model, lambda: F.cross_entropy(model(x).reshape(16 * 64, 65), y.reshape(16 * 64)), x, y
 
     raise ValueError(f"unknown model {name!r}: choose from {MODELS}")
@@ -185,7 +194,23 @@ def _reset_peak_rss() -> bool:
         return False
 
 
-def measure(framework: str, name: str, repeats: int, warmup: int, threads: int) -> dict[str, Any]:
+def gpu_name() -> str:
+    """The GPU that minitorch's CUDA backend runs on (Numba's view of device 0)."""
+    import numba
+    from numba import cuda
+
+    if numba.config.ENABLE_CUDASIM:
+        return "Numba's CUDA simulator"
+    name = cuda.get_current_device().name
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def measure(
+    framework: str, name: str, repeats: int, warmup: int, threads: int, device: str = "cpu"
+) -> dict[str, Any]:
+    """Time `repeats` training steps of one model in this process. Each step ends with
+    `loss.item()`, which waits for the GPU's work too, so on `device="cuda"` a step's time
+    is the GPU's and the launches', with nothing left queued."""
     start = time.perf_counter()
     if framework == "torch":
         import torch as lib
@@ -197,7 +222,7 @@ def measure(framework: str, name: str, repeats: int, warmup: int, threads: int) 
 
         tune_malloc()  # as the examples do: freed step memory stays in the process
     lib.manual_seed(0)
-    model, loss_of_batch, _, _ = build(lib, name)
+    model, loss_of_batch, _, _ = build(lib, name, device)
     optimizer = lib.optim.Adam(model.parameters(), lr=1e-3)
     params = list(model.parameters())
     model.train()
@@ -231,8 +256,23 @@ def measure(framework: str, name: str, repeats: int, warmup: int, threads: int) 
         "rss_peak_mib": _rss_kib("VmHWM") / 1024 if peak_resettable else _rss_kib("VmPeak") / 1024,
         # the steps' own peak: above the memory in use when timing began (never below 0)
         "step_peak_mib": max(0, _rss_kib("VmHWM") - base) / 1024 if peak_resettable else None,
-        "code": lib.backends.cpu.get_cpu_capability() if framework == "torch" else code_line(),
+        "code": _code(framework, device),
     }
+
+
+def _code(framework: str, device: str) -> str:
+    """What ran the steps: the GPU, or the CPU code of each framework (for the header)."""
+    if device == "cuda":
+        if framework == "torch":
+            import torch
+
+            return torch.cuda.get_device_name()
+        return gpu_name()
+    if framework == "torch":
+        import torch
+
+        return torch.backends.cpu.get_cpu_capability()
+    return code_line()
 
 
 def run_worker(framework: str, name: str, args: argparse.Namespace, cache_dir: Optional[str] = None) -> dict:
@@ -255,11 +295,15 @@ def run_worker(framework: str, name: str, args: argparse.Namespace, cache_dir: O
         str(args.warmup),
         "--threads",
         str(args.threads),
+        "--device",
+        args.device,
     ]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"{framework} {name} failed:\n{done.stderr[-4000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    print(f"  {framework} {name}: {result['median_ms']:.2f} ms per step", file=sys.stderr, flush=True)
+    return result
 
 
 def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -353,17 +397,30 @@ def main(argv: Optional[list[str]] = None) -> None:
         default="native",
         help="native: each framework's code for this CPU; avx2: AVX2 code in both (bench/machine.py)",
     )
+    parser.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="cuda: both frameworks train on the GPU (minitorch's CUDA backend, PyTorch's CUDA)",
+    )
     parser.add_argument("--markdown", help="replace this table's section (for --code) of this Markdown file")
     parser.add_argument("--worker", choices=("minitorch", "torch"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     for var in ("NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)
+    if args.device == "cuda" and not args.worker:
+        import minitorch
+
+        if not minitorch.cuda.is_available():
+            parser.error("--device cuda: no CUDA GPU is available (nor NUMBA_ENABLE_CUDASIM=1)")
     names = [n for n in args.models.split(",") if n]
     for n in names:
         if n not in MODELS:
             parser.error(f"unknown model {n!r}: choose from {', '.join(MODELS)}")
     if args.worker:
-        print(json.dumps(measure(args.worker, names[0], args.repeats, args.warmup, args.threads)))
+        print(
+            json.dumps(measure(args.worker, names[0], args.repeats, args.warmup, args.threads, args.device))
+        )
         return
 
     began, load = time.perf_counter(), os.getloadavg()
@@ -397,8 +454,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         f"{args.warmup + 1} warm-up steps, in each of {max(1, args.processes)} fresh processes per "
         f"(framework, model), run alternately; the table gives the median over the processes "
         f"(in brackets: the fastest and slowest process).",
-        f"CPU: {cpu_name()}. {next(iter(results.values()))['minitorch']['code']}."
-        + (" PyTorch's CPU kernels: " + torch_code + "." if torch_code else ""),
+        _machine_line(args.device, next(iter(results.values()))["minitorch"]["code"], torch_code),
         f"Load average {load[0]:.2f} at start, {end_load[0]:.2f} at end; {os.cpu_count()} CPUs; "
         f"run took {time.perf_counter() - began:.0f} s."
         + ("" if have_torch else " PyTorch is not installed: no reference in this run."),
@@ -410,11 +466,31 @@ def main(argv: Optional[list[str]] = None) -> None:
         write_section(args.markdown, lines, args)
 
 
+def _machine_line(device: str, minitorch_code: str, torch_code: str) -> str:
+    """The header line that says what ran the steps."""
+    if device == "cuda":
+        return (
+            f"GPU: {minitorch_code} (minitorch: the CUDA backend's Numba kernels"
+            + (f"; PyTorch: CUDA on {torch_code}" if torch_code else "")
+            + f"). CPU: {cpu_name()}."
+        )
+    return f"CPU: {cpu_name()}. {minitorch_code}." + (
+        " PyTorch's CPU kernels: " + torch_code + "." if torch_code else ""
+    )
+
+
 def write_section(path: str, lines: list[str], args: argparse.Namespace) -> None:
-    """Replace (or append) this table's section of a Markdown file: one per kind of code."""
-    command = f"python -m bench.train_step --cold --code {args.code} --markdown {os.path.basename(path)}"
+    """Replace (or append) this table's section of a Markdown file: one per kind of code,
+    and one for the GPU."""
+    device = getattr(args, "device", "cpu")
+    if device == "cuda":
+        command = f"python -m bench.train_step --device cuda --markdown {os.path.basename(path)}"
+        title = "Training steps against PyTorch: on the GPU"
+    else:
+        command = f"python -m bench.train_step --cold --code {args.code} --markdown {os.path.basename(path)}"
+        title = f"Training steps against PyTorch: {CODE_LABELS[args.code]}"
     body = f"Generated by `{command}` (see `bench/train_step.py`).\n\n" + "\n".join(lines)
-    replace_section(path, f"Training steps against PyTorch: {CODE_LABELS[args.code]}", body)
+    replace_section(path, title, body)
 
 
 if __name__ == "__main__":

@@ -91,10 +91,52 @@ def test_avx2_code_settings_reach_the_worker_processes(monkeypatch) -> None:
         return subprocess.CompletedProcess(cmd, 0, stdout='{"median_ms": 1.0}\n', stderr="")
 
     monkeypatch.setattr(train_step.subprocess, "run", fake_run)
-    args = Namespace(code="avx2", repeats=1, warmup=0, threads=1)
+    args = Namespace(code="avx2", repeats=1, warmup=0, threads=1, device="cpu")
     train_step.run_worker("minitorch", "mlp", args)
     assert {k: seen["env"][k] for k in CODE["avx2"]} == CODE["avx2"]
     assert seen["env"]["NUMBA_CPU_NAME"] == "haswell" and seen["env"]["NUMBA_CPU_FEATURES"] == ""
-    train_step.run_worker("torch", "mlp", Namespace(code="native", repeats=1, warmup=0, threads=1))
+    train_step.run_worker(
+        "torch", "mlp", Namespace(code="native", repeats=1, warmup=0, threads=1, device="cpu")
+    )
     assert not any(k in seen["env"] for k in CODE["avx2"])
     assert runs_code("native")
+
+
+def test_the_device_reaches_the_workers(monkeypatch) -> None:
+    """`--device cuda` is passed on to each worker process, which builds its model there."""
+    seen = {}
+
+    def fake_run(cmd, capture_output, text, env):
+        seen["cmd"] = cmd
+        return subprocess.CompletedProcess(cmd, 0, stdout='{"median_ms": 1.0}\n', stderr="")
+
+    monkeypatch.setattr(train_step.subprocess, "run", fake_run)
+    train_step.run_worker(
+        "torch", "gpt", Namespace(code="native", repeats=1, warmup=0, threads=1, device="cuda")
+    )
+    assert seen["cmd"][seen["cmd"].index("--device") + 1] == "cuda"
+
+
+@pytest.mark.parametrize("name", train_step.MODELS)
+def test_a_model_built_for_cuda_has_everything_on_the_cuda_backend(name: str) -> None:
+    """Parameters, buffers (the GPT's causal mask and positions) and the batch: nothing the
+    step reads is left on the CPU (the simulator stands in for the GPU; no step is run)."""
+    import minitorch
+
+    if not minitorch.cuda.is_available():
+        pytest.skip("no GPU and NUMBA_ENABLE_CUDASIM is off")
+    model, _, x, y = train_step.build(minitorch, name, "cuda")
+    tensors = [p.value for p in model.parameters()] + list(model.buffers()) + [x, y]
+    assert len(tensors) > 2 and all(t.device.type == "cuda" for t in tensors)
+    on_cpu, _, x_cpu, _ = train_step.build(minitorch, name)
+    assert x_cpu.device.type == "cpu"
+    assert [p.value.shape for p in model.parameters()] == [p.value.shape for p in on_cpu.parameters()]
+
+
+def test_the_gpu_table_has_its_own_section(tmp_path) -> None:
+    path = tmp_path / "BENCHMARKS.md"
+    train_step.write_section(str(path), ["cpu steps"], Namespace(code="native", device="cpu"))
+    train_step.write_section(str(path), ["gpu steps"], Namespace(code="native", device="cuda"))
+    text = path.read_text()
+    assert "## Training steps against PyTorch: on the GPU\n" in text and "--device cuda" in text
+    assert "cpu steps" in text and "gpu steps" in text
