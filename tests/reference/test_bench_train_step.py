@@ -140,3 +140,24 @@ def test_the_gpu_table_has_its_own_section(tmp_path) -> None:
     text = path.read_text()
     assert "## Training steps against PyTorch: on the GPU\n" in text and "--device cuda" in text
     assert "cpu steps" in text and "gpu steps" in text
+
+
+def test_profile_step_reports_times_copies_and_the_functions() -> None:
+    """`python -m bench.profile_step`: the plain and the profiled step times, the copies per
+    step (none on the CPU), and the listing in both orders."""
+    from bench.profile_step import profile
+
+    report = profile("mlp", "cpu", steps=1, top=5)
+    first_line = report.splitlines()[0]
+    assert first_line.startswith("mlp on cpu: first step ") and "under cProfile" in first_line
+    assert "copies per step: 0 to the GPU, 0 back" in first_line
+    assert "Ordered by: internal time" in report and "Ordered by: cumulative time" in report
+    assert "tensor_matmul" in report  # the model's matmuls were profiled
+
+
+def test_profile_step_refuses_an_unknown_model(capsys) -> None:
+    from bench.profile_step import main
+
+    with pytest.raises(SystemExit):
+        main(["--models", "rnn"])
+    assert "unknown model 'rnn'" in capsys.readouterr().err
