@@ -19,9 +19,8 @@ import io
 import os
 import pstats
 import time
-from typing import Optional
 
-from bench.train_step import MODELS, build
+from bench.train_step import MODELS, training_step
 
 
 def profile(name: str, device: str, steps: int, top: int) -> str:
@@ -29,18 +28,7 @@ def profile(name: str, device: str, steps: int, top: int) -> str:
     import minitorch
     from minitorch import device_memory
 
-    model, loss_of_batch, _, _ = build(minitorch, name, device)
-    optimizer = minitorch.optim.Adam(model.parameters(), lr=1e-3)
-    params = list(model.parameters())
-
-    def step() -> float:
-        optimizer.zero_grad()
-        loss = loss_of_batch()
-        loss.backward()
-        minitorch.nn.utils.clip_grad_norm_(params, 1.0)
-        optimizer.step()
-        return loss.item()  # waits for the GPU
-
+    step = training_step(minitorch, name, device)
     began = time.perf_counter()
     step()
     first = time.perf_counter() - began
@@ -70,7 +58,7 @@ def profile(name: str, device: str, steps: int, top: int) -> str:
     return report.getvalue()
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

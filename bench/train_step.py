@@ -175,6 +175,26 @@ def build(lib: Any, name: str, device: str = "cpu") -> tuple[Any, Callable[[], A
 # ## One process measures one (framework, model) pair
 
 
+def training_step(lib: Any, name: str, device: str = "cpu") -> Callable[[], float]:
+    """One training step of model `name` (built on `device`), as the table times it:
+    zero_grad → forward → cross-entropy → backward → clip_grad_norm_(1.0) → Adam.step. It
+    returns the loss: `loss.item()`, which also waits for the GPU's work."""
+    model, loss_of_batch, _, _ = build(lib, name, device)
+    optimizer = lib.optim.Adam(model.parameters(), lr=1e-3)
+    params = list(model.parameters())
+    model.train()
+
+    def step() -> float:
+        optimizer.zero_grad()
+        loss = loss_of_batch()
+        loss.backward()
+        lib.nn.utils.clip_grad_norm_(params, 1.0)
+        optimizer.step()
+        return loss.item()
+
+    return step
+
+
 def _rss_kib(field: str) -> int:
     """A line of /proc/self/status in KiB (VmRSS: now, VmHWM: the peak since the last reset)."""
     with open("/proc/self/status") as status:
@@ -222,19 +242,7 @@ def measure(
 
         tune_malloc()  # as the examples do: freed step memory stays in the process
     lib.manual_seed(0)
-    model, loss_of_batch, _, _ = build(lib, name, device)
-    optimizer = lib.optim.Adam(model.parameters(), lr=1e-3)
-    params = list(model.parameters())
-    model.train()
-
-    def step() -> float:
-        optimizer.zero_grad()
-        loss = loss_of_batch()
-        loss.backward()
-        lib.nn.utils.clip_grad_norm_(params, 1.0)
-        optimizer.step()
-        return loss.item()
-
+    step = training_step(lib, name, device)
     t = time.perf_counter()
     first_loss = step()
     first = time.perf_counter() - t
