@@ -66,6 +66,52 @@ class _Mirror:
 MIRRORS: dict[int, _Mirror] = {}
 
 
+class _Pool:
+    """GPU arrays whose root died, by (entries, dtype), for the next new GPU copy of that
+    size: a training step makes thousands of outputs of a few sizes, and a `cudaMalloc` plus
+    the device-array object cost more than the small kernel that writes one (PyTorch keeps a
+    caching allocator for the same reason). Arrays are kept while their bytes stay under
+    `limit`. Reuse is safe at once: every kernel and copy runs on the default stream, in order."""
+
+    def __init__(self, limit: int) -> None:
+        self.free: dict[tuple[int, str], list[Any]] = {}
+        self.bytes, self.limit = 0, limit
+
+    def take(self, size: int, dtype: np.dtype) -> Any:
+        """A kept array of `size` entries of `dtype` (its values: anything), or None."""
+        kept = self.free.get((size, dtype.str))
+        if not kept:
+            return None
+        device = kept.pop()
+        self.bytes -= device.nbytes
+        return device
+
+    def give(self, device: Any) -> None:
+        """Keep `device` for reuse, unless that would pass the limit (then it is freed)."""
+        if self.bytes + device.nbytes <= self.limit:
+            self.free.setdefault((device.size, device.dtype.str), []).append(device)
+            self.bytes += device.nbytes
+
+
+POOL = _Pool(limit=1 << 30)
+
+
+def _new_device_array(size: int, dtype: np.dtype) -> Any:
+    """A flat GPU array of `size` entries (its values: anything), from the pool if it has one."""
+    device = POOL.take(size, dtype)
+    if device is None:
+        from numba import cuda
+
+        device = cuda.device_array(size, dtype)
+    return device
+
+
+def _recycle(mirror: _Mirror | None, pool: _Pool = POOL) -> None:
+    """The root of `mirror` died: its GPU array, if it has one, goes to the pool."""
+    if mirror is not None and mirror.device is not None:
+        pool.give(mirror.device)
+
+
 @dataclass
 class Transfers:
     """Copies between host and GPU memory since the start (or the last `reset`)."""
@@ -116,6 +162,13 @@ def send(host: np.ndarray) -> Any:
     return cuda.to_device(host)
 
 
+def _send_into(device: Any, host: np.ndarray) -> None:
+    """Copy `host` into the GPU array `device` (counted in `transfers`)."""
+    transfers.to_device += 1
+    transfers.bytes_to_device += host.nbytes
+    device.copy_to_device(host)
+
+
 def _to_host(device: Any, host: np.ndarray) -> None:
     transfers.to_host += 1
     transfers.bytes_to_host += host.nbytes
@@ -124,9 +177,9 @@ def _to_host(device: Any, host: np.ndarray) -> None:
 
 def _add(root: np.ndarray, device: Any, newest: str, fill: Any = None) -> _Mirror:
     key = id(root)
-    # the entry (and with it the GPU array) goes when the root does; the dict is bound
-    # here because module globals are gone when the last arrays die at exit
-    forget = lambda _, key=key, mirrors=MIRRORS: mirrors.pop(key, None)  # noqa: E731
+    # the entry goes when the root does, its GPU array to the pool; the dict and the
+    # function are bound here because module globals are gone when the last arrays die at exit
+    forget = lambda _, key=key, mirrors=MIRRORS, recycle=_recycle: recycle(mirrors.pop(key, None))  # noqa: E731
     mirror = MIRRORS[key] = _Mirror(weakref.ref(root, forget), device, newest, fill)
     return mirror
 
@@ -158,25 +211,19 @@ def on_device(array: np.ndarray, overwritten: bool = False) -> Any:
     # is recorded, so that an input that shares the root (x.map(out=x)) is still sent.
     whole = overwritten and array.size == root.size
     if mirror is None:
-        from numba import cuda
-
-        if whole:
-            mirror = _add(root, cuda.device_array(root.size, root.dtype), HOST)
-        else:
-            mirror = _add(root, send(root.reshape(-1)), BOTH)
+        mirror = _add(root, _new_device_array(root.size, root.dtype), HOST)
+        if not whole:
+            _send_into(mirror.device, root.reshape(-1))
+            mirror.newest = BOTH
     elif mirror.device is None:  # made filled with one value: fill the GPU copy there
-        from numba import cuda
-
-        mirror.device = cuda.device_array(root.size, root.dtype)
+        mirror.device = _new_device_array(root.size, root.dtype)
         if not whole:
             from .cuda_fill import fill_on_device
 
             fill_on_device(mirror.device, mirror.fill)
             mirror.newest = BOTH
     elif mirror.newest == HOST and not whole:
-        transfers.to_device += 1
-        transfers.bytes_to_device += root.nbytes
-        mirror.device.copy_to_device(root.reshape(-1))
+        _send_into(mirror.device, root.reshape(-1))
         mirror.newest = BOTH
     if offset == 0 and array.size == root.size:
         return mirror.device  # the whole copy: slicing a GPU array costs ~40 µs in Numba

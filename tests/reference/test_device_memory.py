@@ -181,6 +181,44 @@ def test_a_mirror_goes_with_its_host_array() -> None:
     assert key not in device_memory.MIRRORS
 
 
+def test_the_gpu_array_of_a_dead_tensor_is_reused_by_the_next_of_its_size() -> None:
+    """The pool: a freed GPU copy serves the next new copy of the same size and dtype; what
+    it held never shows (the new copy is written whole, filled, or sent)."""
+    x = _cuda(np.arange(64.0))
+    y = x * 2.0
+    freed = device_memory.MIRRORS[id(device_memory._root(y._tensor._buffer))].device
+    del y
+    gc.collect()
+    assert any(d is freed for d in device_memory.POOL.free.get((64, np.dtype(np.float64).str), []))
+    z = x + 1.0  # a new output of 64 float64 entries: the freed array, written whole
+    w = x.new_zeros(64) + x.new_zeros(64)  # new zeros made on the GPU in a recycled array
+    assert any(_mirror_device(t) is freed for t in (z, w))
+    np.testing.assert_array_equal(z.numpy(), np.arange(64.0) + 1.0)
+    np.testing.assert_array_equal(w.numpy(), np.zeros(64))
+    v = _cuda(np.full(64, 7.0))
+    del z, w
+    gc.collect()
+    np.testing.assert_array_equal((v * 1.0).numpy(), np.full(64, 7.0))  # sent into a recycled array
+
+
+def test_the_pool_keeps_no_more_than_its_bytes(monkeypatch) -> None:
+    pool = device_memory.POOL
+    pool.free.clear()
+    pool.bytes = 0
+    monkeypatch.setattr(pool, "limit", 64 * 8)  # one array of 64 float64
+    x = _cuda(np.arange(64.0))
+    y, z = x * 2.0, x * 3.0
+    del y, z
+    gc.collect()
+    assert sum(len(kept) for kept in pool.free.values()) == 1
+    assert pool.bytes == 64 * 8
+    assert pool.take(64, np.dtype(np.float64)) is not None and pool.bytes == 0
+
+
+def _mirror_device(t: minitorch.Tensor) -> object:
+    return device_memory.MIRRORS[id(device_memory._root(t._tensor._buffer))].device
+
+
 def test_an_array_without_a_contiguous_root_is_copied_in_and_out_at_once() -> None:
     from minitorch.cuda_ops import launch_per_element
 
