@@ -14,6 +14,11 @@
 # Settings (environment): PYTHON (python3), MODELS (gpt,lstm,cnn,mlp), REPEATS (10),
 # BENCH_TIMEOUT / TEST_TIMEOUT (seconds, 240 each), WORKERS (pytest-xdist workers, 8).
 # The package need not be installed: the checkout goes on PYTHONPATH.
+#
+# If the smoke test fails inside numba-cuda's import with "module 'numpy' has no attribute
+# 'row_stack'", the machine's NumPy (2.5 on the H200 image of 2026-11) is newer than its
+# numba-cuda (0.30.4) supports: install a NumPy 2.4 wheel ahead of it on PYTHONPATH first
+# (`pip install --target DIR numpy==2.4.6`, then PYTHONPATH=DIR).
 set -u
 out="${OUT:-gpu-check}"
 mkdir -p "$out"
