@@ -259,7 +259,15 @@ def test_a3_release_stub_fails_on_contiguous_tensors(tmp_path: Path) -> None:
 # ---- the dense paths: small row-major tensors skip the layout checks ----------------------
 
 #: Shapes for the dense paths: 0-d, empty, 1-d, and reductions with inner = 1 and inner > 1.
-DENSE_SHAPES = [(), (0, 3), (7,), (5, 9), (3, 4, 6), (2, 1, 5)]
+DENSE_SHAPES = [
+    (),
+    (0, 3),
+    (7,),
+    (5, 9),
+    (6, 11),
+    (3, 4, 6),
+    (2, 1, 5),
+]  # rows folded 4 at a time, and the rest
 
 
 def _counting(monkeypatch, factory_name: str) -> list[int]:
