@@ -38,7 +38,7 @@ CODE: dict[str, dict[str, str]] = {
 CODE_LABELS = {"native": "native code of the machine", "avx2": "AVX2 code"}
 
 #: How the tables name `cpu_target.vector_extension`'s answers.
-LABELS = {"avx512": "AVX-512", "avx2": "AVX2"}
+LABELS = {"avx512": "AVX-512", "avx512-256": "AVX-512 (256-bit vectors)", "avx2": "AVX2"}
 
 
 def cpu_name() -> str:

@@ -6,6 +6,8 @@ A4 convolution · A5 recurrent networks · A6 attention.
 
 from typing import Any
 
+from . import wide_vectors  # first, before anything imports Numba: 512-bit vectors on Intel CPUs
+
 from . import operators
 from .autodiff import Context, backpropagate, central_difference, topological_sort
 from .module import Module, Parameter

@@ -23,8 +23,10 @@ MODULE = ROOT / "minitorch" / "accel" / "matmul_tiles.py"
 #: (cpu_target.TILES chooses among them; the figures are in its docstring).
 SHAPES = {
     (6, 8): "AVX2 float64: 12 accumulators of 4 lanes in 16 vector registers",
-    (6, 16): "AVX2 float32: 12 accumulators of 8 lanes in 16 vector registers",
-    (12, 16): "AVX-512 float64: 24 accumulators of 8 lanes in 32 vector registers",
+    (6, 16): "AVX2 float32: 12 accumulators of 8 lanes in 16 vector registers; "
+    "AVX-512 on 256-bit vectors, float64: 24 of 4 lanes in 32",
+    (12, 16): "AVX-512 float64: 24 accumulators of 8 lanes in 32 vector registers; "
+    "on 256-bit vectors, float32: 24 of 8 lanes",
     (8, 32): "AVX-512 float32: 16 accumulators of 16 lanes in 32 vector registers",
 }
 

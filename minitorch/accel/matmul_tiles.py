@@ -18,8 +18,8 @@ a third of the speed. So there is one kernel per shape, and `cpu_target.matmul_t
 the one that fits the CPU Numba compiles for:
 
 * 6 × 8: AVX2 float64: 12 accumulators of 4 lanes in 16 vector registers
-* 6 × 16: AVX2 float32: 12 accumulators of 8 lanes in 16 vector registers
-* 12 × 16: AVX-512 float64: 24 accumulators of 8 lanes in 32 vector registers
+* 6 × 16: AVX2 float32: 12 accumulators of 8 lanes in 16 vector registers; AVX-512 on 256-bit vectors, float64: 24 of 4 lanes in 32
+* 12 × 16: AVX-512 float64: 24 accumulators of 8 lanes in 32 vector registers; on 256-bit vectors, float32: 24 of 8 lanes
 * 8 × 32: AVX-512 float32: 16 accumulators of 16 lanes in 32 vector registers
 """
 
@@ -82,7 +82,7 @@ def micro_6x8(inner: int, ap, bp, tile, zero) -> None:
 def micro_6x16(inner: int, ap, bp, tile, zero) -> None:
     """tile[r·16 + j] = Σ_k ap[k·6 + r] · bp[k·16 + j] for r < 6, j < 16.
 
-    AVX2 float32: 12 accumulators of 8 lanes in 16 vector registers."""
+    AVX2 float32: 12 accumulators of 8 lanes in 16 vector registers; AVX-512 on 256-bit vectors, float64: 24 of 4 lanes in 32."""
     # fmt: off
     c0_00 = c0_01 = c0_02 = c0_03 = c0_04 = c0_05 = c0_06 = c0_07 = c0_08 = c0_09 = c0_10 = c0_11 = c0_12 = c0_13 = c0_14 = c0_15 = zero
     c1_00 = c1_01 = c1_02 = c1_03 = c1_04 = c1_05 = c1_06 = c1_07 = c1_08 = c1_09 = c1_10 = c1_11 = c1_12 = c1_13 = c1_14 = c1_15 = zero
@@ -158,7 +158,7 @@ def micro_6x16(inner: int, ap, bp, tile, zero) -> None:
 def micro_12x16(inner: int, ap, bp, tile, zero) -> None:
     """tile[r·16 + j] = Σ_k ap[k·12 + r] · bp[k·16 + j] for r < 12, j < 16.
 
-    AVX-512 float64: 24 accumulators of 8 lanes in 32 vector registers."""
+    AVX-512 float64: 24 accumulators of 8 lanes in 32 vector registers; on 256-bit vectors, float32: 24 of 8 lanes."""
     # fmt: off
     c00_00 = c00_01 = c00_02 = c00_03 = c00_04 = c00_05 = c00_06 = c00_07 = c00_08 = c00_09 = c00_10 = c00_11 = c00_12 = c00_13 = c00_14 = c00_15 = zero
     c01_00 = c01_01 = c01_02 = c01_03 = c01_04 = c01_05 = c01_06 = c01_07 = c01_08 = c01_09 = c01_10 = c01_11 = c01_12 = c01_13 = c01_14 = c01_15 = zero
