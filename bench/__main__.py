@@ -34,7 +34,7 @@ from rich.table import Table
 import minitorch
 from minitorch.allocator import tune_malloc
 
-from .machine import CODE, CODE_LABELS, code_env, code_line, cpu_name, runs_code
+from .machine import CODE, CODE_LABELS, code_env, code_line, cpu_label, cpu_name, runs_code
 from .markdown_sections import replace_section
 
 try:  # PyTorch is optional: its column stays empty without it
@@ -336,8 +336,8 @@ def render(rows: list[Row], header: list[str], console: Console) -> None:
 
 
 def results_title(code: str) -> str:
-    """The BENCHMARKS.md section of this benchmark's table for one kind of code."""
-    return f"Results: {CODE_LABELS[code]}"
+    """The BENCHMARKS.md section of this benchmark's table for one kind of code on this CPU."""
+    return f"Results: {CODE_LABELS[code]}, {cpu_label()}"
 
 
 def markdown(rows: list[Row], header: list[str], command: str, busy: bool) -> str:

@@ -60,6 +60,12 @@ def cpu_name() -> str:
     return f"{fields['model name']} (family {fields.get('cpu family', '?')}, model {fields.get('model', '?')}: {simd})"
 
 
+def cpu_label() -> str:
+    """The CPU without its extensions, as BENCHMARKS.md's section titles name it (one section
+    per CPU and kind of code): e.g. "AMD EPYC (family 26, model 2)"."""
+    return cpu_name().split(":")[0] + (")" if ":" in cpu_name() else "")
+
+
 def code_env(code: str) -> dict[str, str]:
     """This process's environment with `code`'s settings added."""
     return {**os.environ, **CODE[code]}

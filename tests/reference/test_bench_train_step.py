@@ -9,7 +9,7 @@ from argparse import Namespace
 
 import pytest
 
-from bench import train_step
+from bench import machine, train_step
 from bench.machine import CODE, runs_code
 from bench.markdown_sections import replace_section
 
@@ -73,10 +73,27 @@ def test_each_kind_of_code_writes_its_own_section(tmp_path) -> None:
     replace_section(str(path), results_title("avx2"), "avx2 kernels")
     train_step.write_section(str(path), ["avx2 steps, again"], args)
     text = path.read_text()
-    assert "## Training steps against PyTorch: AVX2 code\n" in text
-    assert "## Training steps against PyTorch: native code of the machine\n" in text
+    cpu = machine.cpu_label()
+    assert f"## Training steps against PyTorch: AVX2 code, {cpu}\n" in text
+    assert f"## Training steps against PyTorch: native code of the machine, {cpu}\n" in text
     assert "--code avx2" in text and "avx2 steps, again" in text and "native steps" in text
     assert "avx2 kernels" in text and "avx2 steps\n" not in text
+
+
+def test_another_cpu_s_tables_are_kept(tmp_path, monkeypatch) -> None:
+    """A run on another CPU adds its own sections: BENCHMARKS.md keeps the tables of every
+    machine it was measured on, each titled with its CPU."""
+    path = tmp_path / "BENCHMARKS.md"
+    train_step.write_section(str(path), ["this cpu"], Namespace(code="native"))
+    monkeypatch.setattr(machine, "cpu_name", lambda: "Other CPU (family 1, model 2: avx2, fma)")
+    assert machine.cpu_label() == "Other CPU (family 1, model 2)"
+    train_step.write_section(str(path), ["other cpu"], Namespace(code="native"))
+    text = path.read_text()
+    assert "this cpu" in text and "other cpu" in text
+    assert (
+        "## Training steps against PyTorch: native code of the machine, Other CPU (family 1, model 2)\n"
+        in text
+    )
 
 
 def test_avx2_code_settings_reach_the_worker_processes(monkeypatch) -> None:
