@@ -270,17 +270,11 @@ def measure(
 
 def _code(framework: str, device: str) -> str:
     """What ran the steps: the GPU, or the CPU code of each framework (for the header)."""
-    if device == "cuda":
-        if framework == "torch":
-            import torch
-
-            return torch.cuda.get_device_name()
-        return gpu_name()
     if framework == "torch":
         import torch
 
-        return torch.backends.cpu.get_cpu_capability()
-    return code_line()
+        return torch.cuda.get_device_name() if device == "cuda" else torch.backends.cpu.get_cpu_capability()
+    return gpu_name() if device == "cuda" else code_line()
 
 
 def run_worker(framework: str, name: str, args: argparse.Namespace, cache_dir: Optional[str] = None) -> dict:

@@ -71,11 +71,9 @@ MIRRORS: dict[int, _Mirror] = {}
 
 
 class _Pool:
-    """GPU arrays whose root died, by (entries, dtype), for the next new GPU copy of that
-    size: a training step makes thousands of outputs of a few sizes, and a `cudaMalloc` plus
-    the device-array object cost more than the small kernel that writes one (PyTorch keeps a
-    caching allocator for the same reason). Arrays are kept while their bytes stay under
-    `limit`. Reuse is safe at once: every kernel and copy runs on the default stream, in order."""
+    """The pool of the module docstring: GPU arrays whose root died, by (entries, dtype), kept
+    while their bytes stay under `limit`. Reuse is safe at once: every kernel and copy runs on
+    the default stream, in order."""
 
     def __init__(self, limit: int) -> None:
         self.free: dict[tuple[int, str], list[Any]] = {}
@@ -147,6 +145,8 @@ def _mirror_of(root: np.ndarray) -> _Mirror | None:
 def _offset(array: np.ndarray, root: np.ndarray) -> int | None:
     """Where the 1-D storage `array` starts inside its contiguous root, in elements; None when
     it is not a plain slice of it (another dtype, or a step)."""
+    if array is root and array.ndim == 1:  # a tensor's own storage, the common case: no arithmetic
+        return 0
     if (
         array.dtype != root.dtype
         or array.ndim != 1
@@ -206,7 +206,7 @@ def on_device(array: np.ndarray, overwritten: bool = False) -> Any:
     root = _root(array)
     if not root.flags.c_contiguous:
         return send(np.ascontiguousarray(array))
-    offset = 0 if array is root and array.ndim == 1 else _offset(array, root)  # own storage: fast
+    offset = _offset(array, root)
     if offset is None:
         return send(np.ascontiguousarray(array))
     mirror = _mirror_of(root)
@@ -239,7 +239,7 @@ def written_on_device(array: np.ndarray, device: Any) -> None:
     `array` are on the GPU now. Without a mirror they are copied back at once."""
     root = _root(array)
     mirror = _mirror_of(root)
-    if mirror is not None and ((array is root and array.ndim == 1) or _offset(array, root) is not None):
+    if mirror is not None and _offset(array, root) is not None:
         mirror.newest = DEVICE
         return
     values = np.empty(array.shape, array.dtype)

@@ -5,18 +5,21 @@ Rapids, the Ice Lake and Tiger Lake laptops) *prefers 256-bit vectors*: it has 5
 registers and instructions, but its loop and SLP vectorizers fill only the lower half of them
 (the tuning ``prefer-256-bit``, chosen when 512-bit instructions slowed the clock of the first
 of these CPUs). On AMD's Zen 4 and Zen 5 it uses all 512 bits. minitorch's kernels are faster
-with 512-bit vectors on Intel too — measured on an Intel Xeon, Emerald Rapids (family 6,
-model 207), 2 cores, products of n × n matrices through the fast backend (GFLOP/s; n = 256 /
-512 / 1024):
+with 512-bit vectors on Intel too. Products of n × n matrices through the fast backend
+(`python -m bench --only matmul`, GFLOP/s, n = 256 / 512 / 1024), on an Intel Xeon, Emerald
+Rapids (family 6, model 207), 2 cores, before and after this module:
 
-    float32, 256-bit vectors (LLVM's choice)    96 / 107 / 113   (best tile, 6 × 16)
-    float32, 512-bit vectors                   199 / 226 / 207   (8 × 32)
-    float64, 256-bit vectors                    67 /  81 /  64   (6 × 16)
-    float64, 512-bit vectors                    67 /  80 /  68   (12 × 16; 6 × 16: 91 / 91 / 68)
+    float32   256-bit vectors (LLVM's choice)   119 /  97 / 121      NumPy 292 / 245 / 301
+              512-bit vectors                   236 / 242 / 255      NumPy 272 / 312 / 317
+    float64   256-bit vectors                    36 /  40 /  42      NumPy  91 / 108 / 133
+              512-bit vectors                   113 / 120 / 127      NumPy 137 / 144 / 160
 
-So importing minitorch (this module, imported first), before anything imports Numba, asks LLVM for 512-bit vectors: it
-sets ``NUMBA_CPU_FEATURES`` to this CPU's own features (as Numba reads them from LLVM) plus
-``-prefer-256-bit``. The code is still this CPU's code; the variable is inherited by the
+(the matmul's tiles are sized for 32 registers of 512 bits: on 256-bit vectors they spill).
+The char-LSTM step (`python -m bench.train_step`) went from 67 to 46–55 ms.
+
+So importing minitorch (this module, which its ``__init__`` imports first, before anything
+imports Numba) asks LLVM for 512-bit vectors: it sets ``NUMBA_CPU_FEATURES`` to this CPU's own
+features (as Numba reads them from LLVM) plus ``-prefer-256-bit``. The code is still this CPU's code; the variable is inherited by the
 processes this one starts, so they compile the same code. Numba files its on-disk cache
 under the features, so code compiled with and without them never mixes.
 
