@@ -19,9 +19,10 @@ The char-LSTM step (`python -m bench.train_step`) went from 67 to 46–55 ms.
 
 So importing minitorch (this module, which its ``__init__`` imports first, before anything
 imports Numba) asks LLVM for 512-bit vectors: it sets ``NUMBA_CPU_FEATURES`` to this CPU's own
-features (as Numba reads them from LLVM) plus ``-prefer-256-bit``. The code is still this CPU's code; the variable is inherited by the
-processes this one starts, so they compile the same code. Numba files its on-disk cache
-under the features, so code compiled with and without them never mixes.
+features (as Numba reads them from LLVM) plus ``-prefer-256-bit``. The code is still this
+CPU's code; the variable is inherited by the processes this one starts, so they compile the
+same code. Numba files its on-disk cache under the features, so code compiled with and
+without them never mixes.
 
 It changes nothing when:
 

@@ -30,9 +30,10 @@ inner dimension 256, packed panels in cache (GFLOP/s; AVX2 code made with
 accumulators and the loaded values need more than 16 registers: it spills); AVX2 float64
 6 × 8 39, 8 × 16 29; AVX-512 float32 8 × 32 166, 8 × 16 120; AVX-512 float64 12 × 16 93,
 8 × 16 79. On an Intel Xeon, Emerald Rapids (family 6, model 207), whole float32 products
-of 512 × 512 through the fast backend, 2 cores, GFLOP/s: 256-bit vectors 6 × 16 107, 12 × 16
-125, 8 × 32 95; 512-bit vectors 8 × 32 226 (float64, 256-bit vectors: 6 × 16 81, 12 × 16 59;
-the figures of `minitorch.wide_vectors`). Whole products: BENCHMARKS.md.
+of 512 × 512 through the fast backend with each tile in turn, 2 cores, GFLOP/s: 256-bit
+vectors 6 × 16 107, 12 × 16 125, 8 × 32 95; 512-bit vectors 8 × 32 226 (float64, 256-bit
+vectors: 6 × 16 81, 12 × 16 59). Whole products: BENCHMARKS.md; the two kinds of vectors:
+`minitorch.wide_vectors`.
 
 CPUs outside these rows (ARM's NEON: 32 × 128 bits; SSE only) get the AVX2 tiles: correct on
 every CPU (every tile computes the same sums), not measured there.

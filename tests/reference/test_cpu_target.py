@@ -125,8 +125,8 @@ TARGETS = {
 @pytest.mark.parametrize("extension", sorted(TARGETS))
 def test_a_product_runs_the_tile_of_numba_s_target(extension: str) -> None:
     """With Numba's target set to an AVX2 CPU, or an AVX-512 one on 256-bit or 512-bit vectors,
-    products of each dtype run that target's tile, and only it, and give the product. Skipped where the machine cannot run
-    the target's code (AVX-512 code on an AVX2 machine)."""
+    products of each dtype run that target's tile, and only it, and give the product. Skipped
+    where the machine cannot run the target's code (AVX-512 code on an AVX2 machine)."""
     if extension.startswith("avx512") and "avx512f" not in Path("/proc/cpuinfo").read_text(errors="replace"):
         pytest.skip("this CPU cannot run AVX-512 code")
     env = {**os.environ, **TARGETS[extension]}
