@@ -519,7 +519,7 @@ class Tensor:
         out = fn.apply(self, dim, *extra)
         if keepdim:
             return out
-        shape = tuple(s for k, s in enumerate(self.shape) if k != dim)
+        shape = self.shape[:dim] + self.shape[dim + 1 :]
         if out.history is None and out._tensor.is_contiguous():  # View's forward, with nothing to record
             return out._view(TensorData.row_major(out._tensor._buffer, shape))
         return F.View.apply(out, shape)
