@@ -100,19 +100,12 @@ _ERFCX = _fit_erfcx()  # 32 coefficients
 
 
 @njit(inline="always")
-def _every_fourth(coefficients: np.ndarray, first: int, w: float) -> float:
-    """Σ_j coefficients[first + 4j] · wʲ (32 coefficients: j < 8), by Horner in w."""
-    p = coefficients[first + 28]
-    for k in range(first + 24, first - 1, -4):
-        p = p * w + coefficients[k]
-    return p
-
-
-@njit(inline="always")
-def _every_second(coefficients: np.ndarray, first: int, w: float) -> float:
-    """Σ_j coefficients[first + 2j] · wʲ (22 coefficients: j < 11), by Horner in w."""
-    p = coefficients[first + 20]
-    for k in range(first + 18, first - 1, -2):
+def _every(step: int, coefficients: np.ndarray, first: int, w: float) -> float:
+    """Σ_j coefficients[first + step·j] · wʲ over the j inside the array, by Horner in w
+    (`step` and `first` are constants where it is inlined: LLVM unrolls the loop)."""
+    last = first + step * ((coefficients.size - 1 - first) // step)
+    p = coefficients[last]
+    for k in range(last - step, first - 1, -step):
         p = p * w + coefficients[k]
     return p
 
@@ -124,15 +117,15 @@ def erf(x: float) -> float:
     z = a * a
     # |x| < 1: the Taylor series in z = x², by even and odd powers of z
     z2 = z * z
-    small = a * (_every_second(_TAYLOR, 0, z2) + z * _every_second(_TAYLOR, 1, z2))
+    small = a * (_every(2, _TAYLOR, 0, z2) + z * _every(2, _TAYLOR, 1, z2))
     # 1 ≤ |x| < 6: erfcx's polynomial in u, by powers of u modulo 4
     u = _SCALE * a - _SHIFT
     u2 = u * u
     u4 = u2 * u2
-    p0 = _every_fourth(_ERFCX, 0, u4)
-    p1 = _every_fourth(_ERFCX, 1, u4)
-    p2 = _every_fourth(_ERFCX, 2, u4)
-    p3 = _every_fourth(_ERFCX, 3, u4)
+    p0 = _every(4, _ERFCX, 0, u4)
+    p1 = _every(4, _ERFCX, 1, u4)
+    p2 = _every(4, _ERFCX, 2, u4)
+    p3 = _every(4, _ERFCX, 3, u4)
     tail = 1.0 - fast_exp(-z) * ((p0 + u * p1) + u2 * (p2 + u * p3))
     r = small if a < _SMALL else (tail if a < _LARGE else 1.0)
     return -r if x < 0.0 else (r if x > 0.0 else x)  # x's sign; ±0 and nan come back as they are
