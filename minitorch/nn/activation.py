@@ -59,7 +59,7 @@ def _check_approximate(approximate: str) -> None:
         raise RuntimeError("approximate argument must be either none or tanh.")
 
 
-@replaceable("gelu")  # the reference's one-node kernel: minitorch/accel/fused_gelu.py
+@replaceable("gelu")
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """`F.gelu`: x · Φ(x) element-wise; approximate="tanh" uses the tanh formula (module docstring)."""
     _check_approximate(approximate)
