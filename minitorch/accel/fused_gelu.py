@@ -32,8 +32,9 @@ It replaces `F.gelu` (`minitorch/nn/activation.py`, through `fast_paths`) only f
 GELU of float32/float64 tensors on a CPU backend; the tanh form, the CUDA backend and
 everything else take the plain path. It is `reference_only` in the A6 manifest.
 
-Editing this file: as with `fast_exp`, Numba's cache does not see an edit of `erf` from the
-kernels that inline it; delete their ``*.nbi/*.nbc`` files after one.
+Editing `fast_exp`: Numba's cache checks only the file a kernel is defined in, so the kernels
+here, which inline it, keep their old machine code until their ``*.nbi/*.nbc`` files are
+deleted (an edit of this file is seen).
 """
 
 from __future__ import annotations
