@@ -26,9 +26,10 @@ import pytest
 
 import minitorch
 from minitorch import fast_ops, operators
+from minitorch.jit import jit_scalar
 from minitorch.accel import tuned_kernels
 from minitorch.accel.cpu_target import NARROW_TILES, TILES, Tile, matmul_tile
-from minitorch.accel.tuned_ops import TunedOps
+from minitorch.accel.tuned_ops import VECTOR_FORMS, TunedOps
 from minitorch.fast_ops import FastOps
 from minitorch.tensor_data import TensorData
 from backend_cases import LAYOUT_CASES, MATMUL_LAYOUTS, MATMUL_SIZES, empty, layout, run_matmul, tol
@@ -217,6 +218,27 @@ def test_a_narrow_product_runs_the_narrow_tile(dtype: type, monkeypatch) -> None
 
 
 @pytest.mark.library
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_exp_runs_its_vector_form_with_the_c_library_s_values(dtype: type) -> None:
+    """`Tensor.exp` on the fast backend, on each path (small dense, large flat in parallel, a
+    transposed input): within 2 ulp of NumPy's exp (computed in float64, rounded once), with
+    its inf, 0 and nan; the scalar form is inlined into the loop (`jit_scalar` keeps it)."""
+    special = [0.0, -0.0, 1.0, -1.0, 88.7, 89.0, -103.0, 709.7, 709.8, 800.0, -745.0, -746.0]
+    special += [-1e4, 1e-300, np.inf, -np.inf, np.nan]
+    rng = np.random.default_rng(5)
+    for shape in ((17, 23), (300, 200)):  # below and above tuned_kernels.PARALLEL_MIN
+        x = rng.standard_normal(shape) * 30
+        x.flat[: len(special)] = special
+        x = x.astype(dtype)
+        with np.errstate(over="ignore"):  # exp(800) is inf, as it should be
+            want = np.exp(x.astype(np.float64)).astype(dtype)
+        a = minitorch.from_numpy(x, backend=minitorch.FastBackend)
+        for got, expected in ((a.exp().numpy(), want), (a.permute(1, 0).exp().numpy(), want.T)):
+            np.testing.assert_array_max_ulp(got, expected, maxulp=2)
+    assert jit_scalar(VECTOR_FORMS[operators.exp]).targetoptions["inline"] == "always"
+
+
+@pytest.mark.library
 def test_the_reference_fast_backend_runs_the_tuned_ops() -> None:
     assert minitorch.FastBackend.ops is TunedOps and issubclass(TunedOps, FastOps)
 
@@ -337,7 +359,13 @@ def test_dense_paths_give_the_general_kernels_numbers(shape, dtype: type, monkey
     pa, pb = minitorch.from_numpy(x, backend=plain), minitorch.from_numpy(y, backend=plain)
 
     np.testing.assert_array_equal(TunedOps.zip(operators.mul)(a, b).numpy(), (pa * pb).numpy())
-    np.testing.assert_array_equal(TunedOps.map(operators.exp)(a).numpy(), pa.exp().numpy())
+    # exp runs its vector form (`tuned_ops.VECTOR_FORMS`): bit for bit what the task's kernel
+    # computes with that form, within 2 ulp of the C library's exp that the plain backend calls
+    got = TunedOps.map(operators.exp)(a).numpy()
+    general = minitorch.zeros(shape, backend=plain, dtype=a.dtype)
+    fast_ops.tensor_map(VECTOR_FORMS[operators.exp])(*general.tuple(), *pa.tuple())
+    np.testing.assert_array_equal(got, general.numpy())
+    np.testing.assert_array_max_ulp(got, pa.exp().numpy(), maxulp=2)
     assert len(counts["tensor_zip_dense"]) == 1 and len(counts["tensor_map_dense"]) == 1
     for dim in range(len(shape)):
         for fn, start, method in ((operators.add, 0.0, "sum"), (operators.max, -np.inf, "amax")):
