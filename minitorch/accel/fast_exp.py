@@ -33,8 +33,8 @@ Special values as `math.exp`: exp(−inf) = 0, exp(+inf) = inf, exp(nan) = nan, 
 about −745.1 and inf above about 709.8.
 
 Editing this file: Numba's on-disk cache checks only the file a kernel is defined in, so
-kernels in other files that use `exp` (the fused recurrent kernels) would keep loading
-their old machine code. Delete their cached files after an edit
+kernels in other files that use `exp` (the fused recurrent kernels, `tuned_ops`' exp map)
+would keep loading their old machine code. Delete their cached files after an edit
 (``find . -name '*.nb[ic]' -delete``, or a fresh ``NUMBA_CACHE_DIR``).
 """
 
