@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Tile", "target", "vector_extension", "matmul_tile", "TILES", "NARROW_TILES"]
+__all__ = ["Tile", "target", "vector_extension", "matmul_tile", "TILES"]
 
 
 class Tile(NamedTuple):
@@ -69,16 +69,6 @@ TILES: dict[str, dict[type, Tile]] = {
     "avx512": {np.float32: Tile(8, 32), np.float64: Tile(12, 16)},
     "avx512-256": {np.float32: Tile(12, 16), np.float64: Tile(6, 16)},
     "avx2": {np.float32: Tile(6, 16), np.float64: Tile(6, 8)},
-}
-
-#: The tile for a product whose output has at most its columns (`matmul_tile(dtype, narrow=True)`),
-#: where the family's own tile is twice as wide: an 8 × 32 float32 tile on the 16 columns of an
-#: attention head's product [64, 64] @ [64, 16] computes 16 columns of zeros. Measured on the
-#: Intel Xeon above, 64 such products at once ([64, 64, 64] @ [64, 64, 16]), 2 cores: float32
-#: 8 × 32 197–236 µs, 12 × 16 139–145; float64 on 8 columns, 12 × 16 224–281, 6 × 8 160–211.
-#: Other families keep their tile (already 16 or 8 columns wide).
-NARROW_TILES: dict[str, dict[type, Tile]] = {
-    "avx512": {np.float32: Tile(12, 16), np.float64: Tile(6, 8)},
 }
 
 #: LLVM's x86 CPU names with AVX-512, for a target named without a feature list
@@ -122,10 +112,6 @@ def vector_extension(name: str, features: str) -> str:
 
 
 @lru_cache(maxsize=None)
-def matmul_tile(dtype: np.dtype | type, narrow: bool = False) -> Tile:
-    """The register tile for products of `dtype` (float32 or float64) on Numba's target;
-    `narrow`: the tile for outputs of at most `NARROW_TILES`' columns (the same tile where the
-    family has no narrow one)."""
-    family = vector_extension(*target())
-    tiles = NARROW_TILES.get(family, TILES[family]) if narrow else TILES[family]
-    return tiles[np.dtype(dtype).type]
+def matmul_tile(dtype: np.dtype | type) -> Tile:
+    """The register tile for products of `dtype` (float32 or float64) on Numba's target."""
+    return TILES[vector_extension(*target())][np.dtype(dtype).type]

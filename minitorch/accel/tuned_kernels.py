@@ -639,21 +639,16 @@ def tiled_kernel(tile: Tile) -> Any:
     return njit(parallel=True)(tensor_matmul_tiled)
 
 
-#: dtype → (its tiled matmul, the narrow tile's columns, the narrow tile's matmul): one dict
-#: lookup per product (two lru_caches cost twice that)
-_KERNEL_FOR: dict[np.dtype, tuple[Any, int, Any]] = {}
+#: dtype → its tiled matmul: one dict lookup per product (two lru_caches cost twice that)
+_KERNEL_FOR: dict[np.dtype, Any] = {}
 
 
-def tiled_kernel_for(dtype: np.dtype, cols: int | None = None) -> Any:
-    """The tiled matmul of the tile that fits Numba's target CPU for `dtype`; for an output of
-    `cols` columns, the narrow tile's where they fit in it (`cpu_target.NARROW_TILES`)."""
-    kernels = _KERNEL_FOR.get(dtype)
-    if kernels is None:
-        narrow = matmul_tile(dtype, narrow=True)
-        kernels = (tiled_kernel(matmul_tile(dtype)), narrow.cols, tiled_kernel(narrow))
-        _KERNEL_FOR[np.dtype(dtype)] = kernels
-    wide, narrow_cols, narrow_kernel = kernels
-    return narrow_kernel if cols is not None and cols <= narrow_cols else wide
+def tiled_kernel_for(dtype: np.dtype) -> Any:
+    """The tiled matmul of the tile that fits Numba's target CPU for `dtype`."""
+    kernel = _KERNEL_FOR.get(dtype)
+    if kernel is None:
+        kernel = _KERNEL_FOR[np.dtype(dtype)] = tiled_kernel(matmul_tile(dtype))
+    return kernel
 
 
 _NOT_PACKED: dict[np.dtype, Storage] = {}

@@ -242,13 +242,12 @@ def matmul(
     b_strides: Strides,
 ) -> None:
     """The matmul of `TunedOps`: the tiled kernel for large float products of row- or
-    column-major operands (`tuned_kernels.tiled_applies`; the narrow tile for an output of few
-    columns, e.g. an attention head's 16), the task's `tensor_matmul` for
+    column-major operands (`tuned_kernels.tiled_applies`), the task's `tensor_matmul` for
     the rest; on one thread below `tuned_kernels.MATMUL_PARALLEL_MIN` multiply-adds."""
     args = (out, out_shape, out_strides, a_storage, a_shape, a_strides, b_storage, b_shape, b_strides)
     work = int(out_shape[0]) * int(out_shape[1]) * int(out_shape[2]) * int(a_shape[2])
     if tuned.tiled_applies(out, out_shape, out_strides, a_shape, a_strides, b_shape, b_strides):
-        kernel = tuned.tiled_kernel_for(out.dtype, out_shape[2])
+        kernel = tuned.tiled_kernel_for(out.dtype)
         tuned.launch(kernel, work, tuned.MATMUL_PARALLEL_MIN, *args, tuned.not_packed(out))
     else:
         tuned.launch(fast_ops.tensor_matmul, work, tuned.MATMUL_PARALLEL_MIN, *args)

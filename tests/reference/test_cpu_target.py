@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from minitorch.accel import cpu_target, matmul_tiles
-from minitorch.accel.cpu_target import NARROW_TILES, TILES, vector_extension
+from minitorch.accel.cpu_target import TILES, vector_extension
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.library
@@ -38,7 +38,7 @@ def test_generated_micro_kernels_are_up_to_date() -> None:
 
 
 def test_every_tile_has_its_micro_kernel() -> None:
-    for by_dtype in (*TILES.values(), *NARROW_TILES.values()):
+    for by_dtype in TILES.values():
         for dtype, tile in by_dtype.items():
             kernel = getattr(matmul_tiles, tile.kernel)
             inner = 3
@@ -81,18 +81,8 @@ def test_this_process_uses_numba_s_own_target() -> None:
 
     _triple, name, features = numba_target.target_context.codegen().magic_tuple()
     assert cpu_target.target() == (name, features)
-    family = vector_extension(name, features)
     for dtype in (np.float32, np.float64):
-        assert cpu_target.matmul_tile(dtype) == TILES[family][dtype]
-        assert cpu_target.matmul_tile(dtype, narrow=True) == NARROW_TILES.get(family, TILES[family])[dtype]
-
-
-def test_a_narrow_tile_is_narrower_than_its_family_s_own() -> None:
-    """A narrow tile serves outputs of at most its columns, where the family's tile would
-    compute zeros in at least half of its own."""
-    for family, by_dtype in NARROW_TILES.items():
-        for dtype, tile in by_dtype.items():
-            assert 2 * tile.cols <= TILES[family][dtype].cols, (family, dtype)
+        assert cpu_target.matmul_tile(dtype) == TILES[vector_extension(name, features)][dtype]
 
 
 #: Run in a fresh interpreter: float32 and float64 products through the fast backend, their

@@ -28,7 +28,7 @@ import minitorch
 from minitorch import fast_ops, operators
 from minitorch.jit import jit_scalar
 from minitorch.accel import tuned_kernels
-from minitorch.accel.cpu_target import NARROW_TILES, TILES, Tile, matmul_tile
+from minitorch.accel.cpu_target import TILES, Tile
 from minitorch.accel.tuned_ops import VECTOR_FORMS, TunedOps
 from minitorch.fast_ops import FastOps
 from minitorch.tensor_data import TensorData
@@ -131,12 +131,9 @@ def test_tuned_reduce_start_value_and_empty_dimension() -> None:
 #: 32), beside MATMUL_SIZES' odd sizes that cut them.
 TILE_SIZES = [(1, 1, 24, 9, 32), (2, 1, 48, 1, 64)]
 
-#: Every register tile the kernel can be compiled for (`cpu_target.TILES` and `NARROW_TILES`),
-#: whatever this machine's CPU picks: an AVX-512 machine tests the AVX2 tiles too, and the other
-#: way round.
-ALL_TILES = sorted(
-    {tile for table in (TILES, NARROW_TILES) for by_dtype in table.values() for tile in by_dtype.values()}
-)
+#: Every register tile the kernel can be compiled for (`cpu_target.TILES`), whatever this
+#: machine's CPU picks: an AVX-512 machine tests the AVX2 tiles too, and the other way round.
+ALL_TILES = sorted({tile for by_dtype in TILES.values() for tile in by_dtype.values()})
 
 
 @pytest.mark.library
@@ -189,32 +186,6 @@ def test_matmul_routing() -> None:
     flipped = TensorData(big._storage, (1, 40, 40), (0, 40, -1))  # a negative stride
     assert not routes(flipped, big)
     assert tuned_kernels.elementwise_path((40, 40), (40, 1), ((40, 40), (40, -1))) == "general"
-
-
-@pytest.mark.library
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_a_narrow_product_runs_the_narrow_tile(dtype: type, monkeypatch) -> None:
-    """An output of at most the narrow tile's columns (an attention head's product) runs that
-    tile's kernel, a wider one the CPU's own tile, and both give the product."""
-    wide, narrow = matmul_tile(dtype), matmul_tile(dtype, narrow=True)
-    assert tuned_kernels.tiled_kernel_for(np.dtype(dtype)) is tuned_kernels.tiled_kernel(wide)
-    assert tuned_kernels.tiled_kernel_for(np.dtype(dtype), narrow.cols) is tuned_kernels.tiled_kernel(narrow)
-    assert tuned_kernels.tiled_kernel_for(np.dtype(dtype), wide.cols + 1) is tuned_kernels.tiled_kernel(wide)
-    asked = []
-    choose = tuned_kernels.tiled_kernel_for
-    monkeypatch.setattr(
-        tuned_kernels, "tiled_kernel_for", lambda d, cols=None: asked.append(cols) or choose(d, cols)
-    )
-    rng = np.random.default_rng(3)
-    for cols in (narrow.cols, wide.cols + 3):
-        a_np = rng.standard_normal((8, 96, 48)).astype(dtype)  # enough work for the tiled kernel
-        b_np = rng.standard_normal((8, 48, cols)).astype(dtype)
-        got = (
-            minitorch.tensor(a_np, backend=minitorch.FastBackend)
-            @ minitorch.tensor(b_np, backend=minitorch.FastBackend)
-        ).numpy()
-        np.testing.assert_allclose(got, a_np.astype(np.float64) @ b_np, **tol(dtype, 48))
-    assert asked == [narrow.cols, wide.cols + 3]
 
 
 @pytest.mark.library
