@@ -166,6 +166,23 @@ def test_tiled_matmul(size, lay: str, tile: Tile, dtype: type) -> None:
 
 
 @pytest.mark.library
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("tile", ALL_TILES, ids=str)
+@pytest.mark.parametrize("out_order", [(0, 2, 1), (2, 1, 0)], ids=["out transposed", "out batch innermost"])
+def test_tiled_matmul_writes_any_output_layout(out_order: tuple[int, ...], tile: Tile, dtype: type) -> None:
+    """The tile copy's other loop: an output whose columns are not adjacent (TunedOps always
+    passes a new row-major one; the kernel's contract is any strides). Every element written,
+    and the numbers of a row-major output."""
+    a = layout((2, 30, 20), (0, 1, 2), dtype, seed=1)
+    b = layout((2, 20, 37), (0, 2, 1), dtype, seed=2)
+    kernel = tuned_kernels.tiled_kernel(tile)
+    row_major = run_matmul(lambda *args: kernel(*args, tuned_kernels.not_packed(args[0])), a, b, dtype)
+    out = layout((2, 30, 37), out_order, dtype, values=np.full((2, 30, 37), np.nan))
+    kernel(*out.tuple(), *a.tuple(), *b.tuple(), tuned_kernels.not_packed(out._storage))
+    np.testing.assert_array_equal(out.to_numpy(), row_major)
+
+
+@pytest.mark.library
 def test_matmul_routing() -> None:
     """TunedOps sends large float products of row/column-major operands to the tiled kernel
     and the rest (tiny, integer, no unit stride, a negative stride) to the task's kernel."""
