@@ -33,8 +33,8 @@ Special values as `math.exp`: exp(−inf) = 0, exp(+inf) = inf, exp(nan) = nan, 
 about −745.1 and inf above about 709.8.
 
 Editing this file: Numba's on-disk cache checks only the file a kernel is defined in, so
-kernels in other files that use `exp` (the fused recurrent kernels, `tuned_ops`' exp map)
-would keep loading their old machine code. Delete their cached files after an edit
+kernels in other files that inline `exp` (the fused recurrent kernels) would keep loading
+their old machine code. Delete their cached files after an edit
 (``find . -name '*.nb[ic]' -delete``, or a fresh ``NUMBA_CACHE_DIR``).
 """
 
@@ -44,6 +44,8 @@ import numpy as np
 from numba.core import types
 from numba.extending import intrinsic
 
+from .. import operators
+from ..fast_paths import register
 from ..jit import njit
 
 __all__ = ["exp"]
@@ -103,3 +105,8 @@ def exp(x: float) -> float:
     h = np.floor(n * 0.5)  # |h|, |n − h| ≤ 538: both powers of two are normal numbers
     value = (p * _pow2(h)) * _pow2(n - h)  # the first product is exact: one rounding
     return value if x == x else x
+
+
+# The tuned backend's maps run this form of `operators.exp` (`tuned_ops.scalar_form`): a loop
+# that calls the C library's `exp` cannot be vectorised.
+register(f"scalar:{operators.exp.__module__}.{operators.exp.__qualname__}", exp)

@@ -15,8 +15,8 @@ What it changes, per operation:
   looks at the layouts of the call (a few compiled comparisons of shapes and strides,
   about a microsecond) and runs the tuned kernel that fits them, or the task's kernel.
 * **One thread for small work** (`tuned_kernels.launch`).
-* **eˣ on SIMD lanes.** `exp_map` runs `fast_exp.exp` (within 2 ulp of the C library's
-  `exp`, which a loop calls one value at a time): `VECTOR_FORMS`.
+* **Scalar functions on SIMD lanes.** A map runs the faster form of its function that a
+  module of this package registered (`scalar_form`): eˣ, where the tree has it.
 """
 
 from __future__ import annotations
@@ -28,11 +28,9 @@ from typing import Any, Callable
 import numba
 import numpy as np
 
-from .. import fast_ops, fast_paths, operators, tensor_data
+from .. import fast_ops, fast_paths, tensor_data
 from ..fast_ops import FastOps
-from ..jit import njit
 from ..tensor_data import Shape, Storage, Strides, TensorData
-from . import fast_exp
 from . import tuned_kernels as tuned
 
 __all__ = ["TunedOps"]
@@ -53,17 +51,15 @@ def _small_and_dense(data: TensorData) -> bool:
     return data.size < tuned.PARALLEL_MIN and data.strides == _row_major_strides(data.shape)
 
 
-@njit(inline="always")
-def vector_exp(x: float) -> float:
-    """`operators.exp` as plain arithmetic (`fast_exp.exp`), inlined into the map's loop so
-    that LLVM vectorises it: a 100 × 100 float64 `exp()` took 61–73 µs with the C library's
-    `exp`, one call per value."""
-    return fast_exp.exp(x)
+def scalar_form(fn: Callable[[float], float]) -> Callable[[float], float]:
+    """The form of the scalar function `fn` that the tuned kernels run: a faster one
+    registered as ``scalar:<module>.<name>`` (`fast_paths`) where this tree has one, else `fn`.
 
-
-#: Scalar functions that the tuned maps run in a form LLVM can vectorise: the same values to
-#: within 2 ulp (tests/reference/test_fast_exp.py), the same inf, 0 and nan.
-VECTOR_FORMS: dict[Callable[[float], float], Callable[[float], float]] = {operators.exp: vector_exp}
+    Registered by a module of this package that ships from a later stage on (this one ships
+    earlier): `operators.exp` as plain arithmetic, inlined into a map's loop so that LLVM
+    vectorises it, within 2 ulp of the C library's `exp` (a 100 × 100 float64 `exp()` took
+    61–73 µs calling the C library once per value)."""
+    return fast_paths.replacement(f"scalar:{fn.__module__}.{fn.__qualname__}", fn)
 
 
 class TunedOps(FastOps):
@@ -78,7 +74,7 @@ class TunedOps(FastOps):
 
     @classmethod
     def map(cls, fn: Callable[[float], float]) -> Any:
-        fn = VECTOR_FORMS.get(fn, fn)
+        fn = scalar_form(fn)
         kernel, dense = cls.map_kernel(fn), tuned.tensor_map_dense(fn)
 
         def ret(a: Any, out: Any = None) -> Any:

@@ -29,7 +29,7 @@ from minitorch import fast_ops, operators
 from minitorch.jit import jit_scalar
 from minitorch.accel import tuned_kernels
 from minitorch.accel.cpu_target import TILES, Tile
-from minitorch.accel.tuned_ops import VECTOR_FORMS, TunedOps
+from minitorch.accel.tuned_ops import TunedOps, scalar_form
 from minitorch.fast_ops import FastOps
 from minitorch.tensor_data import TensorData
 from backend_cases import LAYOUT_CASES, MATMUL_LAYOUTS, MATMUL_SIZES, empty, layout, run_matmul, tol
@@ -207,7 +207,7 @@ def test_matmul_routing() -> None:
 
 @pytest.mark.library
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_exp_runs_its_vector_form_with_the_c_library_s_values(dtype: type) -> None:
+def test_exp_runs_its_faster_form_with_the_c_library_s_values(dtype: type) -> None:
     """`Tensor.exp` on the fast backend, on each path (small dense, large flat in parallel, a
     transposed input): within 2 ulp of NumPy's exp (computed in float64, rounded once), with
     its inf, 0 and nan; the scalar form is inlined into the loop (`jit_scalar` keeps it)."""
@@ -223,7 +223,21 @@ def test_exp_runs_its_vector_form_with_the_c_library_s_values(dtype: type) -> No
         a = minitorch.from_numpy(x, backend=minitorch.FastBackend)
         for got, expected in ((a.exp().numpy(), want), (a.permute(1, 0).exp().numpy(), want.T)):
             np.testing.assert_array_max_ulp(got, expected, maxulp=2)
-    assert jit_scalar(VECTOR_FORMS[operators.exp]).targetoptions["inline"] == "always"
+    assert jit_scalar(scalar_form(operators.exp)).targetoptions["inline"] == "always"
+
+
+@pytest.mark.library
+def test_a_tree_without_a_faster_scalar_form_maps_the_plain_function(monkeypatch) -> None:
+    """The faster eˣ ships from a later stage than the tuned backend: where a tree lacks it
+    (nothing registered), the tuned maps run `operators.exp` itself; other functions always."""
+    from minitorch import fast_paths
+
+    assert scalar_form(operators.exp) is not operators.exp  # this tree registers one
+    assert scalar_form(operators.neg) is operators.neg
+    monkeypatch.delitem(
+        fast_paths._registry, f"scalar:{operators.exp.__module__}.{operators.exp.__qualname__}"
+    )
+    assert scalar_form(operators.exp) is operators.exp
 
 
 @pytest.mark.library
@@ -347,11 +361,11 @@ def test_dense_paths_give_the_general_kernels_numbers(shape, dtype: type, monkey
     pa, pb = minitorch.from_numpy(x, backend=plain), minitorch.from_numpy(y, backend=plain)
 
     np.testing.assert_array_equal(TunedOps.zip(operators.mul)(a, b).numpy(), (pa * pb).numpy())
-    # exp runs its vector form (`tuned_ops.VECTOR_FORMS`): bit for bit what the task's kernel
+    # exp runs its faster form (`tuned_ops.scalar_form`): bit for bit what the task's kernel
     # computes with that form, within 2 ulp of the C library's exp that the plain backend calls
     got = TunedOps.map(operators.exp)(a).numpy()
     general = minitorch.zeros(shape, backend=plain, dtype=a.dtype)
-    fast_ops.tensor_map(VECTOR_FORMS[operators.exp])(*general.tuple(), *pa.tuple())
+    fast_ops.tensor_map(scalar_form(operators.exp))(*general.tuple(), *pa.tuple())
     np.testing.assert_array_equal(got, general.numpy())
     np.testing.assert_array_max_ulp(got, pa.exp().numpy(), maxulp=2)
     assert len(counts["tensor_zip_dense"]) == 1 and len(counts["tensor_map_dense"]) == 1
