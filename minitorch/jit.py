@@ -148,8 +148,9 @@ def jit_scalar(fn: Callable) -> Any:
     `fn` an id derived from its definition (`_identity`): the same function gets the same
     id in every process, and editing it (or anything in its file) changes the id, so a
     stale kernel is never loaded. Calling it twice with one `fn` returns the same object.
-    An already-jitted `fn` keeps its ``inline`` option: ``inline="always"`` puts its body into
-    each loop that calls it, where LLVM can vectorise it (a call cannot be).
+    An already-jitted `fn` keeps its ``inline`` option: ``inline="always"`` has Numba put its
+    body into each loop that calls it, rather than leaving that to LLVM's inlining heuristics
+    (a loop that still calls a function cannot be vectorised).
     """
     py_func = getattr(fn, "py_func", fn)  # accept an already-jitted function too
     inline = getattr(fn, "targetoptions", {}).get("inline", "never")
