@@ -43,7 +43,17 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
-__all__ = ["replaceable", "replaces", "register", "replacement", "cuda_twin", "plain_only", "load"]
+__all__ = [
+    "replaceable",
+    "replaces",
+    "register",
+    "replacement",
+    "register_scalar_form",
+    "scalar_form",
+    "cuda_twin",
+    "plain_only",
+    "load",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -96,6 +106,23 @@ def replacement(name: str, default: Any) -> Any:
     `default`. For objects chosen once, such as a backend's operations class."""
     load()
     return _registry.get(name, default)
+
+
+def _scalar_name(plain: Callable[..., Any]) -> str:
+    return f"scalar:{plain.__module__}.{plain.__qualname__}"
+
+
+def register_scalar_form(plain: Callable[..., Any], faster: Any) -> None:
+    """Make `faster` the form of the scalar function `plain` (e.g. `operators.exp`) that
+    faster kernels run instead of it: the same values to within a few ulp, written so that
+    a loop calling it runs on SIMD lanes."""
+    register(_scalar_name(plain), faster)
+
+
+def scalar_form(plain: Callable[..., Any]) -> Any:
+    """The form of the scalar function `plain` registered by `register_scalar_form` (loading
+    `minitorch.accel` first), else `plain` itself."""
+    return replacement(_scalar_name(plain), plain)
 
 
 def cuda_twin(name: str) -> Any:

@@ -45,7 +45,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from .. import operators
-from ..fast_paths import register
+from ..fast_paths import register_scalar_form
 from ..jit import njit
 
 __all__ = ["exp"]
@@ -107,6 +107,6 @@ def exp(x: float) -> float:
     return value if x == x else x
 
 
-# The tuned backend's maps run this form of `operators.exp` (`tuned_ops.scalar_form`): a loop
+# The tuned backend's maps run this form of `operators.exp` (`fast_paths.scalar_form`): a loop
 # that calls the C library's `exp` cannot be vectorised.
-register(f"scalar:{operators.exp.__module__}.{operators.exp.__qualname__}", exp)
+register_scalar_form(operators.exp, exp)

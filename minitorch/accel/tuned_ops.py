@@ -16,7 +16,9 @@ What it changes, per operation:
   about a microsecond) and runs the tuned kernel that fits them, or the task's kernel.
 * **One thread for small work** (`tuned_kernels.launch`).
 * **Scalar functions on SIMD lanes.** A map runs the faster form of its function that a
-  module of this package registered (`scalar_form`): eˣ, where the tree has it.
+  module of this package registered (`fast_paths.scalar_form`): eˣ where the tree has
+  `fast_exp`, whose loop LLVM vectorises (a 100 × 100 float64 `exp()` took 61–73 µs calling
+  the C library once per value, 20–24 µs so).
 """
 
 from __future__ import annotations
@@ -51,17 +53,6 @@ def _small_and_dense(data: TensorData) -> bool:
     return data.size < tuned.PARALLEL_MIN and data.strides == _row_major_strides(data.shape)
 
 
-def scalar_form(fn: Callable[[float], float]) -> Callable[[float], float]:
-    """The form of the scalar function `fn` that the tuned kernels run: a faster one
-    registered as ``scalar:<module>.<name>`` (`fast_paths`) where this tree has one, else `fn`.
-
-    Registered by a module of this package that ships from a later stage on (this one ships
-    earlier): `operators.exp` as plain arithmetic, inlined into a map's loop so that LLVM
-    vectorises it, within 2 ulp of the C library's `exp` (a 100 × 100 float64 `exp()` took
-    61–73 µs calling the C library once per value)."""
-    return fast_paths.replacement(f"scalar:{fn.__module__}.{fn.__qualname__}", fn)
-
-
 class TunedOps(FastOps):
     """`FastOps` with the tuned loops (see the module docstring)."""
 
@@ -74,7 +65,7 @@ class TunedOps(FastOps):
 
     @classmethod
     def map(cls, fn: Callable[[float], float]) -> Any:
-        fn = scalar_form(fn)
+        fn = fast_paths.scalar_form(fn)  # eˣ as plain arithmetic, where this tree has it
         kernel, dense = cls.map_kernel(fn), tuned.tensor_map_dense(fn)
 
         def ret(a: Any, out: Any = None) -> Any:

@@ -29,7 +29,8 @@ from minitorch import fast_ops, operators
 from minitorch.jit import jit_scalar
 from minitorch.accel import tuned_kernels
 from minitorch.accel.cpu_target import TILES, Tile
-from minitorch.accel.tuned_ops import TunedOps, scalar_form
+from minitorch.accel.tuned_ops import TunedOps
+from minitorch.fast_paths import scalar_form
 from minitorch.fast_ops import FastOps
 from minitorch.tensor_data import TensorData
 from backend_cases import LAYOUT_CASES, MATMUL_LAYOUTS, MATMUL_SIZES, empty, layout, run_matmul, tol
@@ -234,9 +235,7 @@ def test_a_tree_without_a_faster_scalar_form_maps_the_plain_function(monkeypatch
 
     assert scalar_form(operators.exp) is not operators.exp  # this tree registers one
     assert scalar_form(operators.neg) is operators.neg
-    monkeypatch.delitem(
-        fast_paths._registry, f"scalar:{operators.exp.__module__}.{operators.exp.__qualname__}"
-    )
+    monkeypatch.delitem(fast_paths._registry, fast_paths._scalar_name(operators.exp))
     assert scalar_form(operators.exp) is operators.exp
 
 
@@ -361,7 +360,7 @@ def test_dense_paths_give_the_general_kernels_numbers(shape, dtype: type, monkey
     pa, pb = minitorch.from_numpy(x, backend=plain), minitorch.from_numpy(y, backend=plain)
 
     np.testing.assert_array_equal(TunedOps.zip(operators.mul)(a, b).numpy(), (pa * pb).numpy())
-    # exp runs its faster form (`tuned_ops.scalar_form`): bit for bit what the task's kernel
+    # exp runs its faster form (`fast_paths.scalar_form`): bit for bit what the task's kernel
     # computes with that form, within 2 ulp of the C library's exp that the plain backend calls
     got = TunedOps.map(operators.exp)(a).numpy()
     general = minitorch.zeros(shape, backend=plain, dtype=a.dtype)
