@@ -407,40 +407,45 @@ def batched_matmul(a: "Tensor", b: "Tensor") -> "Tensor":
     [B, n, k] @ [B, k, m]; an operand whose batch is all 1s is passed with batch 1 and the
     kernel broadcasts it (stride 0); one broadcast in only some dimensions is expanded first.
     """
-    if a.shape[-1] != b.shape[-2]:
+    # Each shape read once: every operation passes here, and a 64 × 64 product spent as long
+    # in this function's attribute reads and views as in its kernel.
+    a_data, b_data = a._tensor, b._tensor
+    a_shape, b_shape = a_data.shape, b_data.shape
+    if a_shape[-1] != b_shape[-2]:
         raise ShapeError(
-            f"matmul: shapes {a.shape} and {b.shape} do not align "
-            f"(a's last size {a.shape[-1]} ≠ b's second-to-last size {b.shape[-2]})"
+            f"matmul: shapes {a_shape} and {b_shape} do not align "
+            f"(a's last size {a_shape[-1]} ≠ b's second-to-last size {b_shape[-2]})"
         )
-    batch = shape_broadcast(a.shape[:-2], b.shape[:-2])
-    n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
+    a_batch, b_batch = a_shape[:-2], b_shape[:-2]
+    batch = a_batch if a_batch == b_batch else shape_broadcast(a_batch, b_batch)
+    n, k, m = a_shape[-2], a_shape[-1], b_shape[-1]
 
     def as_3d(t: "Tensor", rows: int, cols: int) -> "Tensor":
-        if _size(t.shape[:-2]) == 1:
+        data = t._tensor
+        st = data.strides
+        if _size(data.shape[:-2]) == 1:
             # A strided view with batch 1; the kernels take any strides, so e.g. a
             # transposed weight Wᵀ is multiplied in place rather than copied first.
-            st = t._tensor.strides
-            return t._view(TensorData.view_of(t._tensor._buffer, (1, rows, cols), (0, st[-2], st[-1])))
-        if t.shape[:-2] != batch:
+            return t._view(TensorData.view_of(data._buffer, (1, rows, cols), (0, st[-2], st[-1])))
+        if data.shape[:-2] != batch:
             t = _grad_like(batch + (rows, cols), t)  # expand the partly broadcast batch
-        st = t._tensor.strides
-        if all(st[i] == st[i + 1] * t.shape[i + 1] for i in range(len(batch) - 1)):
+            data = t._tensor
+            st = data.strides
+        if all(st[i] == st[i + 1] * data.shape[i + 1] for i in range(len(batch) - 1)):
             # The batch dimensions merge into one (each steps over the next whole): a view
             # [B, rows, cols] with any strides in the last two, e.g. a transposed aᵀ in a
             # backward pass, is multiplied in place rather than copied first.
             return t._view(
-                TensorData(
-                    t._tensor._buffer, (_size(batch), rows, cols), (st[len(batch) - 1], st[-2], st[-1])
-                )
+                TensorData(data._buffer, (_size(batch), rows, cols), (st[len(batch) - 1], st[-2], st[-1]))
             )
         return t.contiguous().view(_size(batch), rows, cols)
 
-    if _size(b.shape[:-2]) == 1 and _size(a.shape[:-2]) > 1 and a._tensor.is_contiguous():
+    if _size(b_batch) == 1 and _size(a_batch) > 1 and a_data.is_contiguous():
         # One matrix b for a whole batch of contiguous a (a linear layer on [B, T, k]):
         # the batch's rows are one [B·T, k] matrix, so one big product replaces B small ones.
-        rows = _size(a.shape[:-1])
+        rows = _size(a_shape[:-1])
         out = a.backend.matrix_multiply(
-            a._view(TensorData.view_of(a._tensor._buffer, (1, rows, k), (0, k, 1))), as_3d(b, k, m)
+            a._view(TensorData.view_of(a_data._buffer, (1, rows, k), (0, k, 1))), as_3d(b, k, m)
         )
     else:
         out = a.backend.matrix_multiply(as_3d(a, n, k), as_3d(b, k, m))

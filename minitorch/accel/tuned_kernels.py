@@ -28,7 +28,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable
 
-import numba
 import numpy as np
 from numba import prange
 
@@ -708,43 +707,33 @@ def pack_right(
     return _pack_right(b_storage, b_shape, b_strides, dtype_of, tile.cols)
 
 
-@njit
-def _unit_stride(shape: Shape, strides: Strides) -> bool:
+def _unit_stride(shape: Any, strides: Any) -> bool:
     """True when a stack of matrices [B, p, q] is row- or column-major (a unit stride)."""
     return shape[2] == 1 or strides[2] == 1 or shape[1] == 1 or strides[1] == 1
 
 
-@njit
-def _tiled_layouts(
-    out_shape: Shape,
-    out_strides: Strides,
-    a_shape: Shape,
-    a_strides: Strides,
-    b_shape: Shape,
-    b_strides: Strides,
+def tiled_applies(
+    out: Storage,
+    out_shape: Any,
+    out_strides: Any,
+    a_shape: Any,
+    a_strides: Any,
+    b_shape: Any,
+    b_strides: Any,
 ) -> bool:
-    """The layout half of `tiled_applies`, compiled: one call instead of a dozen NumPy
-    scalar operations (a matmul of 64×64 spent 4 µs here in Python)."""
-    if not (_non_negative(out_strides) and _non_negative(a_strides) and _non_negative(b_strides)):
+    """Whether `FastOps` runs the tiled kernel: float output, not tiny, both operands
+    row- or column-major matrices (any batch stride, broadcast included), no negative
+    stride (the tiled kernel indexes with unsigned positions).
+
+    Shapes and strides as sequences of ints: `TunedOps.matrix_multiply` passes the
+    layouts' Python tuples (a few hundred nanoseconds here; the same test on the kernels'
+    NumPy arrays costs microseconds of NumPy scalars, and a compiled version a microsecond
+    of argument checks per product)."""
+    if out.dtype != np.float64 and out.dtype != np.float32:
         return False
     rows, cols, inner = out_shape[1], out_shape[2], a_shape[2]
     if rows * cols * inner < TILED_MIN_WORK or min(rows, cols) < TILED_MIN_SIDE:
         return False
-    return _unit_stride(a_shape, a_strides) and _unit_stride(b_shape, b_strides)
-
-
-def tiled_applies(
-    out: Storage,
-    out_shape: Shape,
-    out_strides: Strides,
-    a_shape: Shape,
-    a_strides: Strides,
-    b_shape: Shape,
-    b_strides: Strides,
-) -> bool:
-    """Whether `FastOps` runs the tiled kernel: float output, not tiny, both operands
-    row- or column-major matrices (any batch stride, broadcast included), no negative
-    stride (the tiled kernel indexes with unsigned positions)."""
-    if out.dtype != np.float64 and out.dtype != np.float32:
+    if min(out_strides) < 0 or min(a_strides) < 0 or min(b_strides) < 0:
         return False
-    return _tiled_layouts(out_shape, out_strides, a_shape, a_strides, b_shape, b_strides)
+    return _unit_stride(a_shape, a_strides) and _unit_stride(b_shape, b_strides)

@@ -69,10 +69,12 @@ class TunedOps(FastOps):
         kernel, dense = cls.map_kernel(fn), tuned.tensor_map_dense(fn)
 
         def ret(a: Any, out: Any = None) -> Any:
+            ad = a._tensor
             if out is None:
-                out = cls.new_output(a, a.shape, _F32 if a.dtype == _F32 else _F64)
-                if _small_and_dense(a._tensor):  # the output is row-major: one flat loop
-                    dense(out._tensor._buffer, a._tensor._storage)  # out: new, on the host only
+                out = cls.new_output(a, ad.shape, _F32 if ad.dtype == _F32 else _F64)
+                od = out._tensor
+                if ad.size < tuned.PARALLEL_MIN and ad.strides == od.strides:  # a row-major too
+                    dense(od._buffer, ad._storage)  # one flat loop; out: new, on the host only
                     return out
             kernel(*out.tuple(), *a.tuple())
             return out
@@ -84,11 +86,15 @@ class TunedOps(FastOps):
         kernel, dense = cls.zip_kernel(fn), tuned.tensor_zip_dense(fn)
 
         def ret(a: Any, b: Any) -> Any:
-            same = a.shape == b.shape
-            shape = a.shape if same else tensor_data.shape_broadcast(a.shape, b.shape)
-            out = cls.new_output(a, shape, _F32 if a.dtype == _F32 and b.dtype == _F32 else _F64)
-            if same and _small_and_dense(a._tensor) and _small_and_dense(b._tensor):
-                dense(out._tensor._buffer, a._tensor._storage, b._tensor._storage)  # out: new, host only
+            ad, bd = a._tensor, b._tensor
+            shape = ad.shape
+            same = shape == bd.shape
+            if not same:
+                shape = tensor_data.shape_broadcast(shape, bd.shape)
+            out = cls.new_output(a, shape, _F32 if ad.dtype == _F32 and bd.dtype == _F32 else _F64)
+            od = out._tensor
+            if same and ad.size < tuned.PARALLEL_MIN and ad.strides == od.strides == bd.strides:
+                dense(od._buffer, ad._storage, bd._storage)  # all row-major; out: new, host only
             else:
                 kernel(*out.tuple(), *a.tuple(), *b.tuple())
             return out
@@ -100,21 +106,17 @@ class TunedOps(FastOps):
         kernel, dense = cls.reduce_kernel(fn), tuned.tensor_reduce_dense(fn)
 
         def ret(a: Any, dim: int) -> Any:
-            dim = dim + len(a.shape) if dim < 0 else dim
-            shape = a.shape[:dim] + (1,) + a.shape[dim + 1 :]
-            dtype = _F32 if a.dtype == _F32 else _F64
+            ad = a._tensor
+            a_shape = ad.shape
+            dim = dim + len(a_shape) if dim < 0 else dim
+            shape = a_shape[:dim] + (1,) + a_shape[dim + 1 :]
+            dtype = _F32 if ad.dtype == _F32 else _F64
             size = math.prod(shape)
-            if _small_and_dense(a._tensor):  # row-major in and out: a = [outer, R, inner]
+            if _small_and_dense(ad):  # row-major in and out: a = [outer, R, inner]
                 out = a._view(TensorData.row_major(np.empty(size, dtype=dtype), shape))
-                inner = math.prod(a.shape[dim + 1 :])
-                dense(
-                    out._tensor._buffer,  # new, on the host only
-                    a._tensor._storage,
-                    size // inner if inner else 0,
-                    a.shape[dim],
-                    inner,
-                    start,
-                )
+                inner = math.prod(a_shape[dim + 1 :])
+                outer = size // inner if inner else 0
+                dense(out._tensor._buffer, ad._storage, outer, a_shape[dim], inner, start)  # out: new
                 return out
             out = a._view(TensorData.row_major(np.full(size, start, dtype=dtype), shape))
             kernel(*out.tuple(), *a.tuple(), dim)
@@ -204,6 +206,39 @@ class TunedOps(FastOps):
     def matmul_kernel() -> Callable[..., None]:
         return matmul
 
+    @classmethod
+    def matrix_multiply(cls, a: Any, b: Any) -> Any:
+        """`TensorOps.matrix_multiply` on the layouts' Python tuples: its output and the
+        kernel's choice without the properties, the three `tuple()`s and the NumPy scalars
+        (they took 4 µs of a 64 × 64 float64 product's 18, the kernel 14). A call it does
+        not accept goes to `TensorOps.matrix_multiply`, whose error says what is wrong."""
+        ad, bd = a._tensor, b._tensor
+        if ad.dims != 3 or bd.dims != 3:
+            return super().matrix_multiply(a, b)
+        (a_batch, rows, inner), (b_batch, inner_b, cols) = ad.shape, bd.shape
+        if inner != inner_b or (a_batch != b_batch and a_batch != 1 and b_batch != 1):
+            return super().matrix_multiply(a, b)
+        batch = a_batch if a_batch != 1 else b_batch
+        dtype = _F32 if ad.dtype == _F32 and bd.dtype == _F32 else _F64
+        out = cls.new_output(a, (batch, rows, cols), dtype)
+        od = out._tensor
+        args = (
+            od._buffer,
+            od._shape,
+            od._strides,
+            ad._storage,
+            ad._shape,
+            ad._strides,
+            bd._storage,
+            bd._shape,
+            bd._strides,
+        )
+        tiled = tuned.tiled_applies(
+            od._buffer, od.shape, od.strides, ad.shape, ad.strides, bd.shape, bd.strides
+        )
+        _run_matmul(args, tiled, batch * rows * cols * inner)
+        return out
+
     @staticmethod
     def compile_kernel(kernel: Callable[..., None], name: str) -> Callable[..., None]:
         """A library kernel (e.g. A4's im2col), compiled with parallel loops and cached; a
@@ -228,14 +263,31 @@ def matmul(
     b_shape: Shape,
     b_strides: Strides,
 ) -> None:
-    """The matmul of `TunedOps`: the tiled kernel for large float products of row- or
-    column-major operands (`tuned_kernels.tiled_applies`), the task's `tensor_matmul` for
-    the rest; on one thread below `tuned_kernels.MATMUL_PARALLEL_MIN` multiply-adds."""
+    """The matmul kernel of `TunedOps` (the kernel contract: NumPy arrays for the layouts);
+    `TunedOps.matrix_multiply` runs the same choice on the layouts' Python tuples."""
+    shapes = (
+        tuple(out_shape),
+        tuple(out_strides),
+        tuple(a_shape),
+        tuple(a_strides),
+        tuple(b_shape),
+        tuple(b_strides),
+    )
     args = (out, out_shape, out_strides, a_storage, a_shape, a_strides, b_storage, b_shape, b_strides)
-    work = int(out_shape[0]) * int(out_shape[1]) * int(out_shape[2]) * int(a_shape[2])
-    if tuned.tiled_applies(out, out_shape, out_strides, a_shape, a_strides, b_shape, b_strides):
-        kernel = tuned.tiled_kernel_for(out.dtype)
-        tuned.launch(kernel, work, tuned.MATMUL_PARALLEL_MIN, *args, tuned.not_packed(out))
+    _run_matmul(
+        args, tuned.tiled_applies(out, *shapes), shapes[0][0] * shapes[0][1] * shapes[0][2] * shapes[2][2]
+    )
+
+
+def _run_matmul(args: tuple, tiled: bool, work: int) -> None:
+    """The tiled kernel where `tiled` (large float products of row- or column-major
+    operands, `tuned_kernels.tiled_applies`), the task's `tensor_matmul` for the rest; on one
+    thread below `tuned_kernels.MATMUL_PARALLEL_MIN` multiply-adds (`work`)."""
+    if tiled:
+        out = args[0]
+        tuned.launch(
+            tuned.tiled_kernel_for(out.dtype), work, tuned.MATMUL_PARALLEL_MIN, *args, tuned.not_packed(out)
+        )
     else:
         tuned.launch(fast_ops.tensor_matmul, work, tuned.MATMUL_PARALLEL_MIN, *args)
 

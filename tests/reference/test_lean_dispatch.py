@@ -5,6 +5,8 @@ general path computes."""
 
 from __future__ import annotations
 
+import re
+
 import numba
 import numpy as np
 import pytest
@@ -196,3 +198,62 @@ def test_a_backend_reduce_takes_a_negative_dimension() -> None:
     a = _t(x)
     np.testing.assert_allclose(a.backend.add_reduce(a, -1).numpy(), x.sum(1, keepdims=True), rtol=1e-12)
     np.testing.assert_allclose(a.backend.add_reduce(a, 0).numpy(), x.sum(0, keepdims=True), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [
+        ((2, 3), (1, 3, 4)),  # a not 3-D
+        ((1, 3, 4), (1, 5, 2)),  # inner sizes differ
+        ((2, 3, 4), (3, 4, 2)),  # batches 2 and 3 do not broadcast
+    ],
+)
+def test_the_lean_matrix_multiply_refuses_what_the_plain_one_refuses(a_shape, b_shape) -> None:
+    """`TunedOps.matrix_multiply` reads the layouts' tuples; a call it does not accept gets
+    the ShapeError of `TensorOps.matrix_multiply`, word for word."""
+    from minitorch.accel.tuned_ops import TunedOps
+
+    a, b = _t(np.ones(a_shape)), _t(np.ones(b_shape))
+    with pytest.raises(minitorch.ShapeError) as plain:
+        minitorch.TensorOps.matrix_multiply(a, b)
+    with pytest.raises(minitorch.ShapeError, match=re.escape(str(plain.value))):
+        TunedOps.matrix_multiply(a, b)
+
+
+@pytest.mark.parametrize(
+    "dtypes", [(np.float32, np.float32), (np.float64, np.float32), (np.float64, np.float64)]
+)
+def test_the_lean_matrix_multiply_equals_the_kernel_it_routes_to(dtypes) -> None:
+    """Broadcast batches, transposed operands, tiny and tiled sizes, mixed dtypes: the lean
+    path's output equals the backend's matmul kernel (`tuned_ops.matmul`, the kernel
+    contract on NumPy arrays) run on the same operands, bit for bit, in the plain path's dtype."""
+    from minitorch.accel import tuned_ops
+
+    rng = np.random.default_rng(11)
+    cases = [((1, 3, 4), (1, 4, 2)), ((3, 40, 50), (1, 50, 36)), ((1, 64, 64), (4, 64, 16))]
+    for a_shape, b_shape in cases:
+        for transpose_a in (False, True):
+            x = rng.standard_normal(a_shape).astype(dtypes[0])
+            a = _t(np.swapaxes(x, 1, 2)).permute(0, 2, 1) if transpose_a else _t(x)
+            b = _t(rng.standard_normal(b_shape).astype(dtypes[1]))
+            got = tuned_ops.TunedOps.matrix_multiply(a, b)
+            want_dtype = minitorch.tensor_ops.result_dtype(a.dtype, b.dtype)
+            assert got.dtype == want_dtype
+            want = minitorch.from_numpy(np.zeros(got.shape, dtype=want_dtype), backend=FAST)
+            tuned_ops.matmul(*want.tuple(), *a.tuple(), *b.tuple())
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+            np.testing.assert_allclose(got.numpy(), a.numpy() @ b.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_the_dense_paths_take_only_row_major_operands() -> None:
+    """A map or zip runs its flat loop only when every operand is row-major like the new
+    output: a transposed square operand (same shape, other strides) and a broadcast one go
+    through the general kernel, with NumPy's values."""
+    rng = np.random.default_rng(12)
+    x, y = rng.standard_normal((6, 6)), rng.standard_normal((6, 6))
+    a, b = _t(x), _t(y)
+    np.testing.assert_array_equal((a + b.T).numpy(), x + y.T)
+    np.testing.assert_array_equal((a.T + b).numpy(), x.T + y)
+    np.testing.assert_array_equal((a + _t(y[:1])).numpy(), x + y[:1])
+    np.testing.assert_array_max_ulp(a.T.exp().numpy(), np.exp(x.T), maxulp=2)  # fast_exp: ≤ 2 ulp
+    np.testing.assert_array_equal(a.T.sum(1).numpy(), x.T.sum(1))
