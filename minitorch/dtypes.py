@@ -109,6 +109,8 @@ def infer_dtype(array: np.ndarray) -> np.dtype:
 
 def is_floating(dtype: Any) -> bool:
     """Whether `dtype` is a floating type (only those can require gradients)."""
+    if dtype is float64 or dtype is float32:  # an array's dtype, as it nearly always is:
+        return True  # no conversion (every tensor operation asks, twice; np.dtype() is 0.3 µs)
     return np.dtype(dtype).kind == "f"
 
 
