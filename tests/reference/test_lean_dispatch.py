@@ -257,3 +257,15 @@ def test_the_dense_paths_take_only_row_major_operands() -> None:
     np.testing.assert_array_equal((a + _t(y[:1])).numpy(), x + y[:1])
     np.testing.assert_array_max_ulp(a.T.exp().numpy(), np.exp(x.T), maxulp=2)  # fast_exp: ≤ 2 ulp
     np.testing.assert_array_equal(a.T.sum(1).numpy(), x.T.sum(1))
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 0, 1)])  # contiguous (a reshape), permuted (strided)
+def test_numpy_view_shares_the_storage_in_the_layout(order) -> None:
+    """`TensorData.numpy_view` (the fused kernels' way in): the values in the layout's shape,
+    and a view — writing through it writes the tensor."""
+    x = np.arange(24.0).reshape(2, 3, 4)
+    data = _t(x).permute(*order)._tensor
+    view = data.numpy_view()
+    np.testing.assert_array_equal(view, x.transpose(order))
+    view[(1,) * 3] = -1.0
+    assert data.to_numpy()[(1,) * 3] == -1.0 and np.shares_memory(view, data._storage)
