@@ -159,13 +159,32 @@ def shape_broadcast(shape1: UserShape, shape2: UserShape) -> tuple[int, ...]:
     # END SOLUTION 2.2
 
 
-#: Layouts of row-major shapes already seen by `TensorData.row_major`: shape → (strides,
-#: shape array, strides array, size).
+#: Layouts of row-major shapes already seen (`_row_major_layout`): shape → (strides, shape
+#: array, strides array, size); at most _ROW_MAJOR_KEPT of them.
 _ROW_MAJOR: dict[tuple[int, ...], tuple[tuple[int, ...], np.ndarray, np.ndarray, int]] = {}
+_ROW_MAJOR_KEPT = 4096
 #: Layouts seen by `TensorData.view_of`: (shape, strides) → (shape array, strides array,
 #: size); at most _VIEWS_KEPT of them (strides vary more than shapes do).
 _VIEWS: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[np.ndarray, np.ndarray, int]] = {}
 _VIEWS_KEPT = 4096
+
+
+def _row_major_layout(shape: tuple[int, ...]) -> tuple[tuple[int, ...], np.ndarray, np.ndarray, int]:
+    """(strides, shape array, strides array, size) of the row-major layout of `shape`, made
+    once per shape and shared by every TensorData of that layout (kernels only read the
+    arrays; making two arrays costs about a microsecond, a tenth of a small operation)."""
+    layout = _ROW_MAJOR.get(shape)
+    if layout is None:
+        strides = tuple(int(s) for s in strides_from_shape(shape))
+        layout = (
+            strides,
+            np.array(shape, dtype=INDEX_DTYPE),
+            np.array(strides, dtype=INDEX_DTYPE),
+            math.prod(shape),
+        )
+        if len(_ROW_MAJOR) < _ROW_MAJOR_KEPT:
+            _ROW_MAJOR[shape] = layout
+    return layout
 
 
 class TensorData:
@@ -198,19 +217,20 @@ class TensorData:
         shape = tuple(map(int, shape))
         if shape and min(shape) < 0:
             raise ShapeError(f"negative size in shape {shape}")
-        if strides is None:
-            strides = strides_from_shape(shape)
-        strides = tuple(map(int, strides))
-        if len(strides) != len(shape):
-            raise ShapeError(f"strides {strides} do not match shape {shape}")
         if len(shape) > MAX_DIMS:
             raise ShapeError(f"at most {MAX_DIMS} dimensions are supported, got {len(shape)}")
+        if strides is None:  # row-major: the layout of the shape, computed once and shared
+            strides, self._shape, self._strides, self.size = _row_major_layout(shape)
+        else:
+            strides = tuple(map(int, strides))
+            if len(strides) != len(shape):
+                raise ShapeError(f"strides {strides} do not match shape {shape}")
+            self._shape = np.array(shape, dtype=INDEX_DTYPE)
+            self._strides = np.array(strides, dtype=INDEX_DTYPE)
+            self.size = math.prod(shape)
         self.shape = shape
         self.strides = strides
-        self._shape = np.array(shape, dtype=INDEX_DTYPE)
-        self._strides = np.array(strides, dtype=INDEX_DTYPE)
         self.dims = len(shape)
-        self.size = math.prod(shape)
         if self.size > 0:
             last = 0
             for size, stride in zip(shape, strides):
@@ -245,20 +265,10 @@ class TensorData:
         contiguous tensor seen with another shape of the same size (`View`), whose shape
         the caller has already checked. The strides and the shape/stride arrays the kernels
         read are computed once per shape and shared (kernels only read them)."""
-        layout = _ROW_MAJOR.get(shape)
-        if layout is None:
-            strides = tuple(int(s) for s in strides_from_shape(shape))
-            layout = (
-                strides,
-                np.array(shape, dtype=INDEX_DTYPE),
-                np.array(strides, dtype=INDEX_DTYPE),
-                math.prod(shape),
-            )
-            _ROW_MAJOR[shape] = layout
         data = cls.__new__(cls)
         data._buffer = storage
         data.shape = shape
-        data.strides, data._shape, data._strides, data.size = layout
+        data.strides, data._shape, data._strides, data.size = _row_major_layout(shape)
         data.dims = len(shape)
         return data
 
