@@ -260,18 +260,9 @@ def matmul(
 ) -> None:
     """The matmul kernel of `TunedOps` (the kernel contract: NumPy arrays for the layouts);
     `TunedOps.matrix_multiply` runs the same choice on the layouts' Python tuples."""
-    shapes = (
-        tuple(out_shape),
-        tuple(out_strides),
-        tuple(a_shape),
-        tuple(a_strides),
-        tuple(b_shape),
-        tuple(b_strides),
-    )
     args = (out, out_shape, out_strides, a_storage, a_shape, a_strides, b_storage, b_shape, b_strides)
-    _run_matmul(
-        args, tuned.tiled_applies(out, *shapes), shapes[0][0] * shapes[0][1] * shapes[0][2] * shapes[2][2]
-    )
+    tiled = tuned.tiled_applies(out, out_shape, out_strides, a_shape, a_strides, b_shape, b_strides)
+    _run_matmul(args, tiled, int(out_shape[0]) * int(out_shape[1]) * int(out_shape[2]) * int(a_shape[2]))
 
 
 def _run_matmul(args: tuple, tiled: bool, work: int) -> None:
